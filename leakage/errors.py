@@ -1,0 +1,109 @@
+"""Errors raised by leakage.
+
+Every error the library raises on purpose derives from ``LeakageError``; the CLI maps them
+to exit codes once (``leakage.cli._errors``) and the service to HTTP statuses once::
+
+    LeakageError
+    ├── InvalidInput                 bad data from the user (exit 2, HTTP 422)
+    │   ├── InvalidTranscript        a transcript record is malformed or inconsistent
+    │   └── UnknownInputFormat       no adapter reads this file
+    ├── UnknownBackend               a backend or count-source name is not registered
+    ├── BackendUnavailable           a backend cannot run here (missing extra, key, index)
+    ├── CountSourceError             a count source failed after its retries
+    │   └── BudgetExhausted          the per-run query budget is spent
+    └── CorpusError                  a corpus could not be read or indexed
+
+A message says what was wrong, where (file, record, field) and how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class LeakageError(Exception):
+    """Base class of every error leakage raises on purpose."""
+
+
+class InvalidInput(LeakageError):
+    """The user's input is wrong; the rest of a batch is still processed."""
+
+
+class InvalidTranscript(InvalidInput):
+    """A transcript record is malformed or inconsistent.
+
+    ``source`` names the file (or ``<request>``), ``record`` the record (index or id) and
+    ``problems`` holds one ``(field, message)`` pair per problem found.
+    """
+
+    def __init__(
+        self,
+        problems: list[tuple[str, str]],
+        *,
+        source: str | None = None,
+        record: str | int | None = None,
+    ) -> None:
+        self.problems = problems
+        self.source = source
+        self.record = record
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = []
+        if self.source is not None:
+            where.append(str(self.source))
+        if self.record is not None:
+            where.append(f"record {self.record}")
+        prefix = ": ".join([", ".join(where)]) + ": " if where else ""
+        return "; ".join(
+            f"{prefix}{field}: {msg}" if field else f"{prefix}{msg}"
+            for field, msg in self.problems
+        )
+
+    def located(self, *, source: str | None = None, record: str | int | None = None):
+        """Return a copy of this error with the file and record filled in."""
+        return InvalidTranscript(
+            self.problems,
+            source=source if source is not None else self.source,
+            record=record if record is not None else self.record,
+        )
+
+
+class UnknownInputFormat(InvalidInput):
+    """No adapter recognises the input."""
+
+
+class UnknownBackend(LeakageError):
+    """A backend or count-source name is not registered."""
+
+
+class BackendUnavailable(LeakageError):
+    """A backend cannot run here; the message says what to install or set."""
+
+
+class CountSourceError(LeakageError):
+    """A count source failed after its retries."""
+
+
+class BudgetExhausted(CountSourceError):
+    """The per-run query budget is spent; ``done`` queries were answered before it ran out."""
+
+    def __init__(self, message: str, *, done: int, budget: int) -> None:
+        self.done = done
+        self.budget = budget
+        super().__init__(message)
+
+
+class CorpusError(LeakageError):
+    """A corpus could not be read or indexed."""
+
+
+__all__ = [
+    "BackendUnavailable",
+    "BudgetExhausted",
+    "CorpusError",
+    "CountSourceError",
+    "InvalidInput",
+    "InvalidTranscript",
+    "LeakageError",
+    "UnknownBackend",
+    "UnknownInputFormat",
+]

@@ -1,0 +1,41 @@
+"""Game transcripts: the ``leakage.transcript/1`` models, loading, and third-party adapters."""
+
+from leakage.transcripts._load import (
+    INPUT_FORMATS,
+    AnyTranscript,
+    convert_record,
+    iter_transcripts,
+    load_transcripts,
+    parse_transcript,
+)
+from leakage.transcripts._models import (
+    TRANSCRIPT_FORMAT,
+    ChameleonTranscript,
+    Elimination,
+    Player,
+    SpyGameTranscript,
+    SpyWords,
+    Transcript,
+    Turn,
+    Vote,
+    transcript_json_schema,
+)
+
+__all__ = [
+    "INPUT_FORMATS",
+    "TRANSCRIPT_FORMAT",
+    "AnyTranscript",
+    "ChameleonTranscript",
+    "Elimination",
+    "Player",
+    "SpyGameTranscript",
+    "SpyWords",
+    "Transcript",
+    "Turn",
+    "Vote",
+    "convert_record",
+    "iter_transcripts",
+    "load_transcripts",
+    "parse_transcript",
+    "transcript_json_schema",
+]

@@ -1,0 +1,189 @@
+"""Reading transcripts from files: JSON, JSON arrays, JSONL, directories; native or adapted.
+
+``iter_transcripts`` yields one item per record, either a validated transcript or the
+``InvalidInput`` error for that record, so that one bad record never costs the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from leakage.errors import InvalidInput, InvalidTranscript, UnknownInputFormat
+from leakage.transcripts._models import (
+    TRANSCRIPT_ADAPTER,
+    TRANSCRIPT_FORMAT,
+    ChameleonTranscript,
+    SpyGameTranscript,
+)
+from leakage.transcripts.adapters import ADAPTERS
+
+INPUT_FORMATS = ("auto", "leakage", *sorted(ADAPTERS))
+
+AnyTranscript = ChameleonTranscript | SpyGameTranscript
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def problems_from_validation_error(err: ValidationError) -> list[tuple[str, str]]:
+    """One ``(field, message)`` pair per pydantic error, with the union tag dropped."""
+    problems: list[tuple[str, str]] = []
+    for e in err.errors(include_url=False):
+        loc = tuple(e["loc"])
+        if loc and loc[0] in ("chameleon", "spygame"):
+            loc = loc[1:]
+        if e["type"] == "inconsistent_transcript":
+            for item in str(e["ctx"]["problems"]).split("; "):
+                field, _, msg = item.partition(": ")
+                problems.append((field, msg))
+            continue
+        if e["type"] == "union_tag_invalid":
+            problems.append(("game", "must be 'chameleon' or 'spygame'"))
+            continue
+        if e["type"] == "union_tag_not_found":
+            problems.append(("game", "missing: say 'chameleon' or 'spygame'"))
+            continue
+        problems.append((_field_path(loc), e["msg"]))
+    return problems
+
+
+def parse_transcript(record: Any) -> AnyTranscript:
+    """Validate one native ``leakage.transcript/1`` record (parsed JSON)."""
+    if not isinstance(record, dict):
+        raise InvalidTranscript([("", f"expected a JSON object, got {type(record).__name__}")])
+    try:
+        return TRANSCRIPT_ADAPTER.validate_python(record)
+    except ValidationError as err:
+        raise InvalidTranscript(problems_from_validation_error(err)) from None
+
+
+def _is_native(record: Any) -> bool:
+    return isinstance(record, dict) and record.get("format") == TRANSCRIPT_FORMAT
+
+
+def convert_record(
+    record: Any, *, input_format: str = "auto", path: Path | None = None, index: int = 0
+) -> AnyTranscript:
+    """Turn one parsed record in ``input_format`` into a validated transcript."""
+    if input_format == "leakage" or (input_format == "auto" and _is_native(record)):
+        return parse_transcript(record)
+    if input_format == "auto":
+        for adapter in ADAPTERS.values():
+            if adapter.sniff(record):
+                return adapter.convert(record, path=path, index=index)
+        if isinstance(record, dict) and "game" in record:
+            return parse_transcript(record)  # native without the format tag: say what is wrong
+        raise UnknownInputFormat(
+            "not a leakage.transcript/1 record (no \"format\": \"leakage.transcript/1\") and "
+            f"no adapter recognises it; pass --input-format ({', '.join(INPUT_FORMATS[1:])})"
+        )
+    try:
+        adapter = ADAPTERS[input_format]
+    except KeyError:
+        raise UnknownInputFormat(
+            f"unknown input format {input_format!r}; choose one of {', '.join(INPUT_FORMATS)}"
+        ) from None
+    return adapter.convert(record, path=path, index=index)
+
+
+def _records(text: str, path: Path) -> Iterator[tuple[int | str, Any | InvalidInput]]:
+    """Yield ``(record label, parsed JSON or error)``: one object, an array, or JSONL lines."""
+    stripped = text.strip()
+    if not stripped:
+        yield 0, InvalidTranscript([("", "empty file")], source=str(path))
+        return
+    if path.suffix != ".jsonl":
+        try:
+            doc = json.loads(stripped)
+        except json.JSONDecodeError as err:
+            if "\n" not in stripped or stripped.startswith("["):
+                yield 0, InvalidTranscript([("", f"malformed JSON: {err}")], source=str(path))
+                return
+        else:
+            if isinstance(doc, list):
+                yield from enumerate(doc)
+            else:
+                yield 0, doc
+            return
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield f"line {lineno}", json.loads(line)
+        except json.JSONDecodeError as err:
+            yield f"line {lineno}", InvalidTranscript(
+                [("", f"malformed JSON: {err.msg} at column {err.colno}")], source=str(path)
+            )
+
+
+def _expand(paths: Iterable[str | Path]) -> Iterator[Path]:
+    for p in map(Path, paths):
+        if p.is_dir():
+            yield from sorted(
+                q for q in p.rglob("*") if q.is_file() and q.suffix in (".json", ".jsonl")
+            )
+        else:
+            yield p
+
+
+def _locate(err: InvalidInput, source: str, record: int | str) -> InvalidInput:
+    if isinstance(err, InvalidTranscript):
+        return err.located(source=source, record=record)
+    return type(err)(f"{source}: record {record}: {err}")
+
+
+def iter_transcripts(
+    paths: Iterable[str | Path], *, input_format: str = "auto"
+) -> Iterator[AnyTranscript | InvalidInput]:
+    """Yield a transcript or an ``InvalidInput`` (naming file, record, field) per record."""
+    if input_format not in INPUT_FORMATS:
+        raise UnknownInputFormat(
+            f"unknown input format {input_format!r}; choose one of {', '.join(INPUT_FORMATS)}"
+        )
+    for path in _expand(paths):
+        source = str(path)
+        try:
+            raw = path.read_bytes()
+        except OSError as err:
+            yield InvalidTranscript([("", f"cannot read file: {err.strerror}")], source=source)
+            continue
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as err:
+            yield InvalidTranscript(
+                [("", f"not UTF-8 text (byte {err.start}); re-save the file as UTF-8")],
+                source=source,
+            )
+            continue
+        for label, record in _records(text, path):
+            if isinstance(record, InvalidInput):
+                yield record
+                continue
+            index = label if isinstance(label, int) else 0
+            try:
+                yield convert_record(record, input_format=input_format, path=path, index=index)
+            except InvalidInput as err:
+                yield _locate(err, source, label)
+
+
+def load_transcripts(
+    paths: Iterable[str | Path], *, input_format: str = "auto"
+) -> tuple[list[AnyTranscript], list[InvalidInput]]:
+    """Read every record; return the good transcripts and the errors, in file order."""
+    good: list[AnyTranscript] = []
+    bad: list[InvalidInput] = []
+    for item in iter_transcripts(paths, input_format=input_format):
+        (bad if isinstance(item, InvalidInput) else good).append(item)
+    return good, bad

@@ -1,0 +1,218 @@
+"""The transcript format ``leakage.transcript/1``.
+
+One JSON object per game (JSONL for many). ``game`` selects the variant: ``chameleon`` or
+``spygame``. Inputs forbid unknown fields so that a typo is an error, not a silent default;
+free-form data goes in ``meta``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic_core import PydanticCustomError
+
+TRANSCRIPT_FORMAT = "leakage.transcript/1"
+
+ChameleonRole = Literal["chameleon", "non-chameleon"]
+SpyGameRole = Literal["civilian", "spy"]
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+
+
+class Player(_Input):
+    id: str = Field(min_length=1)
+    """Player id, unique within the game (a string, even when the source used numbers)."""
+    role: Literal["chameleon", "non-chameleon", "civilian", "spy"]
+    """``chameleon`` / ``non-chameleon`` in The Chameleon, ``civilian`` / ``spy`` in SpyGame."""
+    agent: str | None = None
+    """Who played: a model name, ``human``, a scripted agent's name."""
+    word: str | None = None
+    """The word this player was given (SpyGame; the chameleon has none)."""
+
+
+class Turn(_Input):
+    player: str
+    """Id of the speaking player."""
+    text: str
+    """What the player said: one word (Chameleon) or a short description (SpyGame)."""
+    round: int | None = Field(default=None, ge=1)
+    """Round number, from 1, when the game has rounds."""
+
+
+class Vote(_Input):
+    voter: str
+    target: str
+    round: int | None = Field(default=None, ge=1)
+
+
+class Elimination(_Input):
+    player: str
+    round: int = Field(ge=1)
+
+
+class SpyWords(_Input):
+    civilian: str = Field(min_length=1)
+    """The word the civilians share."""
+    spy: str = Field(min_length=1)
+    """The spy's word."""
+
+
+class _TranscriptBase(_Input):
+    format: Literal["leakage.transcript/1"] = TRANSCRIPT_FORMAT
+    """Format and version tag; always ``leakage.transcript/1``."""
+    id: str = Field(min_length=1)
+    """Game id, unique within a batch."""
+    players: list[Player] = Field(min_length=2)
+    turns: list[Turn] = Field(default_factory=list)
+    """Turns in the order spoken."""
+    votes: list[Vote] = Field(default_factory=list)
+    meta: dict[str, Any] = Field(default_factory=dict)
+    """Free-form data: source file, models, matchup, difficulty, seeds."""
+
+    _roles: tuple[str, ...] = ()
+
+    def player(self, player_id: str) -> Player:
+        for p in self.players:
+            if p.id == player_id:
+                return p
+        raise KeyError(player_id)
+
+    def _problems(self) -> list[tuple[str, str]]:
+        problems: list[tuple[str, str]] = []
+        ids = [p.id for p in self.players]
+        for pid, n in Counter(ids).items():
+            if n > 1:
+                problems.append(("players", f"player id {pid!r} appears {n} times"))
+        for i, p in enumerate(self.players):
+            if p.role not in self._roles:
+                problems.append(
+                    (
+                        f"players[{i}].role",
+                        f"role {p.role!r} does not belong in a {self.game} game "
+                        f"(use one of {', '.join(self._roles)})",
+                    )
+                )
+        known = set(ids)
+        for i, t in enumerate(self.turns):
+            if t.player not in known:
+                problems.append((f"turns[{i}].player", f"unknown player {t.player!r}"))
+            if not t.text.strip():
+                problems.append((f"turns[{i}].text", "empty text"))
+        for i, v in enumerate(self.votes):
+            if v.voter not in known:
+                problems.append((f"votes[{i}].voter", f"unknown player {v.voter!r}"))
+            if v.target not in known:
+                problems.append((f"votes[{i}].target", f"unknown player {v.target!r}"))
+        return problems
+
+    @model_validator(mode="after")
+    def _consistent(self) -> _TranscriptBase:
+        problems = self._problems()
+        if problems:
+            raise PydanticCustomError(
+                "inconsistent_transcript",
+                "{problems}",
+                {"problems": "; ".join(f"{f}: {m}" for f, m in problems)},
+            )
+        return self
+
+
+def _duplicates(words: list[str]) -> list[str]:
+    counts = Counter(w.strip().casefold() for w in words)
+    return [w for w in words if counts[w.strip().casefold()] > 1]
+
+
+class ChameleonTranscript(_TranscriptBase):
+    """A game of The Chameleon: one chameleon, K candidate words, one secret."""
+
+    game: Literal["chameleon"]
+    category: str = Field(min_length=1)
+    """The category on the card, e.g. ``Sports``."""
+    candidates: list[str] = Field(min_length=2)
+    """The K words on the card (K = 16 in the literature)."""
+    secret: str | None = None
+    """The secret word; without it a report has no accuracy figures."""
+    chameleon_guess: str | None = None
+    """The chameleon's guess at the secret, when it was caught and guessed."""
+
+    _roles = ("chameleon", "non-chameleon")
+
+    def _problems(self) -> list[tuple[str, str]]:
+        problems = super()._problems()
+        for i, w in enumerate(self.candidates):
+            if not w.strip():
+                problems.append((f"candidates[{i}]", "empty candidate"))
+        dup = sorted(set(_duplicates(self.candidates)))
+        if dup:
+            problems.append(("candidates", f"duplicate candidates: {', '.join(dup)}"))
+        if self.secret is not None and self.secret not in self.candidates:
+            problems.append(("secret", f"secret {self.secret!r} is not among the candidates"))
+        if not any(p.role == "chameleon" for p in self.players):
+            problems.append(("players", "no player has role 'chameleon'"))
+        return problems
+
+    def chameleons(self) -> set[str]:
+        return {p.id for p in self.players if p.role == "chameleon"}
+
+
+class SpyGameTranscript(_TranscriptBase):
+    """A game of SpyGame / Undercover: civilians share a word, one or more spies hold another."""
+
+    game: Literal["spygame"]
+    words: SpyWords
+    distractors: list[str] = Field(default_factory=list)
+    """Extra candidate words for the speaker's-word posterior, besides the pair."""
+    eliminations: list[Elimination] = Field(default_factory=list)
+
+    _roles = ("civilian", "spy")
+
+    def _problems(self) -> list[tuple[str, str]]:
+        problems = super()._problems()
+        if self.words.civilian.strip().casefold() == self.words.spy.strip().casefold():
+            problems.append(("words", "the civilian and spy words are the same"))
+        if not any(p.role == "spy" for p in self.players):
+            problems.append(("players", "no player has role 'spy'"))
+        for i, p in enumerate(self.players):
+            expected = self.words.spy if p.role == "spy" else self.words.civilian
+            if p.word is not None and p.word != expected:
+                problems.append(
+                    (f"players[{i}].word", f"{p.role} holds {p.word!r}, expected {expected!r}")
+                )
+        dup = sorted(set(_duplicates(self.candidates)))
+        if dup:
+            problems.append(("distractors", f"duplicate candidates: {', '.join(dup)}"))
+        known = {p.id for p in self.players}
+        for i, e in enumerate(self.eliminations):
+            if e.player not in known:
+                problems.append((f"eliminations[{i}].player", f"unknown player {e.player!r}"))
+        return problems
+
+    @property
+    def candidates(self) -> list[str]:
+        """The speaker's-word candidates: the pair, then any distractors."""
+        return [self.words.civilian, self.words.spy, *self.distractors]
+
+    def spies(self) -> set[str]:
+        return {p.id for p in self.players if p.role == "spy"}
+
+    def word_of(self, player_id: str) -> str:
+        p = self.player(player_id)
+        return self.words.spy if p.role == "spy" else self.words.civilian
+
+
+Transcript = Annotated[ChameleonTranscript | SpyGameTranscript, Field(discriminator="game")]
+"""Either kind of game, told apart by its ``game`` field."""
+
+TRANSCRIPT_ADAPTER: TypeAdapter[ChameleonTranscript | SpyGameTranscript] = TypeAdapter(Transcript)
+
+
+def transcript_json_schema() -> dict[str, Any]:
+    """The JSON Schema of ``leakage.transcript/1``."""
+    schema = TRANSCRIPT_ADAPTER.json_schema()
+    schema["$id"] = "https://leakage.invalid/schemas/leakage.transcript/1"
+    schema["title"] = TRANSCRIPT_FORMAT
+    return schema
