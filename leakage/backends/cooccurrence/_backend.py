@@ -1,0 +1,163 @@
+"""The co-occurrence likelihood backend: counts from any ``CountSource`` -> log P(r | w)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from leakage.backends.base import register_backend
+from leakage.backends.cooccurrence._estimator import ESTIMATORS, term_loglik
+from leakage.backends.cooccurrence._source import CountSource, Query
+from leakage.corpus import clue_terms, normalize_phrase
+from leakage.errors import UnknownBackend
+
+POOLINGS = ("mean", "sum")
+
+
+class CooccurrenceBackend:
+    """log P(clue | secret) from document co-occurrence counts.
+
+    A clue is reduced to its terms (``clue_terms``); a multi-word candidate is one phrase.
+    A clue's log-likelihood is the mean (``pooling="mean"``, the default: a sentence is
+    one piece of evidence however long it is) or the sum (naive Bayes over its words) of
+    its terms' log-likelihoods.
+    """
+
+    name = "cooccurrence"
+
+    def __init__(
+        self,
+        source: CountSource,
+        *,
+        estimator: str = "conditional",
+        beta: float = 100.0,
+        tau: float = 0.1,
+        pooling: str = "mean",
+    ) -> None:
+        if estimator not in ESTIMATORS:
+            raise ValueError(f"estimator must be one of {', '.join(ESTIMATORS)}")
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}")
+        if beta <= 0 or tau <= 0:
+            raise ValueError("beta and tau must be positive")
+        self.source = source
+        self.estimator = estimator
+        self.beta = beta
+        self.tau = tau
+        self.pooling = pooling
+
+    def info(self) -> dict[str, Any]:
+        source_info = getattr(self.source, "info", None)
+        return {
+            "backend": self.name,
+            "estimator": self.estimator,
+            "beta": self.beta,
+            "tau": self.tau,
+            "pooling": self.pooling,
+            "count_source": source_info() if callable(source_info) else {"source": self.source.name},
+        }
+
+    @staticmethod
+    def _plan(
+        clues: Sequence[str], candidates: Sequence[str]
+    ) -> tuple[list[tuple[str, ...]], list[str], list[str]]:
+        per_clue = [clue_terms(c) for c in clues]
+        terms = list(dict.fromkeys(t for ts in per_clue for t in ts))
+        cands = [normalize_phrase(w) for w in candidates]
+        return per_clue, terms, cands
+
+    def queries(self, clues: Sequence[str], candidates: Sequence[str]) -> list[Query]:
+        """Every count query scoring these clues needs (for dry runs and budgets)."""
+        _, terms, cands = self._plan(clues, candidates)
+        return (
+            [(t,) for t in terms]
+            + [(c,) for c in cands]
+            + [(t, c) for t in terms for c in cands]
+        )
+
+    def loglik(
+        self, clues: Sequence[str], candidates: Sequence[str], *, category: str | None = None
+    ) -> NDArray[np.float64]:
+        per_clue, terms, cands = self._plan(clues, candidates)
+        k = len(cands)
+        out = np.zeros((len(clues), k))
+        if not terms:
+            return out
+        t = len(terms)
+        counts = self.source.counts(
+            [(x,) for x in terms] + [(c,) for c in cands] + [(x, c) for x in terms for c in cands]
+        )
+        arr = np.asarray(counts, dtype=np.float64)
+        term_ll = term_loglik(
+            arr[t + k :].reshape(t, k),
+            arr[:t],
+            arr[t : t + k],
+            self.source.total(),
+            estimator=self.estimator,
+            beta=self.beta,
+            tau=self.tau,
+        )
+        row_of = {x: i for i, x in enumerate(terms)}
+        for i, ts in enumerate(per_clue):
+            if ts:
+                rows = term_ll[[row_of[x] for x in ts]]
+                out[i] = rows.mean(axis=0) if self.pooling == "mean" else rows.sum(axis=0)
+        return out
+
+
+def open_count_source(
+    source: str = "local",
+    *,
+    index: str | Path | None = None,
+    cache_path: str | Path | None = None,
+    budget: int | None = None,
+    build_missing: bool = True,
+) -> CountSource:
+    """Open a count source by name: ``local`` (an FTS5 index) or a web engine."""
+    if source == "local":
+        from leakage.backends.cooccurrence._local import LocalIndexSource
+        from leakage.corpus import default_index_path
+
+        path = Path(index) if index is not None else default_index_path()
+        if index is None and build_missing and not path.exists():
+            from leakage.corpus import build_index, default_documents
+
+            docs, sources = default_documents()
+            build_index(path, docs, sources=sources)
+        return LocalIndexSource(path)
+    from leakage.backends.cooccurrence._web import WEB_SOURCES
+
+    try:
+        factory = WEB_SOURCES[source]
+    except KeyError:
+        names = ", ".join(["local", *sorted(WEB_SOURCES)])
+        raise UnknownBackend(f"unknown count source {source!r}; available: {names}") from None
+    if cache_path is None:
+        from leakage.corpus import default_index_path
+
+        cache_path = default_index_path().parent.parent / "web-counts.sqlite"
+    return factory(cache_path=Path(cache_path), budget=budget)
+
+
+@register_backend("cooccurrence")
+def _cooccurrence(
+    *,
+    source: str | CountSource = "local",
+    index: str | Path | None = None,
+    cache_path: str | Path | None = None,
+    budget: int | None = None,
+    estimator: str = "conditional",
+    beta: float = 100.0,
+    tau: float = 0.1,
+    pooling: str = "mean",
+) -> CooccurrenceBackend:
+    src = (
+        open_count_source(source, index=index, cache_path=cache_path, budget=budget)
+        if isinstance(source, str)
+        else source
+    )
+    return CooccurrenceBackend(src, estimator=estimator, beta=beta, tau=tau, pooling=pooling)

@@ -1,0 +1,176 @@
+"""The posterior engine: Bayes updates over candidate secrets and the leakage they imply.
+
+Pure numpy and backend-agnostic. Input is a clues x candidates matrix of log-likelihoods
+``L[i, j] = log P(r_i | w_j)`` from any backend; rows need not be normalised. Under the
+stationary-strategy assumption the posterior after clues 1..m is
+
+    P(w | r_1..r_m)  ∝  P(w) · Π_i P(r_i | w)
+
+computed in log space with a log-sum-exp normalisation, so that no finite input gives NaN.
+Non-finite log-likelihoods (``-inf`` from a zero count) are clipped to a floor instead of
+vetoing a candidate; backends should smooth, this is the last line of defence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+LOG_FLOOR = -700.0
+"""The smallest log-likelihood used; ``-inf`` and NaN are replaced by it (exp() is still > 0)."""
+
+_TINY = 1e-300
+
+
+def _clean(loglik: ArrayLike) -> NDArray[np.float64]:
+    a = np.asarray(loglik, dtype=np.float64)
+    if not np.all(np.isfinite(a)):
+        a = np.where(np.isnan(a), LOG_FLOOR, a)
+        a = np.clip(a, LOG_FLOOR, -LOG_FLOOR)
+    return a
+
+
+def normalize_log(logp: NDArray[np.float64], axis: int = -1) -> NDArray[np.float64]:
+    """Probabilities from unnormalised log-probabilities along ``axis`` (stable softmax)."""
+    shifted = logp - np.max(logp, axis=axis, keepdims=True)
+    p = np.exp(shifted)
+    p /= p.sum(axis=axis, keepdims=True)
+    return p
+
+
+def entropy_bits(p: NDArray[np.float64], axis: int = -1) -> NDArray[np.float64]:
+    """Shannon entropy in bits; 0·log 0 = 0."""
+    p = np.asarray(p, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, -p * np.log2(np.maximum(p, _TINY)), 0.0)
+    return np.clip(terms.sum(axis=axis), 0.0, None)
+
+
+def kl_bits(p: NDArray[np.float64], q: NDArray[np.float64], axis: int = -1) -> NDArray[np.float64]:
+    """KL(p || q) in bits; q is floored so that the result is finite."""
+    p = np.asarray(p, dtype=np.float64)
+    q = np.maximum(np.asarray(q, dtype=np.float64), _TINY)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * (np.log2(np.maximum(p, _TINY)) - np.log2(q)), 0.0)
+    return np.clip(terms.sum(axis=axis), 0.0, None)
+
+
+def ranks_of(p: NDArray[np.float64], index: int) -> NDArray[np.int64]:
+    """Rank (1 = most probable) of candidate ``index`` in every row of ``p``.
+
+    Ties count against the candidate: with a uniform posterior every candidate has rank K,
+    so a flat posterior never reads as a hit.
+    """
+    p = np.atleast_2d(p)
+    return (p >= p[:, [index]]).sum(axis=1).astype(np.int64)
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """Per-step leakage figures of one sequence of clues (m steps, K candidates).
+
+    ``posterior[i]`` is the posterior after step i; ``prior`` the one before step 0.
+    Steps that were not counted leave the posterior unchanged (gain 0, KL 0).
+    """
+
+    prior: NDArray[np.float64]
+    posterior: NDArray[np.float64]
+    entropy_bits: NDArray[np.float64]
+    information_gain_bits: NDArray[np.float64]
+    kl_bits: NDArray[np.float64]
+    counted: NDArray[np.bool_]
+    secret_probability: NDArray[np.float64] | None
+    secret_rank: NDArray[np.int64] | None
+
+    @property
+    def prior_entropy_bits(self) -> float:
+        return float(entropy_bits(self.prior))
+
+    def in_top_k(self, k: int) -> NDArray[np.bool_] | None:
+        """Whether the secret is among the k most probable candidates after each step."""
+        return None if self.secret_rank is None else self.secret_rank <= k
+
+
+def posterior_trace(
+    loglik: ArrayLike,
+    *,
+    prior: ArrayLike | None = None,
+    counted: ArrayLike | None = None,
+    secret_index: int | None = None,
+) -> Trace:
+    """Run the Bayes update over the rows of ``loglik`` (clues x candidates).
+
+    ``prior`` defaults to uniform; ``counted`` (one bool per clue) says which clues update
+    the posterior (default: all); ``secret_index`` enables probability and rank of the secret.
+    """
+    L = _clean(loglik)
+    if L.ndim != 2:
+        raise ValueError(f"loglik must be 2-D (clues x candidates), got shape {L.shape}")
+    m, k = L.shape
+    if k == 0:
+        raise ValueError("there must be at least one candidate")
+    if prior is None:
+        log_prior = np.full(k, -np.log(k))
+    else:
+        pr = np.asarray(prior, dtype=np.float64)
+        if pr.shape != (k,) or np.any(pr < 0) or not np.isfinite(pr).all() or pr.sum() <= 0:
+            raise ValueError("prior must be k non-negative finite numbers with a positive sum")
+        log_prior = np.log(np.maximum(pr / pr.sum(), _TINY))
+    mask = np.ones(m, dtype=bool) if counted is None else np.asarray(counted, dtype=bool)
+    if mask.shape != (m,):
+        raise ValueError(f"counted must have one entry per clue ({m}), got shape {mask.shape}")
+
+    cumulative = log_prior + np.cumsum(np.where(mask[:, None], L, 0.0), axis=0)
+    post = normalize_log(cumulative) if m else np.empty((0, k))
+    prior_p = normalize_log(log_prior)
+    previous = np.vstack([prior_p, post[:-1]]) if m else np.empty((0, k))
+    h = entropy_bits(post)
+    h_prev = entropy_bits(previous)
+    gain = np.where(mask, h_prev - h, 0.0)
+    kl = np.where(mask, kl_bits(post, previous), 0.0)
+    if secret_index is not None:
+        if not 0 <= secret_index < k:
+            raise ValueError(f"secret_index {secret_index} out of range for {k} candidates")
+        sp = post[:, secret_index] if m else np.empty(0)
+        sr = ranks_of(post, secret_index) if m else np.empty(0, dtype=np.int64)
+    else:
+        sp, sr = None, None
+    return Trace(prior_p, post, h, gain, kl, mask, sp, sr)
+
+
+def spy_posterior(
+    civilian_minus_spy: ArrayLike,
+    n_spies: int = 1,
+    *,
+    assignment: str = "known",
+) -> NDArray[np.float64]:
+    """P(player is a spy) for each player, from per-player evidence.
+
+    ``civilian_minus_spy[p]`` is Σ over player p's statements so far of
+    log P(statement | civilian word) - log P(statement | spy word). Every set S of
+    ``n_spies`` players is a hypothesis with P(S) ∝ exp(-Σ_{p∈S} d_p) (uniform prior over
+    sets); the result is the marginal P(p ∈ S). With ``assignment="marginalise"`` which word
+    of the pair belongs to the civilians is unknown and both assignments are averaged.
+    """
+    d = _clean(civilian_minus_spy).ravel()
+    n = d.size
+    if not 1 <= n_spies < max(n, 2):
+        raise ValueError(f"n_spies must be between 1 and {n - 1} for {n} players")
+    sets = np.array(list(combinations(range(n), n_spies)), dtype=np.int64)
+    member = np.zeros((len(sets), n), dtype=bool)
+    member[np.arange(len(sets))[:, None], sets] = True
+    score = -(member * d).sum(axis=1)
+    if assignment == "known":
+        weights = normalize_log(score)
+    elif assignment == "marginalise":
+        # The other assignment: S holds the civilians' word and everyone else the spy's.
+        # Relative to the same baseline (everyone holding the civilians' word) its score is
+        # Σ_{p∈S} d_p - Σ_all d_p.
+        both = np.logaddexp(score, -score - d.sum())
+        weights = normalize_log(both)
+    else:
+        raise ValueError(f"assignment must be 'known' or 'marginalise', not {assignment!r}")
+    return weights @ member.astype(np.float64)
