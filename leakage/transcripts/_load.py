@@ -98,6 +98,15 @@ def convert_record(
     return adapter.convert(record, path=path, index=index)
 
 
+def _looks_like_jsonl(text: str) -> bool:
+    """JSONL when the first line is a complete JSON object on its own."""
+    first = text.split("\n", 1)[0].strip()
+    try:
+        return "\n" in text and isinstance(json.loads(first), dict)
+    except json.JSONDecodeError:
+        return False
+
+
 def _records(text: str, path: Path) -> Iterator[tuple[int | str, Any | InvalidInput]]:
     """Yield ``(record label, parsed JSON or error)``: one object, an array, or JSONL lines."""
     stripped = text.strip()
@@ -108,8 +117,11 @@ def _records(text: str, path: Path) -> Iterator[tuple[int | str, Any | InvalidIn
         try:
             doc = json.loads(stripped)
         except json.JSONDecodeError as err:
-            if "\n" not in stripped or stripped.startswith("["):
-                yield 0, InvalidTranscript([("", f"malformed JSON: {err}")], source=str(path))
+            if not _looks_like_jsonl(stripped):
+                yield 0, InvalidTranscript(
+                    [("", f"malformed JSON: {err.msg} at line {err.lineno} column {err.colno}")],
+                    source=str(path),
+                )
                 return
         else:
             if isinstance(doc, list):
@@ -124,7 +136,9 @@ def _records(text: str, path: Path) -> Iterator[tuple[int | str, Any | InvalidIn
             yield f"line {lineno}", json.loads(line)
         except json.JSONDecodeError as err:
             yield f"line {lineno}", InvalidTranscript(
-                [("", f"malformed JSON: {err.msg} at column {err.colno}")], source=str(path)
+                [("", f"malformed JSON: {err.msg} at column {err.colno}")],
+                source=str(path),
+                record=f"line {lineno}",
             )
 
 

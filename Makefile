@@ -1,0 +1,55 @@
+# Two commands for a fresh machine: `make demo` and `make test`. See README.md.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+MYTHES := /usr/share/mythes/th_en_US_v2.dat
+
+.PHONY: demo test lint bench corpus system-deps clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# Re-install when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.installed
+
+# MyThes (Debian package mythes-en-us) adds a thesaurus to the default corpus. Optional:
+# without it (no apt-get, not root) the default corpus is WordNet 3.0 alone.
+system-deps:
+	@if [ -f $(MYTHES) ]; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mythes-en-us >/dev/null 2>&1 || \
+	  { apt-get update -qq >/dev/null 2>&1 && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mythes-en-us >/dev/null 2>&1; } || \
+	  echo "note: could not install mythes-en-us; the default corpus will be WordNet alone"; \
+	else echo "note: mythes-en-us not installed (needs root + apt-get); using WordNet alone"; fi
+
+# Build the default co-occurrence index if it is missing.
+corpus: $(VENV)/.installed system-deps
+	@$(BIN)/leakage corpus info >/dev/null 2>&1 || $(BIN)/leakage corpus build
+
+demo: corpus
+	$(BIN)/leakage score corpora/examples/chameleon_sports.json \
+	  corpora/examples/chameleon_batch.jsonl corpora/examples/spygame_fruit.json \
+	  corpora/examples/spygame_two_spies.json
+
+test: $(VENV)/.installed-dev system-deps
+	$(BIN)/ruff check leakage tests benchmarks
+	$(BIN)/pytest -q
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check leakage tests benchmarks
+	$(BIN)/ruff format --check leakage tests benchmarks
+	$(BIN)/mypy
+
+bench: corpus $(VENV)/.installed-dev
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

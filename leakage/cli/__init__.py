@@ -1,0 +1,30 @@
+"""The ``leakage`` command line: one module per command."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from leakage.cli._errors import exit_code
+from leakage.errors import LeakageError
+
+app = typer.Typer(
+    name="leakage",
+    help="Measure how much each clue in an LLM word game reveals the secret.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+from leakage.cli import corpus, schema, score  # noqa: E402,F401  (register commands)
+
+
+def main() -> None:
+    """Console-script entry point: library errors become one line and an exit code."""
+    try:
+        app()
+    except LeakageError as err:
+        Console(stderr=True).print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
+        sys.exit(exit_code(err))

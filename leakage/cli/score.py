@@ -1,0 +1,145 @@
+"""``leakage score``: per-turn posteriors and leakage of one or more game transcripts."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from leakage.cli import app
+from leakage.cli._errors import EXIT_BUDGET, EXIT_INVALID_INPUT
+from leakage.errors import BudgetExhausted, InvalidInput
+from leakage.reports import Report, print_reports
+from leakage.transcripts import INPUT_FORMATS, iter_transcripts
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+    jsonl = "jsonl"
+
+
+InputFormat = Enum("InputFormat", {f.replace("-", "_"): f for f in INPUT_FORMATS}, type=str)  # type: ignore[misc]
+
+
+def _backend_options(
+    source: str, index: Path | None, cache: Path | None, budget: int | None, **estimator: Any
+) -> dict[str, Any]:
+    return {"source": source, "index": index, "cache_path": cache, "budget": budget, **estimator}
+
+
+def _write(reports: list[Report], fmt: OutputFormat, out: Path | None) -> None:
+    if fmt is OutputFormat.table:
+        if out is None:
+            print_reports(reports, Console())
+        else:
+            with out.open("w", encoding="utf-8") as fh:
+                print_reports(reports, Console(file=fh, width=160, color_system=None))
+        return
+    if fmt is OutputFormat.json:
+        text = json.dumps([r.model_dump(mode="json") for r in reports], indent=2) + "\n"
+    else:
+        text = "".join(r.model_dump_json() + "\n" for r in reports)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text, encoding="utf-8")
+
+
+@app.command()
+def score(
+    paths: list[Path] = typer.Argument(..., help="Transcript files or directories (JSON/JSONL)."),
+    backend: str = typer.Option("cooccurrence", "--backend", "-b", help="Likelihood backend."),
+    input_format: InputFormat = typer.Option("auto", help="Format of the input files."),  # type: ignore[valid-type]
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="Output format."),
+    out: Path = typer.Option(None, "--out", "-o", help="Write here instead of standard output."),
+    include_chameleon: bool = typer.Option(
+        False, help="Chameleon: let the chameleon's turns update the posterior too."
+    ),
+    spy_assignment: str = typer.Option(
+        "known", help="SpyGame spy posterior: 'known' civilian word, or 'marginalise' both."
+    ),
+    source: str = typer.Option(
+        "local", help="Co-occurrence count source: local, serpapi, google-cse, infini-gram."
+    ),
+    index: Path = typer.Option(None, help="Local FTS5 index (default: built on first use)."),
+    cache: Path = typer.Option(None, help="Web count cache file (SQLite)."),
+    budget: int = typer.Option(None, help="Most web queries this run may send."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print how many uncached count queries the batch needs; score nothing."
+    ),
+    estimator: str = typer.Option("conditional", help="conditional, npmi or ngd."),
+    beta: float = typer.Option(100.0, help="Dirichlet smoothing strength β."),
+    tau: float = typer.Option(0.1, help="Temperature of the npmi / ngd scores."),
+    pooling: str = typer.Option("mean", help="How a sentence's words combine: mean or sum."),
+) -> None:
+    """Score transcripts: the posterior over the secret after every turn, entropy and gain.
+
+    Bad records are reported on standard error, one line each, and skipped; the others are
+    still scored and written. Exit code 2 when any record was bad.
+    """
+    from leakage.backends import create_backend
+    from leakage.scoring import ScoreOptions, score_transcript
+
+    err = Console(stderr=True)
+    bad = 0
+    games = []
+    for item in iter_transcripts(paths, input_format=input_format.value):
+        if isinstance(item, InvalidInput):
+            bad += 1
+            err.print(f"[red]error:[/red] {item}", highlight=False, soft_wrap=True)
+        else:
+            games.append(item)
+
+    options = _backend_options(
+        source, index, cache, budget, estimator=estimator, beta=beta, tau=tau, pooling=pooling
+    )
+    scorer = create_backend(backend, **(options if backend == "cooccurrence" else {}))
+    if dry_run:
+        _dry_run(scorer, games, err)
+        raise typer.Exit(EXIT_INVALID_INPUT if bad else 0)
+
+    opts = ScoreOptions(include_chameleon=include_chameleon, spy_assignment=spy_assignment)
+    reports: list[Report] = []
+    stopped: BudgetExhausted | None = None
+    for game in games:
+        try:
+            reports.append(score_transcript(game, scorer, opts))
+        except BudgetExhausted as exc:
+            stopped = exc
+            break
+    _write(reports, fmt, out)
+    if stopped is not None:
+        err.print(
+            f"[red]stopped:[/red] {stopped} Scored {len(reports)} of {len(games)} games; "
+            "rerun with a larger --budget to continue (answered queries are cached).",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_BUDGET)
+    if bad:
+        err.print(f"{bad} bad record(s) skipped; {len(reports)} game(s) scored.", highlight=False)
+        raise typer.Exit(EXIT_INVALID_INPUT)
+
+
+def _dry_run(scorer: Any, games: list[Any], err: Console) -> None:
+    queries_of = getattr(scorer, "queries", None)
+    source = getattr(scorer, "source", None)
+    if queries_of is None or source is None:
+        err.print(f"backend {scorer.name!r} sends no count queries; nothing to estimate.")
+        return
+    wanted: dict[tuple[str, ...], None] = {}
+    for g in games:
+        texts = [t.text for t in g.turns]
+        for q in queries_of(texts, g.candidates):
+            wanted.setdefault(q, None)
+    missing = source.uncached(list(wanted))
+    typer.echo(
+        f"{len(games)} games need {len(wanted):,} distinct count queries; "
+        f"{len(missing):,} are not cached and would be sent to {source.name}."
+    )

@@ -1,0 +1,71 @@
+"""A terminal rendering of reports with rich: one table per game, one row per turn."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from leakage.reports._models import Report
+
+
+def _top(d: dict[str, float], n: int = 3) -> str:
+    best = sorted(d.items(), key=lambda kv: -kv[1])[:n]
+    return ", ".join(f"{w} {p:.2f}" for w, p in best)
+
+
+def report_table(report: Report) -> Table:
+    spy = report.game == "spygame"
+    title = f"{report.game_id} · {report.game}"
+    if report.category:
+        title += f" · {report.category}"
+    if report.secret is not None:
+        title += f" · {'civilian word' if spy else 'secret'}: {report.secret}"
+    table = Table(title=title, title_justify="left", show_lines=False, expand=False)
+    table.add_column("#", justify="right")
+    table.add_column("player")
+    table.add_column("clue", overflow="fold", min_width=12, max_width=44)
+    table.add_column("top candidates" if not spy else "speaker's word", overflow="fold")
+    table.add_column("H bits", justify="right")
+    table.add_column("gain", justify="right")
+    table.add_column("P(own)" if spy else "P(secret)", justify="right")
+    table.add_column("rank", justify="right")
+    if spy:
+        table.add_column("most likely spy", overflow="fold")
+    for s in report.steps:
+        odd_one = s.role in ("chameleon", "spy")
+        who = Text(f"{s.player} ({s.role})" if odd_one else s.player, style="bold" if odd_one else "")
+        clue = Text(s.text, style="" if s.counted else "dim")
+        row = [
+            str(s.index + 1),
+            who,
+            clue,
+            _top(s.posterior, 2 if spy else 3),
+            f"{s.entropy_bits:.2f}",
+            f"{s.information_gain_bits:+.2f}" if s.counted else "·",
+            "" if s.secret_probability is None else f"{s.secret_probability:.2f}",
+            "" if s.secret_rank is None else str(s.secret_rank),
+        ]
+        if spy:
+            row.append(_top(s.spy_posterior or {}, 2))
+        table.add_row(*row)
+    sm = report.summary
+    caption = [f"prior {sm.prior_entropy_bits:.2f} bits"]
+    if sm.final_entropy_bits is not None and not spy:
+        caption.append(f"final {sm.final_entropy_bits:.2f} bits")
+    if sm.final_secret_rank is not None:
+        caption.append(f"secret rank {sm.final_secret_rank}/{len(report.candidates)}")
+    if spy and sm.spy_top_after_round1 is not None:
+        hit = "a spy" if sm.spy_hit_after_round1 else "no spy"
+        caption.append(f"top suspects after round 1: {', '.join(sm.spy_top_after_round1)} ({hit})")
+    if not spy and any(not s.counted for s in report.steps):
+        caption.append("dim rows did not update the posterior")
+    table.caption = " · ".join(caption)
+    table.caption_justify = "left"
+    return table
+
+
+def print_reports(reports: list[Report], console: Console) -> None:
+    for r in reports:
+        console.print(report_table(r))
+        console.print()
