@@ -63,7 +63,9 @@ def score_chameleon(
             entropy_bits=float(tr.entropy_bits[i]),
             information_gain_bits=float(tr.information_gain_bits[i]),
             kl_bits=float(tr.kl_bits[i]),
-            secret_probability=None if tr.secret_probability is None else float(tr.secret_probability[i]),
+            secret_probability=None
+            if tr.secret_probability is None
+            else float(tr.secret_probability[i]),
             secret_rank=None if tr.secret_rank is None else int(tr.secret_rank[i]),
         )
         for i, turn in enumerate(t.turns)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -17,22 +18,30 @@ from leakage.corpus import (
     read_meta,
 )
 
-corpus_app = typer.Typer(help="Build and inspect the local co-occurrence index.", no_args_is_help=True)
+corpus_app = typer.Typer(
+    help="Build and inspect the local co-occurrence index.", no_args_is_help=True
+)
 app.add_typer(corpus_app, name="corpus")
 
 
 @corpus_app.command("build")
 def build(
-    from_files: list[Path] = typer.Option(
-        None,
-        "--from",
-        help="Index these files instead of the default WordNet + MyThes corpus: .txt (a "
-        "document per line) or .jsonl (a 'text' field), optionally .gz. Repeat for many.",
-        exists=True,
-        dir_okay=False,
+    from_files: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--from",
+            help="Index these files instead of the default WordNet + MyThes corpus: .txt (a "
+            "document per line) or .jsonl (a 'text' field), optionally .gz. Repeat for many.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Index file to write (default: the default index).")
+    ] = None,
+    text_field: Annotated[str, typer.Option(help="JSONL field holding the document text.")] = (
+        "text"
     ),
-    out: Path = typer.Option(None, help="Index file to write (default: the default index)."),
-    text_field: str = typer.Option("text", help="JSONL field holding the document text."),
 ) -> None:
     """Build an SQLite FTS5 co-occurrence index (replaces the file only on success)."""
     out = out or default_index_path()
@@ -68,7 +77,11 @@ def build(
 
 
 @corpus_app.command("info")
-def info(index: Path = typer.Option(None, help="Index file (default: the default index).")) -> None:
+def info(
+    index: Annotated[
+        Path | None, typer.Option(help="Index file (default: the default index).")
+    ] = None,
+) -> None:
     """Show what an index holds."""
     path = index or default_index_path()
     meta = read_meta(path)

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import json
-from enum import Enum
+from enum import StrEnum
+from typing import Annotated
 
 import typer
 
 from leakage.cli import app
 
 
-class SchemaName(str, Enum):
+class SchemaName(StrEnum):
     transcript = "transcript"
     report = "report"
 
 
 @app.command()
 def schema(
-    name: SchemaName = typer.Argument(SchemaName.transcript, help="Which format."),
+    name: Annotated[SchemaName, typer.Argument(help="Which format.")] = SchemaName.transcript,
 ) -> None:
     """Print the JSON Schema of leakage.transcript/1 (default) or leakage.report/1."""
     if name is SchemaName.transcript:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -18,13 +18,10 @@ from leakage.reports import Report, print_reports
 from leakage.transcripts import INPUT_FORMATS, iter_transcripts
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     table = "table"
     json = "json"
     jsonl = "jsonl"
-
-
-InputFormat = Enum("InputFormat", {f.replace("-", "_"): f for f in INPUT_FORMATS}, type=str)  # type: ignore[misc]
 
 
 def _backend_options(
@@ -53,30 +50,43 @@ def _write(reports: list[Report], fmt: OutputFormat, out: Path | None) -> None:
 
 @app.command()
 def score(
-    paths: list[Path] = typer.Argument(..., help="Transcript files or directories (JSON/JSONL)."),
-    backend: str = typer.Option("cooccurrence", "--backend", "-b", help="Likelihood backend."),
-    input_format: InputFormat = typer.Option("auto", help="Format of the input files."),  # type: ignore[valid-type]
-    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="Output format."),
-    out: Path = typer.Option(None, "--out", "-o", help="Write here instead of standard output."),
-    include_chameleon: bool = typer.Option(
-        False, help="Chameleon: let the chameleon's turns update the posterior too."
+    paths: Annotated[list[Path], typer.Argument(help="Transcript files or directories.")],
+    backend: Annotated[str, typer.Option("--backend", "-b", help="Likelihood backend.")] = (
+        "cooccurrence"
     ),
-    spy_assignment: str = typer.Option(
-        "known", help="SpyGame spy posterior: 'known' civilian word, or 'marginalise' both."
+    input_format: Annotated[
+        str, typer.Option(help=f"Format of the input files: {', '.join(INPUT_FORMATS)}.")
+    ] = "auto",
+    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = (
+        OutputFormat.table
     ),
-    source: str = typer.Option(
-        "local", help="Co-occurrence count source: local, serpapi, google-cse, infini-gram."
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write here instead of standard output.")
+    ] = None,
+    include_chameleon: Annotated[
+        bool, typer.Option(help="Chameleon: let the chameleon's turns update the posterior too.")
+    ] = False,
+    spy_assignment: Annotated[
+        str, typer.Option(help="SpyGame spy posterior: 'known' civilian word, or 'marginalise'.")
+    ] = "known",
+    source: Annotated[
+        str, typer.Option(help="Count source: local, serpapi, google-cse, infini-gram.")
+    ] = "local",
+    index: Annotated[
+        Path | None, typer.Option(help="Local FTS5 index (default: built on first use).")
+    ] = None,
+    cache: Annotated[Path | None, typer.Option(help="Web count cache file (SQLite).")] = None,
+    budget: Annotated[int | None, typer.Option(help="Most web queries this run may send.")] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Print how many uncached count queries the batch needs."),
+    ] = False,
+    estimator: Annotated[str, typer.Option(help="conditional, npmi or ngd.")] = "conditional",
+    beta: Annotated[float, typer.Option(help="Dirichlet smoothing strength β.")] = 100.0,
+    tau: Annotated[float, typer.Option(help="Temperature of the npmi / ngd scores.")] = 0.1,
+    pooling: Annotated[str, typer.Option(help="How a sentence's words combine: mean or sum.")] = (
+        "mean"
     ),
-    index: Path = typer.Option(None, help="Local FTS5 index (default: built on first use)."),
-    cache: Path = typer.Option(None, help="Web count cache file (SQLite)."),
-    budget: int = typer.Option(None, help="Most web queries this run may send."),
-    dry_run: bool = typer.Option(
-        False, "--dry-run", help="Print how many uncached count queries the batch needs; score nothing."
-    ),
-    estimator: str = typer.Option("conditional", help="conditional, npmi or ngd."),
-    beta: float = typer.Option(100.0, help="Dirichlet smoothing strength β."),
-    tau: float = typer.Option(0.1, help="Temperature of the npmi / ngd scores."),
-    pooling: str = typer.Option("mean", help="How a sentence's words combine: mean or sum."),
 ) -> None:
     """Score transcripts: the posterior over the secret after every turn, entropy and gain.
 
@@ -89,7 +99,7 @@ def score(
     err = Console(stderr=True)
     bad = 0
     games = []
-    for item in iter_transcripts(paths, input_format=input_format.value):
+    for item in iter_transcripts(paths, input_format=input_format):
         if isinstance(item, InvalidInput):
             bad += 1
             err.print(f"[red]error:[/red] {item}", highlight=False, soft_wrap=True)

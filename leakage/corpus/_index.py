@@ -122,7 +122,10 @@ def _open_text(path: Path) -> IO[str]:
 
 
 def file_documents(
-    paths: Iterable[Path], *, text_field: str = "text", on_bytes: Callable[[int], None] | None = None
+    paths: Iterable[Path],
+    *,
+    text_field: str = "text",
+    on_bytes: Callable[[int], None] | None = None,
 ) -> Iterator[str]:
     """Documents from user files: ``.txt`` (one per non-empty line) or ``.jsonl`` (a field).
 

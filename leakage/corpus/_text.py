@@ -7,19 +7,18 @@ from functools import lru_cache
 
 # Function words and filler that carry no topical signal in a clue. Kept short on purpose:
 # content words such as "played" or "small" do carry signal in SpyGame descriptions.
-STOPWORDS = frozenset(
-    """
-    a an the and or but nor so yet if then than that this these those there here of in on at
-    to for from by with without within into onto upon over under about above below between
-    among through during before after as is are was were be been being am do does did doing
-    done have has had having will would shall should can could may might must it its it's
-    itself they them their theirs themselves he him his she her hers we us our ours you your
-    yours i me my mine what which who whom whose when where why how all any both each few more
-    most other some such no not only own same too very just also often usually commonly
-    typically something someone thing things one ones kind type sort way used use using
-    made make makes often very really quite rather lot lots many much well like s t
-    """.split()
-)
+_STOPWORDS_TEXT = """
+a an the and or but nor so yet if then than that this these those there here of in on at
+to for from by with without within into onto upon over under about above below between
+among through during before after as is are was were be been being am do does did doing
+done have has had having will would shall should can could may might must it its it's
+itself they them their theirs themselves he him his she her hers we us our ours you your
+yours i me my mine what which who whom whose when where why how all any both each few more
+most other some such no not only own same too very just also often usually commonly
+typically something someone thing things one ones kind type sort way used use using
+made make makes really quite rather lot lots many much well like s t
+"""
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
 _WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*", re.UNICODE)
 

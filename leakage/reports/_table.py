@@ -34,7 +34,9 @@ def report_table(report: Report) -> Table:
         table.add_column("most likely spy", overflow="fold")
     for s in report.steps:
         odd_one = s.role in ("chameleon", "spy")
-        who = Text(f"{s.player} ({s.role})" if odd_one else s.player, style="bold" if odd_one else "")
+        who = Text(
+            f"{s.player} ({s.role})" if odd_one else s.player, style="bold" if odd_one else ""
+        )
         clue = Text(s.text, style="" if s.counted else "dim")
         row = [
             str(s.index + 1),

@@ -86,7 +86,7 @@ def convert_record(
         if isinstance(record, dict) and "game" in record:
             return parse_transcript(record)  # native without the format tag: say what is wrong
         raise UnknownInputFormat(
-            "not a leakage.transcript/1 record (no \"format\": \"leakage.transcript/1\") and "
+            'not a leakage.transcript/1 record (no "format": "leakage.transcript/1") and '
             f"no adapter recognises it; pass --input-format ({', '.join(INPUT_FORMATS[1:])})"
         )
     try:
@@ -118,10 +118,9 @@ def _records(text: str, path: Path) -> Iterator[tuple[int | str, Any | InvalidIn
             doc = json.loads(stripped)
         except json.JSONDecodeError as err:
             if not _looks_like_jsonl(stripped):
-                yield 0, InvalidTranscript(
-                    [("", f"malformed JSON: {err.msg} at line {err.lineno} column {err.colno}")],
-                    source=str(path),
-                )
+                where = f"line {err.lineno} column {err.colno}"
+                problem = ("", f"malformed JSON: {err.msg} at {where}")
+                yield 0, InvalidTranscript([problem], source=str(path))
                 return
         else:
             if isinstance(doc, list):
@@ -135,10 +134,13 @@ def _records(text: str, path: Path) -> Iterator[tuple[int | str, Any | InvalidIn
         try:
             yield f"line {lineno}", json.loads(line)
         except json.JSONDecodeError as err:
-            yield f"line {lineno}", InvalidTranscript(
-                [("", f"malformed JSON: {err.msg} at column {err.colno}")],
-                source=str(path),
-                record=f"line {lineno}",
+            yield (
+                f"line {lineno}",
+                InvalidTranscript(
+                    [("", f"malformed JSON: {err.msg} at column {err.colno}")],
+                    source=str(path),
+                    record=f"line {lineno}",
+                ),
             )
 
 
@@ -181,11 +183,12 @@ def iter_transcripts(
                 source=source,
             )
             continue
-        for label, record in _records(text, path):
+        # index: the record's position in the file (JSONL lines included), so that adapters
+        # that build ids from the file name keep the records of one file apart.
+        for index, (label, record) in enumerate(_records(text, path)):
             if isinstance(record, InvalidInput):
                 yield record
                 continue
-            index = label if isinstance(label, int) else 0
             try:
                 yield convert_record(record, input_format=input_format, path=path, index=index)
             except InvalidInput as err:

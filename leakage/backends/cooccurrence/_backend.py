@@ -58,7 +58,9 @@ class CooccurrenceBackend:
             "beta": self.beta,
             "tau": self.tau,
             "pooling": self.pooling,
-            "count_source": source_info() if callable(source_info) else {"source": self.source.name},
+            "count_source": source_info()
+            if callable(source_info)
+            else {"source": self.source.name},
         }
 
     @staticmethod
@@ -74,9 +76,7 @@ class CooccurrenceBackend:
         """Every count query scoring these clues needs (for dry runs and budgets)."""
         _, terms, cands = self._plan(clues, candidates)
         return (
-            [(t,) for t in terms]
-            + [(c,) for c in cands]
-            + [(t, c) for t in terms for c in cands]
+            [(t,) for t in terms] + [(c,) for c in cands] + [(t, c) for t in terms for c in cands]
         )
 
     def loglik(

@@ -36,9 +36,7 @@ class LocalIndexSource:
         self.path = Path(path)
         self.meta = read_meta(self.path)
         self._n = float(self.meta["documents"])
-        self._con = sqlite3.connect(
-            f"file:{self.path}?mode=ro", uri=True, check_same_thread=False
-        )
+        self._con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
         self._lock = threading.Lock()
         self._postings: OrderedDict[str, NDArray[np.int64]] = OrderedDict()
         self._pairs: dict[tuple[str, str], int] = {}
@@ -89,7 +87,11 @@ class LocalIndexSource:
             hit = self._pairs.get(key)
             if hit is None:
                 pa, pb = self.postings(a), self.postings(b)
-                hit = int(np.intersect1d(pa, pb, assume_unique=True).size) if pa.size and pb.size else 0
+                hit = (
+                    int(np.intersect1d(pa, pb, assume_unique=True).size)
+                    if pa.size and pb.size
+                    else 0
+                )
                 self._pairs[key] = hit
             return hit
         docs = self.postings(query[0])

@@ -1,0 +1,3 @@
+from leakage.cli import main
+
+main()

@@ -1,0 +1,143 @@
+"""The ``leakage`` command line, run as a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import EXAMPLES
+
+
+def run(*args: str, home: Path, **kw) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LEAKAGE_HOME": str(home), "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "leakage", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        **kw,
+    )
+
+
+def test_score_table(leakage_home: Path):
+    p = run("score", str(EXAMPLES / "chameleon_sports.json"), home=leakage_home)
+    assert p.returncode == 0, p.stderr
+    assert "racket" in p.stdout and "Tennis" in p.stdout and "P(secret)" in p.stdout
+
+
+def test_score_json_report_shape(leakage_home: Path, tmp_path: Path):
+    out = tmp_path / "r.json"
+    p = run(
+        "score",
+        str(EXAMPLES / "spygame_two_spies.json"),
+        str(EXAMPLES / "chameleon_sports.json"),
+        "--format",
+        "json",
+        "--out",
+        str(out),
+        home=leakage_home,
+    )
+    assert p.returncode == 0, p.stderr
+    reports = json.loads(out.read_text())
+    assert [r["game"] for r in reports] == ["spygame", "chameleon"]
+    for r in reports:
+        assert r["format"] == "leakage.report/1"
+        assert {"game_id", "backend", "candidates", "secret", "steps"} <= r.keys()
+        for s in r["steps"]:
+            assert {
+                "player",
+                "text",
+                "counted",
+                "posterior",
+                "entropy_bits",
+                "information_gain_bits",
+                "secret_probability",
+                "secret_rank",
+            } <= s.keys()
+            assert set(s["posterior"]) == set(r["candidates"])
+    assert all("spy_posterior" in s and s["spy_posterior"] for s in reports[0]["steps"])
+
+
+def test_bad_records_exit_2_and_the_rest_are_still_scored(leakage_home: Path):
+    p = run("score", str(EXAMPLES / "bad"), "--format", "jsonl", home=leakage_home)
+    assert p.returncode == 2
+    lines = [json.loads(x) for x in p.stdout.splitlines()]
+    assert len(lines) == 2  # the two good lines of mixed.jsonl
+    err = p.stderr
+    assert "empty.json: empty file" in err
+    assert "latin1.json: not UTF-8" in err
+    assert "malformed.json: malformed JSON" in err
+    assert "mixed.jsonl, record line 2: secret:" in err
+    assert "unknown_player.json, record 0: turns[3].player: unknown player 'p5'" in err
+    assert err.count("error:") == 5
+
+
+def test_missing_fields_are_named(leakage_home: Path, tmp_path: Path):
+    bad = tmp_path / "g.json"
+    bad.write_text(json.dumps({"format": "leakage.transcript/1", "game": "chameleon", "id": "x"}))
+    p = run("score", str(bad), home=leakage_home)
+    assert p.returncode == 2
+    for field in ("category", "candidates", "players"):
+        assert f"{field}: Field required" in p.stderr
+
+
+def test_unknown_backend_is_a_usage_error(leakage_home: Path):
+    p = run(
+        "score", str(EXAMPLES / "chameleon_sports.json"), "--backend", "oracle", home=leakage_home
+    )
+    assert p.returncode == 2 and "unknown backend 'oracle'" in p.stderr
+
+
+def test_schema_is_json_schema():
+    p = run("schema", home=Path("/nonexistent"))
+    assert p.returncode == 0
+    doc = json.loads(p.stdout)
+    assert doc["title"] == "leakage.transcript/1"
+    assert {"ChameleonTranscript", "SpyGameTranscript"} <= set(doc["$defs"])
+    p = run("schema", "report", home=Path("/nonexistent"))
+    assert json.loads(p.stdout)["title"] == "leakage.report/1"
+
+
+def test_corpus_build_from_user_files(tmp_path: Path):
+    docs = tmp_path / "docs.txt"
+    docs.write_text("tennis racket\nice hockey puck\ngolf club\n", encoding="utf-8")
+    out = tmp_path / "mine.sqlite"
+    p = run("corpus", "build", "--from", str(docs), "--out", str(out), home=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "indexed 3 documents" in p.stderr
+    game = json.loads((EXAMPLES / "chameleon_sports.json").read_text())
+    p = run(
+        "score",
+        str(EXAMPLES / "chameleon_sports.json"),
+        "--index",
+        str(out),
+        "-f",
+        "json",
+        home=tmp_path,
+    )
+    assert p.returncode == 0, p.stderr
+    (report,) = json.loads(p.stdout)
+    assert report["backend_info"]["count_source"]["documents"] == 3
+    assert report["steps"][0]["text"] == game["turns"][0]["text"]
+
+
+def test_default_index_is_built_on_first_use(tmp_path: Path):
+    p = run("score", str(EXAMPLES / "chameleon_sports.json"), "-f", "jsonl", home=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "corpus" / "default.sqlite").is_file()
+    p = run("corpus", "info", home=tmp_path)
+    assert "wordnet-3.0" in p.stdout
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "jsonl"])
+def test_empty_input_file_gives_exit_2(leakage_home: Path, tmp_path: Path, fmt: str):
+    empty = tmp_path / "e.jsonl"
+    empty.write_text("")
+    p = run("score", str(empty), "-f", fmt, home=leakage_home)
+    assert p.returncode == 2 and "empty file" in p.stderr

@@ -1,0 +1,138 @@
+"""The posterior engine: properties that must hold for any log-likelihood matrix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from leakage.posterior import entropy_bits, posterior_trace, ranks_of, spy_posterior
+
+finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
+any_float = st.one_of(finite, st.just(-np.inf), st.just(np.inf), st.just(np.nan))
+
+
+@st.composite
+def matrices(draw, elements=finite):
+    m = draw(st.integers(1, 6))
+    k = draw(st.integers(1, 20))
+    return draw(arrays(np.float64, (m, k), elements=elements))
+
+
+@settings(max_examples=200, deadline=None)
+@given(matrices(any_float))
+def test_posteriors_sum_to_one_and_stay_finite(L):
+    tr = posterior_trace(L)
+    assert np.all(np.isfinite(tr.posterior))
+    assert np.allclose(tr.posterior.sum(axis=1), 1.0)
+    assert np.all(tr.posterior >= 0)
+    assert np.all(np.isfinite(tr.entropy_bits))
+    assert np.all(np.isfinite(tr.information_gain_bits))
+    assert np.all(np.isfinite(tr.kl_bits)) and np.all(tr.kl_bits >= 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(matrices(any_float))
+def test_entropy_within_bounds(L):
+    k = L.shape[1]
+    tr = posterior_trace(L)
+    assert np.all(tr.entropy_bits >= 0)
+    assert np.all(tr.entropy_bits <= np.log2(k) + 1e-9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(matrices(finite), st.randoms(use_true_random=False))
+def test_invariant_to_candidate_order(L, rnd):
+    k = L.shape[1]
+    perm = list(range(k))
+    rnd.shuffle(perm)
+    a = posterior_trace(L, secret_index=0)
+    b = posterior_trace(L[:, perm], secret_index=perm.index(0))
+    assert np.allclose(a.posterior[:, perm], b.posterior)
+    assert np.allclose(a.entropy_bits, b.entropy_bits)
+    assert np.array_equal(a.secret_rank, b.secret_rank)
+
+
+@settings(max_examples=100, deadline=None)
+@given(matrices(finite), st.data())
+def test_gains_add_up_and_uncounted_turns_change_nothing(L, data):
+    m = L.shape[0]
+    counted = np.array(data.draw(st.lists(st.booleans(), min_size=m, max_size=m)))
+    tr = posterior_trace(L, counted=counted)
+    final = tr.entropy_bits[-1]
+    assert np.isclose(tr.information_gain_bits.sum(), tr.prior_entropy_bits - final, atol=1e-6)
+    previous = np.vstack([tr.prior, tr.posterior[:-1]])
+    for i in np.flatnonzero(~counted):
+        assert np.allclose(tr.posterior[i], previous[i])
+        assert tr.information_gain_bits[i] == 0 and tr.kl_bits[i] == 0
+
+
+def test_zero_count_does_not_veto():
+    # -inf for the secret on one clue would make it impossible forever; it is floored instead.
+    L = np.array([[0.0, -np.inf, 0.0], [-50.0, 800.0, -50.0]])
+    tr = posterior_trace(L, secret_index=1)
+    assert tr.secret_rank[-1] == 1
+
+
+def test_uniform_prior_and_given_prior():
+    tr = posterior_trace(np.zeros((1, 4)))
+    assert np.allclose(tr.posterior[0], 0.25)
+    assert tr.entropy_bits[0] == pytest.approx(2.0)
+    tr = posterior_trace(np.zeros((1, 2)), prior=[3, 1])
+    assert np.allclose(tr.posterior[0], [0.75, 0.25])
+    with pytest.raises(ValueError):
+        posterior_trace(np.zeros((1, 2)), prior=[1, -1])
+
+
+def test_bayes_update_matches_hand_computation():
+    L = np.log(np.array([[0.5, 0.25, 0.25], [0.1, 0.6, 0.3]]))
+    tr = posterior_trace(L, secret_index=1)
+    expected = np.array([0.05, 0.15, 0.075]) / 0.275
+    assert np.allclose(tr.posterior[1], expected)
+    assert tr.secret_rank.tolist() == [3, 1]  # ties count against the secret
+    assert tr.in_top_k(1).tolist() == [False, True]
+
+
+def test_rank_ties_count_against_candidate():
+    assert ranks_of(np.full((1, 5), 0.2), 2).tolist() == [5]
+
+
+def test_entropy_of_point_mass_is_zero():
+    assert entropy_bits(np.array([1.0, 0.0, 0.0])) == 0.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    arrays(np.float64, st.integers(2, 8), elements=finite),
+    st.integers(1, 3),
+    st.sampled_from(["known", "marginalise"]),
+)
+def test_spy_posterior_marginals(d, n_spies, assignment):
+    if n_spies >= d.size:
+        n_spies = d.size - 1
+    p = spy_posterior(d, n_spies, assignment=assignment)
+    assert np.all(np.isfinite(p)) and np.all((p >= -1e-12) & (p <= 1 + 1e-12))
+    assert p.sum() == pytest.approx(n_spies)
+
+
+def test_spy_posterior_finds_the_odd_one_out():
+    # Player 2's statements favour the spy word; the others' favour the civilian word.
+    d = np.array([2.0, 1.5, -3.0, 2.5])
+    p = spy_posterior(d, 1)
+    assert int(np.argmax(p)) == 2 and p[2] > 0.9
+    # Not knowing which word is the civilians', the odd one out is still the suspect.
+    pm = spy_posterior(d, 1, assignment="marginalise")
+    assert int(np.argmax(pm)) == 2
+    # No evidence: every player equally likely.
+    assert np.allclose(spy_posterior(np.zeros(6), 2), 2 / 6)
+
+
+def test_bad_shapes_are_errors():
+    with pytest.raises(ValueError):
+        posterior_trace(np.zeros(3))
+    with pytest.raises(ValueError):
+        posterior_trace(np.zeros((2, 3)), counted=[True])
+    with pytest.raises(ValueError):
+        spy_posterior(np.zeros(3), 3)
