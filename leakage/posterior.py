@@ -84,10 +84,7 @@ class Trace:
     counted: NDArray[np.bool_]
     secret_probability: NDArray[np.float64] | None
     secret_rank: NDArray[np.int64] | None
-
-    @property
-    def prior_entropy_bits(self) -> float:
-        return float(entropy_bits(self.prior))
+    prior_entropy_bits: float
 
     def in_top_k(self, k: int) -> NDArray[np.bool_] | None:
         """Whether the secret is among the k most probable candidates after each step."""
@@ -106,39 +103,49 @@ def posterior_trace(
     ``prior`` defaults to uniform; ``counted`` (one bool per clue) says which clues update
     the posterior (default: all); ``secret_index`` enables probability and rank of the secret.
     """
-    L = _clean(loglik)
+    L = np.asarray(loglik, dtype=np.float64)
     if L.ndim != 2:
         raise ValueError(f"loglik must be 2-D (clues x candidates), got shape {L.shape}")
+    if not np.isfinite(L).all():
+        L = _clean(L)
     m, k = L.shape
     if k == 0:
         raise ValueError("there must be at least one candidate")
     if prior is None:
-        log_prior = np.full(k, -np.log(k))
+        prior_p = np.full(k, 1.0 / k)
     else:
         pr = np.asarray(prior, dtype=np.float64)
         if pr.shape != (k,) or np.any(pr < 0) or not np.isfinite(pr).all() or pr.sum() <= 0:
             raise ValueError("prior must be k non-negative finite numbers with a positive sum")
-        log_prior = np.log(np.maximum(pr / pr.sum(), _TINY))
+        prior_p = pr / pr.sum()
     mask = np.ones(m, dtype=bool) if counted is None else np.asarray(counted, dtype=bool)
     if mask.shape != (m,):
         raise ValueError(f"counted must have one entry per clue ({m}), got shape {mask.shape}")
+    if secret_index is not None and not 0 <= secret_index < k:
+        raise ValueError(f"secret_index {secret_index} out of range for {k} candidates")
 
-    cumulative = log_prior + np.cumsum(np.where(mask[:, None], L, 0.0), axis=0)
-    post = normalize_log(cumulative) if m else np.empty((0, k))
-    prior_p = normalize_log(log_prior)
-    previous = np.vstack([prior_p, post[:-1]]) if m else np.empty((0, k))
-    h = entropy_bits(post)
-    h_prev = entropy_bits(previous)
-    gain = np.where(mask, h_prev - h, 0.0)
-    kl = np.where(mask, kl_bits(post, previous), 0.0)
+    # Row 0 is the prior, row i + 1 the posterior after clue i. Small matrices dominate
+    # (4 clues x 16 words), so this is written as a handful of whole-array operations.
+    log_prior = np.log(np.maximum(prior_p, _TINY))
+    cumulative = np.empty((m + 1, k))
+    cumulative[0] = log_prior
+    np.cumsum(np.where(mask[:, None], L, 0.0), axis=0, out=cumulative[1:])
+    cumulative[1:] += log_prior
+    cumulative -= cumulative.max(axis=1, keepdims=True)
+    allp = np.exp(cumulative)
+    allp /= allp.sum(axis=1, keepdims=True)
+    log2p = np.log2(np.maximum(allp, _TINY))
+    plogp = np.where(allp > 0, allp * log2p, 0.0)
+    h_all = np.maximum(-plogp.sum(axis=1), 0.0)
+    post, h = allp[1:], h_all[1:]
+    gain = np.where(mask, h_all[:-1] - h, 0.0)
+    kl = np.where(mask, np.maximum((plogp[1:] - post * log2p[:-1]).sum(axis=1), 0.0), 0.0)
     if secret_index is not None:
-        if not 0 <= secret_index < k:
-            raise ValueError(f"secret_index {secret_index} out of range for {k} candidates")
-        sp = post[:, secret_index] if m else np.empty(0)
-        sr = ranks_of(post, secret_index) if m else np.empty(0, dtype=np.int64)
+        sp = post[:, secret_index]
+        sr = (post >= post[:, secret_index : secret_index + 1]).sum(axis=1).astype(np.int64)
     else:
         sp, sr = None, None
-    return Trace(prior_p, post, h, gain, kl, mask, sp, sr)
+    return Trace(allp[0], post, h, gain, kl, mask, sp, sr, float(h_all[0]))
 
 
 def spy_posterior(

@@ -49,19 +49,26 @@ class CooccurrenceBackend:
         self.beta = beta
         self.tau = tau
         self.pooling = pooling
+        self.max_cached_rows = 200_000
+        self._info: dict[str, Any] | None = None
+        # (term, candidate phrases) -> log-likelihood row: a game's matrix is a few dict
+        # look-ups once its clue words have been seen with that card.
+        self._rows: dict[tuple[str, tuple[str, ...]], NDArray[np.float64]] = {}
 
     def info(self) -> dict[str, Any]:
-        source_info = getattr(self.source, "info", None)
-        return {
-            "backend": self.name,
-            "estimator": self.estimator,
-            "beta": self.beta,
-            "tau": self.tau,
-            "pooling": self.pooling,
-            "count_source": source_info()
-            if callable(source_info)
-            else {"source": self.source.name},
-        }
+        if self._info is None:
+            source_info = getattr(self.source, "info", None)
+            self._info = {
+                "backend": self.name,
+                "estimator": self.estimator,
+                "beta": self.beta,
+                "tau": self.tau,
+                "pooling": self.pooling,
+                "count_source": (
+                    source_info() if callable(source_info) else {"source": self.source.name}
+                ),
+            }
+        return dict(self._info)
 
     @staticmethod
     def _plan(
@@ -82,12 +89,26 @@ class CooccurrenceBackend:
     def loglik(
         self, clues: Sequence[str], candidates: Sequence[str], *, category: str | None = None
     ) -> NDArray[np.float64]:
-        per_clue, terms, cands = self._plan(clues, candidates)
-        k = len(cands)
-        out = np.zeros((len(clues), k))
-        if not terms:
-            return out
-        t = len(terms)
+        per_clue = [clue_terms(c) for c in clues]
+        cands = tuple(normalize_phrase(w) for w in candidates)
+        out = np.zeros((len(clues), len(cands)))
+        rows = self._rows
+        missing = list(
+            dict.fromkeys(t for ts in per_clue for t in ts if (t, cands) not in rows)
+        )
+        if missing:
+            self._fill_rows(missing, cands)
+        for i, ts in enumerate(per_clue):
+            if len(ts) == 1:
+                out[i] = rows[(ts[0], cands)]
+            elif ts:
+                stacked = np.vstack([rows[(t, cands)] for t in ts])
+                out[i] = stacked.mean(axis=0) if self.pooling == "mean" else stacked.sum(axis=0)
+        return out
+
+    def _fill_rows(self, terms: list[str], cands: tuple[str, ...]) -> None:
+        """Count and estimate the rows of ``terms`` against ``cands`` in one batch of queries."""
+        t, k = len(terms), len(cands)
         counts = self.source.counts(
             [(x,) for x in terms] + [(c,) for c in cands] + [(x, c) for x in terms for c in cands]
         )
@@ -101,13 +122,10 @@ class CooccurrenceBackend:
             beta=self.beta,
             tau=self.tau,
         )
-        row_of = {x: i for i, x in enumerate(terms)}
-        for i, ts in enumerate(per_clue):
-            if ts:
-                rows = term_ll[[row_of[x] for x in ts]]
-                out[i] = rows.mean(axis=0) if self.pooling == "mean" else rows.sum(axis=0)
-        return out
-
+        if len(self._rows) + t > self.max_cached_rows:
+            self._rows.clear()  # a crude bound; rows are cheap to recompute from cached counts
+        for x, row in zip(terms, term_ll, strict=True):
+            self._rows[(x, cands)] = row
 
 def open_count_source(
     source: str = "local",
