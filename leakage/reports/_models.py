@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-REPORT_FORMAT = "leakage.report/1"
+REPORT_FORMAT: Final = "leakage.report/1"
 
 
 class _Out(BaseModel):

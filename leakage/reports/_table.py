@@ -38,7 +38,7 @@ def report_table(report: Report) -> Table:
             f"{s.player} ({s.role})" if odd_one else s.player, style="bold" if odd_one else ""
         )
         clue = Text(s.text, style="" if s.counted else "dim")
-        row = [
+        row: list[str | Text] = [
             str(s.index + 1),
             who,
             clue,

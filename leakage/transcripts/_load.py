@@ -202,5 +202,8 @@ def load_transcripts(
     good: list[AnyTranscript] = []
     bad: list[InvalidInput] = []
     for item in iter_transcripts(paths, input_format=input_format):
-        (bad if isinstance(item, InvalidInput) else good).append(item)
+        if isinstance(item, InvalidInput):
+            bad.append(item)
+        else:
+            good.append(item)
     return good, bad

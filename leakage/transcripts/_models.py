@@ -8,12 +8,12 @@ free-form data goes in ``meta``.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from pydantic_core import PydanticCustomError
 
-TRANSCRIPT_FORMAT = "leakage.transcript/1"
+TRANSCRIPT_FORMAT: Final = "leakage.transcript/1"
 
 ChameleonRole = Literal["chameleon", "non-chameleon"]
 SpyGameRole = Literal["civilian", "spy"]
@@ -74,6 +74,7 @@ class _TranscriptBase(_Input):
     """Free-form data: source file, models, matchup, difficulty, seeds."""
 
     _roles: tuple[str, ...] = ()
+    game: str
 
     def player(self, player_id: str) -> Player:
         for p in self.players:
