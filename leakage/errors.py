@@ -54,8 +54,7 @@ class InvalidTranscript(InvalidInput):
             where.append(f"record {self.record}")
         prefix = ": ".join([", ".join(where)]) + ": " if where else ""
         return "; ".join(
-            f"{prefix}{field}: {msg}" if field else f"{prefix}{msg}"
-            for field, msg in self.problems
+            f"{prefix}{field}: {msg}" if field else f"{prefix}{msg}" for field, msg in self.problems
         )
 
     def located(self, *, source: str | None = None, record: str | int | None = None):

@@ -34,13 +34,24 @@ def _as_dict(words: list[str], p: np.ndarray) -> dict[str, float]:
     return dict(zip(words, p.tolist(), strict=True))
 
 
+def _counted(t: ChameleonTranscript, options: ScoreOptions) -> np.ndarray:
+    chameleons = t.chameleons()
+    return np.array(
+        [options.include_chameleon or turn.player not in chameleons for turn in t.turns], bool
+    )
+
+
+def scored_clues(t: AnyTranscript, options: ScoreOptions = ScoreOptions()) -> list[str]:
+    """The clue texts scoring ``t`` sends to the backend (what a dry run must price)."""
+    if isinstance(t, ChameleonTranscript):
+        return [turn.text for turn, c in zip(t.turns, _counted(t, options), strict=True) if c]
+    return [turn.text for turn in t.turns]
+
+
 def score_chameleon(
     t: ChameleonTranscript, backend: LikelihoodBackend, options: ScoreOptions = ScoreOptions()
 ) -> Report:
-    chameleons = t.chameleons()
-    counted = np.array(
-        [options.include_chameleon or turn.player not in chameleons for turn in t.turns], bool
-    )
+    counted = _counted(t, options)
     k = len(t.candidates)
     loglik = np.zeros((len(t.turns), k))
     idx = np.flatnonzero(counted)

@@ -13,15 +13,16 @@ import pytest
 from .conftest import EXAMPLES
 
 
-def run(*args: str, home: Path, **kw) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LEAKAGE_HOME": str(home), "COLUMNS": "200"}
+def run(
+    *args: str, home: Path, env_extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LEAKAGE_HOME": str(home), "COLUMNS": "200", **(env_extra or {})}
     return subprocess.run(
         [sys.executable, "-m", "leakage", *args],
         capture_output=True,
         text=True,
         env=env,
         timeout=120,
-        **kw,
     )
 
 
@@ -141,3 +142,46 @@ def test_empty_input_file_gives_exit_2(leakage_home: Path, tmp_path: Path, fmt: 
     empty.write_text("")
     p = run("score", str(empty), "-f", fmt, home=leakage_home)
     assert p.returncode == 2 and "empty file" in p.stderr
+
+
+def test_web_source_dry_run_budget_and_cache(tmp_path: Path):
+    """`--source serpapi` against a local fake of the real API: dry run, budget, cache."""
+    from tests.fakes.web_apis import SERPAPI_KEY, FakeWebApis
+
+    game = EXAMPLES / "chameleon_sports.json"
+    with FakeWebApis() as fake:
+        env = {"SERPAPI_API_KEY": SERPAPI_KEY}
+        web = ("--source", "serpapi", "--endpoint", fake.serpapi_url)
+        p = run("score", str(game), *web, "--dry-run", home=tmp_path, env_extra=env)
+        assert p.returncode == 0, p.stderr
+        assert "1 games need" in p.stdout and fake.hits() == 0
+        needed = int(p.stdout.split("need ")[1].split()[0].replace(",", ""))
+
+        p = run(
+            "score", str(game), *web, "--budget", "5", "-f", "json", home=tmp_path, env_extra=env
+        )
+        assert p.returncode == 5, p.stderr
+        assert "stopped:" in p.stderr and "--budget" in p.stderr
+        assert json.loads(p.stdout) == []
+        assert fake.hits() == 5
+
+        p = run("score", str(game), *web, "--dry-run", home=tmp_path, env_extra=env)
+        assert f"{needed - 5:,} are not cached" in p.stdout  # what was answered stayed cached
+
+        p = run("score", str(game), *web, "-f", "json", home=tmp_path, env_extra=env)
+        assert p.returncode == 0, p.stderr
+        assert fake.hits() == needed  # every query went out exactly once
+        (report,) = json.loads(p.stdout)
+        assert report["backend_info"]["count_source"]["source"] == "serpapi"
+
+
+def test_web_source_without_key_says_which_variable(tmp_path: Path):
+    p = run(
+        "score",
+        str(EXAMPLES / "chameleon_sports.json"),
+        "--source",
+        "serpapi",
+        home=tmp_path,
+        env_extra={"SERPAPI_API_KEY": ""},
+    )
+    assert p.returncode == 3 and "SERPAPI_API_KEY" in p.stderr

@@ -25,9 +25,21 @@ class OutputFormat(StrEnum):
 
 
 def _backend_options(
-    source: str, index: Path | None, cache: Path | None, budget: int | None, **estimator: Any
+    source: str,
+    index: Path | None,
+    cache: Path | None,
+    budget: int | None,
+    endpoint: str | None,
+    **estimator: Any,
 ) -> dict[str, Any]:
-    return {"source": source, "index": index, "cache_path": cache, "budget": budget, **estimator}
+    return {
+        "source": source,
+        "index": index,
+        "cache_path": cache,
+        "budget": budget,
+        "endpoint": endpoint,
+        **estimator,
+    }
 
 
 def _write(reports: list[Report], fmt: OutputFormat, out: Path | None) -> None:
@@ -77,6 +89,9 @@ def score(
     ] = None,
     cache: Annotated[Path | None, typer.Option(help="Web count cache file (SQLite).")] = None,
     budget: Annotated[int | None, typer.Option(help="Most web queries this run may send.")] = None,
+    endpoint: Annotated[
+        str | None, typer.Option(help="Base URL of the web count API (a proxy, a self-hosted one).")
+    ] = None,
     dry_run: Annotated[
         bool,
         typer.Option("--dry-run", help="Print how many uncached count queries the batch needs."),
@@ -107,14 +122,22 @@ def score(
             games.append(item)
 
     options = _backend_options(
-        source, index, cache, budget, estimator=estimator, beta=beta, tau=tau, pooling=pooling
+        source,
+        index,
+        cache,
+        budget,
+        endpoint,
+        estimator=estimator,
+        beta=beta,
+        tau=tau,
+        pooling=pooling,
     )
     scorer = create_backend(backend, **(options if backend == "cooccurrence" else {}))
+    opts = ScoreOptions(include_chameleon=include_chameleon, spy_assignment=spy_assignment)
     if dry_run:
-        _dry_run(scorer, games, err)
+        _dry_run(scorer, games, opts, err)
         raise typer.Exit(EXIT_INVALID_INPUT if bad else 0)
 
-    opts = ScoreOptions(include_chameleon=include_chameleon, spy_assignment=spy_assignment)
     reports: list[Report] = []
     stopped: BudgetExhausted | None = None
     for game in games:
@@ -137,7 +160,9 @@ def score(
         raise typer.Exit(EXIT_INVALID_INPUT)
 
 
-def _dry_run(scorer: Any, games: list[Any], err: Console) -> None:
+def _dry_run(scorer: Any, games: list[Any], opts: Any, err: Console) -> None:
+    from leakage.scoring import scored_clues
+
     queries_of = getattr(scorer, "queries", None)
     source = getattr(scorer, "source", None)
     if queries_of is None or source is None:
@@ -145,8 +170,7 @@ def _dry_run(scorer: Any, games: list[Any], err: Console) -> None:
         return
     wanted: dict[tuple[str, ...], None] = {}
     for g in games:
-        texts = [t.text for t in g.turns]
-        for q in queries_of(texts, g.candidates):
+        for q in queries_of(scored_clues(g, opts), g.candidates):
             wanted.setdefault(q, None)
     missing = source.uncached(list(wanted))
     typer.echo(

@@ -93,9 +93,7 @@ class CooccurrenceBackend:
         cands = tuple(normalize_phrase(w) for w in candidates)
         out = np.zeros((len(clues), len(cands)))
         rows = self._rows
-        missing = list(
-            dict.fromkeys(t for ts in per_clue for t in ts if (t, cands) not in rows)
-        )
+        missing = list(dict.fromkeys(t for ts in per_clue for t in ts if (t, cands) not in rows))
         if missing:
             self._fill_rows(missing, cands)
         for i, ts in enumerate(per_clue):
@@ -127,15 +125,20 @@ class CooccurrenceBackend:
         for x, row in zip(terms, term_ll, strict=True):
             self._rows[(x, cands)] = row
 
+
 def open_count_source(
     source: str = "local",
     *,
     index: str | Path | None = None,
     cache_path: str | Path | None = None,
     budget: int | None = None,
+    endpoint: str | None = None,
     build_missing: bool = True,
 ) -> CountSource:
-    """Open a count source by name: ``local`` (an FTS5 index) or a web engine."""
+    """Open a count source by name: ``local`` (an FTS5 index) or a web engine.
+
+    ``endpoint`` replaces a web engine's base URL (a proxy, a self-hosted infini-gram).
+    """
     if source == "local":
         from leakage.backends.cooccurrence._local import LocalIndexSource
         from leakage.corpus import default_index_path
@@ -147,7 +150,7 @@ def open_count_source(
             docs, sources = default_documents()
             build_index(path, docs, sources=sources)
         return LocalIndexSource(path)
-    from leakage.backends.cooccurrence._web import WEB_SOURCES
+    from leakage.backends.cooccurrence.web import WEB_SOURCES
 
     try:
         factory = WEB_SOURCES[source]
@@ -158,7 +161,8 @@ def open_count_source(
         from leakage.corpus import default_index_path
 
         cache_path = default_index_path().parent.parent / "web-counts.sqlite"
-    return factory(cache_path=Path(cache_path), budget=budget)
+    extra = {"base_url": endpoint} if endpoint else {}
+    return factory(cache_path=Path(cache_path), budget=budget, **extra)
 
 
 @register_backend("cooccurrence")
@@ -168,13 +172,16 @@ def _cooccurrence(
     index: str | Path | None = None,
     cache_path: str | Path | None = None,
     budget: int | None = None,
+    endpoint: str | None = None,
     estimator: str = "conditional",
     beta: float = 100.0,
     tau: float = 0.1,
     pooling: str = "mean",
 ) -> CooccurrenceBackend:
     src = (
-        open_count_source(source, index=index, cache_path=cache_path, budget=budget)
+        open_count_source(
+            source, index=index, cache_path=cache_path, budget=budget, endpoint=endpoint
+        )
         if isinstance(source, str)
         else source
     )

@@ -1,0 +1,420 @@
+"""Count sources backed by web search APIs: SerpApi (Google), Google Custom Search, infini-gram.
+
+The published estimator of clue leakage in The Chameleon reads P(r | w) ≈ #(r AND w) / #(w)
+off web search hit counts. These sources answer such counts over HTTP and share one
+machinery, written once in :class:`WebCountSource`:
+
+- a persistent SQLite cache (:class:`~._cache.CountCache`), so a query never goes out twice,
+  across runs and processes; :meth:`~WebCountSource.uncached` is the dry run;
+- a per-run query budget (:class:`~._budget.QueryBudget`): when it is spent the batch stops
+  cleanly with :class:`~leakage.errors.BudgetExhausted` and what was answered stays cached;
+- retries with exponential backoff for 429, 5xx and transport errors, honouring
+  ``Retry-After``; other 4xx fail at once (401/403: the key is rejected);
+- bounded concurrency (a semaphore) on one ``httpx.AsyncClient``;
+- an async core (:meth:`~WebCountSource.acounts`) and the sync ``counts()`` of the
+  ``CountSource`` protocol.
+
+Each concrete source only says how a query is written, sent and read back. Environment
+variables are read in one place per source, its ``from_env`` factory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import functools
+import os
+import ssl
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import httpx
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
+
+from leakage.errors import BackendUnavailable, BudgetExhausted, CountSourceError, InvalidInput
+
+from ._budget import QueryBudget
+from ._cache import CountCache
+from ._source import Query, query_key
+
+GOOGLE_PAGES_ESTIMATE = 25e9
+"""Default N for the Google engines: an order-of-magnitude guess of the pages behind a hit
+count. Google does not publish it; it enters the estimator only through the smoothing prior
+β·#(r)/N, so the order of magnitude is what matters. Override with ``total=``."""
+
+_USER_AGENT = "leakage (co-occurrence counts; https://pypi.org/project/leakage)"
+_FLUSH_EVERY = 16  # answered queries per cache transaction
+_T = TypeVar("_T")
+
+
+class _Transient(Exception):
+    """A failure worth retrying: 429, 5xx, a transport error, an infini-gram error payload."""
+
+    def __init__(
+        self, detail: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.status = status
+        self.retry_after = retry_after
+
+
+def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is GMT by definition
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context per process: building it (loading CA certificates) costs ~30 ms,
+    and a fresh client is made for every sync ``counts()`` call."""
+    return httpx.create_ssl_context()
+
+
+def _run_sync(make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
+    """Run a coroutine to completion from sync code, in any thread.
+
+    Inside a running event loop ``asyncio.run`` is refused, so the coroutine gets a loop of
+    its own in a helper thread (blocking the caller's loop: async code should await the
+    ``a``-method instead).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="leakage-web") as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()
+
+
+def _norm(phrase: str) -> str:
+    """The phrase as the cache key sees it: case-folded, single spaces, no double quotes."""
+    return " ".join(phrase.replace('"', " ").casefold().split())
+
+
+def _as_count(value: object, field: str, source: str, text: str) -> int:
+    """An API's count field as an int (Google sends a string, SerpApi an int)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and value.replace(",", "").strip().isdigit():
+        return int(value.replace(",", ""))
+    raise CountSourceError(f"{source}: query {text!r}: {field} is {value!r}, not a count")
+
+
+def _error_message(response: httpx.Response) -> str:
+    """The server's own words about a failure, from the usual JSON error shapes."""
+    try:
+        payload = response.json()
+    except ValueError:
+        return response.text[:200].strip() or response.reason_phrase
+    if isinstance(payload, dict):
+        error = payload.get("error")
+        if isinstance(error, dict):  # Google: {"error": {"code", "message", "status"}}
+            return str(error.get("message") or error)
+        if error:  # SerpApi, infini-gram: {"error": "..."}
+            return str(error)
+    return str(payload)[:200]
+
+
+def _require_env(var: str, source: str, what: str) -> str:
+    value = os.environ.get(var, "").strip()
+    if not value:
+        raise BackendUnavailable(
+            f"the {source} count source needs {what}: set the environment variable {var} "
+            f"(export {var}=...) or pass it to the constructor"
+        )
+    return value
+
+
+class WebCountSource(ABC):
+    """The shared machinery of HTTP count sources; subclasses say how to ask and read back.
+
+    A subclass provides ``name``, ``endpoint`` (what else besides the query decides the
+    number, part of the cache key), ``format_query``, ``_send`` and ``_parse``.
+    """
+
+    name: str
+    key_env: tuple[str, ...] = ()
+    """Environment variables holding this source's credentials (for messages)."""
+
+    allows_empty_query = False
+
+    def __init__(
+        self,
+        *,
+        cache_path: str | os.PathLike[str],
+        base_url: str,
+        total: float | None,
+        budget: int | None,
+        timeout: float,
+        concurrency: int,
+        max_attempts: int,
+        backoff: float,
+        max_wait: float,
+        client: httpx.AsyncClient | None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1 (got {concurrency})")
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be at least 1 (got {max_attempts})")
+        self.base_url = base_url
+        self.cache = CountCache(cache_path)
+        self.budget = QueryBudget(budget)
+        self.timeout = timeout
+        self.concurrency = concurrency
+        self.max_attempts = max_attempts
+        self.backoff = backoff
+        self.max_wait = max_wait
+        self._total = total
+        self._client = client
+
+    # -- what a subclass provides ------------------------------------------------------
+
+    @property
+    @abstractmethod
+    def endpoint(self) -> str:
+        """What, besides the query, decides the count (index, engine id, locale)."""
+
+    @abstractmethod
+    def format_query(self, query: Query) -> str:
+        """The query in the API's own syntax."""
+
+    @abstractmethod
+    async def _send(self, client: httpx.AsyncClient, text: str) -> httpx.Response:
+        """Send one formatted query."""
+
+    @abstractmethod
+    def _parse(self, payload: Any, text: str) -> tuple[int, bool | None]:
+        """``(count, approx)`` from a 2xx JSON payload; raises CountSourceError or _Transient."""
+
+    def _key_rejected(self, status: int, message: str) -> bool:
+        return status in (401, 403)
+
+    def _quota_used_up(self, status: int, message: str) -> bool:
+        """A 429 that waiting will not fix (plan or daily quota spent): fail without retrying."""
+        return False
+
+    def info(self) -> dict[str, Any]:
+        """What produced the counts, for reports (never the key)."""
+        return {
+            "source": self.name,
+            "endpoint": self.endpoint,
+            "base_url": self.base_url,
+            "cache": str(self.cache.path),
+            "budget": self.budget.limit,
+        }
+
+    def close(self) -> None:  # noqa: B027 (part of the source interface, nothing to do)
+        """Nothing to release: HTTP clients and SQLite connections live for one call."""
+
+    # -- the CountSource protocol ----------------------------------------------------
+
+    def total(self) -> float:
+        """N, the number of documents (or tokens) the counts are out of."""
+        if self._total is None:
+            raise CountSourceError(f"{self.name}: no total configured; pass total=")
+        return float(self._total)
+
+    def counts(self, queries: Sequence[Query]) -> list[int]:
+        """One count per query, in order (sync wrapper of :meth:`acounts`)."""
+        return _run_sync(lambda: self.acounts(queries))
+
+    def uncached(self, queries: Sequence[Query]) -> list[Query]:
+        """The distinct queries not yet cached: what :meth:`counts` would send (dry run)."""
+        keys = [self._key(q) for q in queries]
+        known = self.cache.get_many(self.name, self.endpoint, keys)
+        return [q for k, q in self._distinct(queries, keys) if k not in known]
+
+    async def acounts(self, queries: Sequence[Query]) -> list[int]:
+        """One count per query, in order; only uncached distinct queries go out."""
+        keys = [self._key(q) for q in queries]
+        known = self.cache.get_many(self.name, self.endpoint, keys)
+        todo = [(k, q) for k, q in self._distinct(queries, keys) if k not in known]
+        if todo:
+            await self._fetch_all(todo, known, n_distinct=len(set(keys)))
+        return [known[k] for k in keys]
+
+    # -- machinery ---------------------------------------------------------------------
+
+    def _key(self, query: Query) -> str:
+        if isinstance(query, str):
+            raise InvalidInput(f"{self.name}: a query is a tuple of phrases, got {query!r}")
+        if not query and not self.allows_empty_query:
+            raise InvalidInput(f"{self.name}: a query needs at least one phrase")
+        if any(not _norm(p) for p in query):
+            raise InvalidInput(f"{self.name}: query {query!r} has an empty phrase")
+        self._check_query(query)
+        return query_key(query)
+
+    def _check_query(self, query: Query) -> None:  # noqa: B027 (an optional hook)
+        """Refuse, before anything is sent, a query this API cannot answer."""
+
+    @staticmethod
+    def _distinct(queries: Sequence[Query], keys: list[str]) -> list[tuple[str, Query]]:
+        first: dict[str, Query] = {}
+        for k, q in zip(keys, queries, strict=True):
+            first.setdefault(k, q)
+        return list(first.items())
+
+    @asynccontextmanager
+    async def _client_scope(self) -> AsyncIterator[httpx.AsyncClient]:
+        if self._client is not None:  # injected: the caller owns and closes it
+            yield self._client
+            return
+        limits = httpx.Limits(
+            max_connections=self.concurrency, max_keepalive_connections=self.concurrency
+        )
+        async with httpx.AsyncClient(
+            timeout=self.timeout,
+            limits=limits,
+            headers={"User-Agent": _USER_AGENT},
+            verify=_tls_context(),
+        ) as client:
+            yield client
+
+    async def _fetch_all(
+        self, todo: list[tuple[str, Query]], known: dict[str, int], *, n_distinct: int
+    ) -> None:
+        """Fetch ``todo`` into ``known`` and the cache; stop cleanly on budget or failure.
+
+        Requests already in flight when the budget runs out or a query fails are allowed
+        to finish (they are paid for), and everything answered is written to the cache
+        before any error is raised.
+        """
+        answered: dict[str, int] = {}
+        pending: list[tuple[str, int, bool | None]] = []
+        failures: list[CountSourceError] = []
+        starved = False
+        gate = asyncio.Semaphore(self.concurrency)
+
+        def flush() -> None:
+            if pending:
+                self.cache.put_many(self.name, self.endpoint, pending)
+                pending.clear()
+
+        async with self._client_scope() as client:
+
+            async def one(key: str, query: Query) -> None:
+                nonlocal starved
+                async with gate:
+                    if failures or starved:
+                        return
+                    if not self.budget.take():
+                        starved = True
+                        return
+                    try:
+                        count, approx = await self._fetch_one(client, query)
+                    except CountSourceError as exc:
+                        failures.append(exc)
+                        return
+                    answered[key] = count
+                    pending.append((key, count, approx))
+                    if len(pending) >= _FLUSH_EVERY:
+                        flush()
+
+            try:
+                async with asyncio.TaskGroup() as group:
+                    for key, query in todo:
+                        group.create_task(one(key, query))
+            except ExceptionGroup as eg:  # a bug or a misconfiguration, not an API failure
+                raise eg.exceptions[0] from eg
+            finally:
+                flush()
+        known.update(answered)
+        if failures:
+            raise failures[0]
+        if starved:
+            remaining = len(todo) - len(answered)
+            done = n_distinct - remaining
+            raise BudgetExhausted(
+                f"{self.name}: the query budget of {self.budget.limit} is spent: "
+                f"{done} of {n_distinct} distinct queries answered "
+                f"({len(answered)} fetched in this batch), {remaining} remain. "
+                f"The answers are cached in {self.cache.path}; run again with a larger "
+                "budget to continue (cached queries cost nothing).",
+                done=done,
+                budget=self.budget.limit or 0,
+            )
+
+    async def _fetch_one(self, client: httpx.AsyncClient, query: Query) -> tuple[int, bool | None]:
+        text = self.format_query(query)
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=self._wait,
+            retry=retry_if_exception_type(_Transient),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    try:
+                        response = await self._send(client, text)
+                    except httpx.TransportError as exc:
+                        raise _Transient(f"{type(exc).__name__}: {exc}".rstrip(": ")) from exc
+                    self._check_status(response, text)
+                    return self._parse(self._json(response, text), text)
+        except _Transient as exc:
+            raise CountSourceError(
+                f"{self.name}: query {text!r} failed after {self.max_attempts} attempts; "
+                f"last error: {exc.detail}"
+            ) from exc
+        raise AssertionError("unreachable: tenacity either returns or raises")
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(exc, _Transient) and exc.retry_after is not None:
+            return min(exc.retry_after, self.max_wait)
+        return min(self.max_wait, self.backoff * 2.0 ** (state.attempt_number - 1))
+
+    def _check_status(self, response: httpx.Response, text: str) -> None:
+        status = response.status_code
+        if 200 <= status < 300:
+            return
+        message = _error_message(response)
+        if status == 429 and self._quota_used_up(status, message):
+            raise CountSourceError(
+                f"{self.name}: the API quota is used up (HTTP 429: {message}); waiting will "
+                f"not help: raise the plan's limit or wait for its reset (query {text!r})"
+            )
+        if status == 429 or status >= 500:
+            retry_after = None
+            if status in (429, 503):
+                retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+            raise _Transient(f"HTTP {status}: {message}", status=status, retry_after=retry_after)
+        if self._key_rejected(status, message):
+            where = " and ".join(self.key_env) or "the credentials"
+            raise CountSourceError(
+                f"{self.name}: the API key is rejected (HTTP {status}: {message}); "
+                f"check {where} (not retried)"
+            )
+        raise CountSourceError(
+            f"{self.name}: query {text!r} failed with HTTP {status}: {message} (not retried)"
+        )
+
+    def _json(self, response: httpx.Response, text: str) -> Any:
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise CountSourceError(
+                f"{self.name}: malformed JSON in the answer to query {text!r} "
+                f"(HTTP {response.status_code}): {response.text[:120]!r}"
+            ) from exc
+
+
+__all__ = ["GOOGLE_PAGES_ESTIMATE", "WebCountSource", "retry_after_seconds"]
