@@ -54,7 +54,8 @@ class Summary(_Out):
     top1: bool | None = None
     top3: bool | None = None
     spy_top_after_round1: list[str] | None = None
-    """SpyGame: the player(s) the spy posterior ranks highest after the first round."""
+    """SpyGame: the player(s) the spy posterior ranks highest after the first round (as many
+    as there are spies; equal probabilities are broken by seat order)."""
     spy_hit_after_round1: bool | None = None
 
 

@@ -1,7 +1,7 @@
 """Counts from a local FTS5 index (``leakage corpus build``): free, offline, exact.
 
 Each phrase's posting list (the sorted rowids of the documents that contain it) is read
-once and kept; a pair count is the size of the intersection of two posting lists. A game
+once and kept (least recently used ones are dropped past ``max_postings``); a pair count is the size of the intersection of two posting lists. A game
 with K candidates and m clue terms therefore costs K + m index look-ups, not K·m.
 """
 
@@ -32,7 +32,9 @@ class LocalIndexSource:
 
     name = "local"
 
-    def __init__(self, path: Path, *, max_postings: int = 50_000) -> None:
+    def __init__(
+        self, path: Path, *, max_postings: int = 50_000, max_pairs: int = 1_000_000
+    ) -> None:
         self.path = Path(path)
         self.meta = read_meta(self.path)
         self._n = float(self.meta["documents"])
@@ -41,6 +43,7 @@ class LocalIndexSource:
         self._postings: OrderedDict[str, NDArray[np.int64]] = OrderedDict()
         self._pairs: dict[tuple[str, str], int] = {}
         self._max_postings = max_postings
+        self._max_pairs = max_pairs
 
     def close(self) -> None:
         self._con.close()
@@ -62,6 +65,7 @@ class LocalIndexSource:
         key = normalize_phrase(phrase)
         hit = self._postings.get(key)
         if hit is not None:
+            self._postings.move_to_end(key)
             return hit
         if not key:
             return _EMPTY
@@ -92,6 +96,8 @@ class LocalIndexSource:
                     if pa.size and pb.size
                     else 0
                 )
+                if len(self._pairs) >= self._max_pairs:
+                    self._pairs.clear()  # counts are cheap to recount from cached postings
                 self._pairs[key] = hit
             return hit
         docs = self.postings(query[0])

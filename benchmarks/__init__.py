@@ -1,0 +1,10 @@
+"""Speed and quality measurements: ``python -m benchmarks [name ...]`` (``make bench``).
+
+Each benchmark is a module with a ``run()`` that prints a short summary and writes
+``benchmarks/results/<name>.json`` (machine, parameters, numbers). Benchmarks that need the
+third-party reference data in ``../shared/data`` skip, saying so, when it is absent.
+"""
+
+BENCHMARKS = ("speed", "quality")
+
+__all__ = ["BENCHMARKS"]

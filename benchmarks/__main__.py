@@ -1,0 +1,42 @@
+"""``python -m benchmarks [name ...]``: run every benchmark, or the ones named."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+
+from benchmarks import BENCHMARKS
+from benchmarks._common import Skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument(
+        "names",
+        nargs="*",
+        metavar="name",
+        help=f"benchmarks to run (default: all of {', '.join(BENCHMARKS)})",
+    )
+    args = parser.parse_args(argv)
+    unknown = [n for n in args.names if n not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
+    names = args.names or list(BENCHMARKS)
+    start = time.perf_counter()
+    skipped = []
+    for name in names:
+        module = importlib.import_module(f"benchmarks.{name}")
+        try:
+            module.run()
+        except Skip as why:
+            skipped.append(name)
+            print(f"{name}: skipped: {why}")
+    print(f"benchmarks done in {time.perf_counter() - start:.0f} s", end="")
+    print(f" ({len(skipped)} skipped: {', '.join(skipped)})" if skipped else "")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

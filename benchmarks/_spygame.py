@@ -1,0 +1,168 @@
+"""SpyGame / Undercover measurements: statement-level word evidence and the round-1 spy hunt.
+
+Statements: for every statement, ``d = loglik(civilian word) - loglik(spy word)`` from the
+backend (the pair only, no distractors). Accuracy: does ``d`` favour the speaker's own word
+(ties count half). ROC AUC: ``d`` as a score separating civilian speakers (positive) from
+spy speakers.
+
+Round 1: ``Report.summary.spy_top_after_round1`` from ``score_transcript`` (the n_spies most
+suspect players after every first-round statement) against the LLM players' own first-round
+votes. Chance differs by figure: the posterior's top pick is one of n players (k/n), a voter
+picks among the n-1 others (k/(n-1)), and the top-k set holds a spy with chance
+1 - C(n-k, k)/C(n, k). ``posterior_in_civilian_voter_seat_hit`` puts the posterior in each
+civilian voter's seat (its most suspect player other than the voter) so that it meets the
+votes at the same chance.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from math import comb
+from typing import Any
+
+import numpy as np
+
+from benchmarks._stats import bootstrap_ci, own_word_accuracy, roc_auc
+from leakage import ScoreOptions, SpyGameTranscript, score_transcript
+
+
+def statement_table(games: list[SpyGameTranscript], backend: Any) -> dict[str, np.ndarray]:
+    d, civ, rnd, game = [], [], [], []
+    for gi, t in enumerate(games):
+        if not t.turns:
+            continue
+        ll = backend.loglik([x.text for x in t.turns], [t.words.civilian, t.words.spy])
+        d.append(ll[:, 0] - ll[:, 1])
+        civ += [t.player(x.player).role == "civilian" for x in t.turns]
+        rnd += [x.round or 0 for x in t.turns]
+        game += [gi] * len(t.turns)
+    return {
+        "d": np.concatenate(d) if d else np.empty(0),
+        "civilian": np.array(civ, dtype=bool),
+        "round": np.array(rnd, dtype=np.int64),
+        "game": np.array(game, dtype=np.int64),
+    }
+
+
+def statement_metrics(
+    table: dict[str, np.ndarray], *, round_only: int | None = None, seed: int = 0, ci: bool = True
+) -> dict[str, Any]:
+    keep = np.ones(table["d"].size, bool) if round_only is None else table["round"] == round_only
+    d, civ, game = table["d"][keep], table["civilian"][keep], table["game"][keep]
+    out: dict[str, Any] = {
+        "statements": int(d.size),
+        "civilian_statements": int(civ.sum()),
+        "spy_statements": int((~civ).sum()),
+        "games": len(np.unique(game)),
+        "accuracy": round(own_word_accuracy(d, civ), 3),
+        "roc_auc": round(roc_auc(d, civ), 3),
+        "tie_fraction": round(float(np.mean(d == 0)), 3) if d.size else None,
+    }
+    if ci and d.size:
+        groups = np.unique(game)
+        by_game = [np.flatnonzero(game == g) for g in groups]
+
+        def pick(idx: np.ndarray) -> np.ndarray:
+            return np.concatenate([by_game[i] for i in idx])
+
+        out["accuracy_ci95"] = bootstrap_ci(
+            lambda idx: own_word_accuracy(d[pick(idx)], civ[pick(idx)]), len(groups), seed=seed
+        )
+        out["roc_auc_ci95"] = bootstrap_ci(
+            lambda idx: roc_auc(d[pick(idx)], civ[pick(idx)]), len(groups), seed=seed + 1
+        )
+        out["ci_method"] = "percentile bootstrap over games, 400 resamples"
+    return out
+
+
+def _first_round_votes(t: SpyGameTranscript) -> list[Any]:
+    rounds = [v.round for v in t.votes if v.round is not None]
+    return [v for v in t.votes if v.round == min(rounds)] if rounds else []
+
+
+def _seat_hit(suspicion: dict[str, float], voter: str, spies: set[str]) -> float:
+    """Whether the voter's most suspect other player is a spy; a tie counts as a random pick."""
+    others = {p: q for p, q in suspicion.items() if p != voter}
+    top = max(others.values())
+    leaders = [p for p, q in others.items() if q == top]
+    return sum(p in spies for p in leaders) / len(leaders)
+
+
+def spy_round1(
+    games: list[SpyGameTranscript], backend: Any, *, spy_assignment: str = "known"
+) -> dict[str, Any]:
+    """Round-1 spy posterior vs the players' own round-1 votes."""
+    options = ScoreOptions(spy_assignment=spy_assignment)
+    rows: list[dict[str, Any]] = []
+    for t in games:
+        report = score_transcript(t, backend, options)
+        s = report.summary
+        spies = t.spies()
+        n, k = len(t.players), len(spies)
+        votes = _first_round_votes(t)
+        civ_votes = [v for v in votes if t.player(v.voter).role == "civilian"]
+        # The posterior in a civilian voter's seat: its most suspect player other than the
+        # voter, after the last first-round statement (same chance as the vote, k / (n-1)).
+        first = t.turns[0].round if t.turns else None
+        end_r1 = [st for st in report.steps if st.round == first]
+        suspicion = (end_r1[-1].spy_posterior or {}) if end_r1 else {}
+        seat_hits = [_seat_hit(suspicion, v.voter, spies) for v in civ_votes if len(suspicion) > 1]
+        ranked = sorted(suspicion.values(), reverse=True)
+        # The summary's top-k list breaks a tie at its boundary by player order.
+        tie = len(ranked) > k and (ranked[0] == ranked[1] or ranked[k - 1] == ranked[k])
+        tally = Counter(v.target for v in votes)
+        top = max(tally.values()) if tally else 0
+        leaders = [p for p, c in tally.items() if c == top]
+        rows.append(
+            {
+                "set_hit": s.spy_hit_after_round1,
+                "top1_hit": None
+                if not s.spy_top_after_round1
+                else s.spy_top_after_round1[0] in spies,
+                "chance_set": 1 - comb(n - k, k) / comb(n, k),
+                "chance_top1": k / n,
+                "chance_vote": k / (n - 1),
+                "tie_at_top": tie,
+                "has_votes": bool(votes),
+                "civ_votes": len(civ_votes),
+                "civ_vote_hits": sum(v.target in spies for v in civ_votes),
+                "seat_hits": sum(seat_hits),
+                # A tie for the most votes is broken at random in the game: expected hit.
+                "plurality_hit": (sum(p in spies for p in leaders) / len(leaders))
+                if leaders
+                else None,
+            }
+        )
+
+    def mean(key: str, sub: list[dict[str, Any]]) -> float | None:
+        vals = [r[key] for r in sub if r[key] is not None]
+        return round(float(np.mean(vals)), 3) if vals else None
+
+    voted = [r for r in rows if r["has_votes"]]
+    n_civ = sum(r["civ_votes"] for r in voted)
+    return {
+        "games": len(rows),
+        "spy_assignment": spy_assignment,
+        "posterior_top_set_hit": mean("set_hit", rows),
+        "posterior_top_set_chance": mean("chance_set", rows),
+        "posterior_top1_hit": mean("top1_hit", rows),
+        "posterior_top1_chance": mean("chance_top1", rows),
+        "games_with_tie_at_top_after_round1": sum(r["tie_at_top"] for r in rows),
+        "games_with_round1_votes": len(voted),
+        "games_without_votes_skipped": len(rows) - len(voted),
+        "on_games_with_votes": {
+            "posterior_top_set_hit": mean("set_hit", voted),
+            "posterior_top1_hit": mean("top1_hit", voted),
+            "civilian_votes": n_civ,
+            "civilian_vote_hit": round(sum(r["civ_vote_hits"] for r in voted) / n_civ, 3)
+            if n_civ
+            else None,
+            "posterior_in_civilian_voter_seat_hit": round(
+                sum(r["seat_hits"] for r in voted) / n_civ, 3
+            )
+            if n_civ
+            else None,
+            "civilian_vote_chance": mean("chance_vote", voted),
+            "plurality_target_hit": mean("plurality_hit", voted),
+        },
+    }
