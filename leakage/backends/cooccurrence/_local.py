@@ -1,8 +1,9 @@
 """Counts from a local FTS5 index (``leakage corpus build``): free, offline, exact.
 
 Each phrase's posting list (the sorted rowids of the documents that contain it) is read
-once and kept (least recently used ones are dropped past ``max_postings``); a pair count is the size of the intersection of two posting lists. A game
-with K candidates and m clue terms therefore costs K + m index look-ups, not K·m.
+once and kept, least recently used ones dropped past ``max_postings``; a pair count is the
+size of the intersection of two posting lists. A game with K candidates and m clue terms
+therefore costs K + m index look-ups, not K·m.
 """
 
 from __future__ import annotations
