@@ -50,26 +50,10 @@ class SerpApiSource(WebCountSource):
         base_url: str = DEFAULT_URL,
         params: Mapping[str, str] | None = None,
         total: float = GOOGLE_PAGES_ESTIMATE,
-        budget: int | None = None,
-        timeout: float = 30.0,
-        concurrency: int = 4,
-        max_attempts: int = 5,
-        backoff: float = 0.5,
-        max_wait: float = 60.0,
-        client: httpx.AsyncClient | None = None,
+        **options: Any,
     ) -> None:
-        super().__init__(
-            cache_path=cache_path,
-            base_url=base_url,
-            total=total,
-            budget=budget,
-            timeout=timeout,
-            concurrency=concurrency,
-            max_attempts=max_attempts,
-            backoff=backoff,
-            max_wait=max_wait,
-            client=client,
-        )
+        """``options``: the shared settings of :class:`WebCountSource` (budget, timeout, ...)."""
+        super().__init__(cache_path=cache_path, base_url=base_url, total=total, **options)
         self._api_key = api_key
         self.params = dict(params or {})
 
@@ -132,26 +116,10 @@ class GoogleCseSource(WebCountSource):
         cache_path: str | os.PathLike[str],
         base_url: str = DEFAULT_URL,
         total: float = GOOGLE_PAGES_ESTIMATE,
-        budget: int | None = None,
-        timeout: float = 30.0,
-        concurrency: int = 4,
-        max_attempts: int = 5,
-        backoff: float = 0.5,
-        max_wait: float = 60.0,
-        client: httpx.AsyncClient | None = None,
+        **options: Any,
     ) -> None:
-        super().__init__(
-            cache_path=cache_path,
-            base_url=base_url,
-            total=total,
-            budget=budget,
-            timeout=timeout,
-            concurrency=concurrency,
-            max_attempts=max_attempts,
-            backoff=backoff,
-            max_wait=max_wait,
-            client=client,
-        )
+        """``options``: the shared settings of :class:`WebCountSource` (budget, timeout, ...)."""
+        super().__init__(cache_path=cache_path, base_url=base_url, total=total, **options)
         self._api_key = api_key
         self.cse_id = cse_id
 
@@ -232,26 +200,10 @@ class InfiniGramSource(WebCountSource):
         max_diff_tokens: int | None = None,
         max_clause_freq: int | None = None,
         total: float | None = None,
-        budget: int | None = None,
-        timeout: float = 30.0,
-        concurrency: int = 4,
-        max_attempts: int = 5,
-        backoff: float = 0.5,
-        max_wait: float = 60.0,
-        client: httpx.AsyncClient | None = None,
+        **options: Any,
     ) -> None:
-        super().__init__(
-            cache_path=cache_path,
-            base_url=base_url,
-            total=total,
-            budget=budget,
-            timeout=timeout,
-            concurrency=concurrency,
-            max_attempts=max_attempts,
-            backoff=backoff,
-            max_wait=max_wait,
-            client=client,
-        )
+        """``options``: the shared settings of :class:`WebCountSource` (budget, timeout, ...)."""
+        super().__init__(cache_path=cache_path, base_url=base_url, total=total, **options)
         self.index = index
         self.fold_case = fold_case
         self.options = {

@@ -161,13 +161,13 @@ class WebCountSource(ABC):
         cache_path: str | os.PathLike[str],
         base_url: str,
         total: float | None,
-        budget: int | None,
-        timeout: float,
-        concurrency: int,
-        max_attempts: int,
-        backoff: float,
-        max_wait: float,
-        client: httpx.AsyncClient | None,
+        budget: int | None = None,
+        timeout: float = 30.0,
+        concurrency: int = 4,
+        max_attempts: int = 5,
+        backoff: float = 0.5,
+        max_wait: float = 60.0,
+        client: httpx.AsyncClient | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1 (got {concurrency})")

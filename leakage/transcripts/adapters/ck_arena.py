@@ -42,6 +42,7 @@ from pydantic import ValidationError
 from leakage.errors import InvalidTranscript
 from leakage.transcripts._models import SpyGameTranscript
 from leakage.transcripts.adapters._base import register_adapter
+from leakage.transcripts.adapters._fields import get_field, kind_of
 
 _ROLES = {"civilian": "civilian", "undercover": "spy"}
 _ABSTAIN = frozenset({"0", "null", "none", ""})
@@ -49,38 +50,15 @@ _CAUSE_ORDER = {"metric": 0, "vote": 1, "audience": 1, "record": 1}
 _SCORES = ("relevance", "novelty", "reasonableness")
 
 
-def _kind(value: Any) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "true/false"}
-    if value is None:
-        return "null"
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return "a number"
-    return names.get(type(value), type(value).__name__)
-
-
-def _get(obj: dict[str, Any], key: str, where: str, kind: type, *, required: bool = True) -> Any:
-    """``obj[key]`` checked to be a ``kind``; ``where`` is the path of ``obj`` for the error."""
-    path = f"{where}.{key}"
-    value = obj.get(key)
-    if value is None:
-        if required:
-            raise InvalidTranscript([(path, "missing" if key not in obj else "must not be null")])
-        return None
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        expected = {dict: "an object", list: "an array", str: "a string", int: "an integer"}
-        raise InvalidTranscript([(path, f"expected {expected[kind]}, got {_kind(value)}")])
-    return value
-
-
 def _objects(
     obj: dict[str, Any], key: str, where: str, *, required: bool = True
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """The objects in the array ``obj[key]``, each with its field path."""
-    items = _get(obj, key, where, list, required=required) or []
+    items = get_field(obj, key, where, list, required=required) or []
     for i, item in enumerate(items):
         path = f"{where}.{key}[{i}]"
         if not isinstance(item, dict):
-            raise InvalidTranscript([(path, f"expected an object, got {_kind(item)}")])
+            raise InvalidTranscript([(path, f"expected an object, got {kind_of(item)}")])
         yield path, item
 
 
@@ -88,7 +66,7 @@ def _player_ref(obj: dict[str, Any], key: str, where: str, known: set[str]) -> s
     """A player id field (an integer upstream) as a known string id."""
     value = obj.get(key)
     if isinstance(value, bool) or not isinstance(value, int | str):
-        msg = "missing" if value is None else f"expected a player id, got {_kind(value)}"
+        msg = "missing" if value is None else f"expected a player id, got {kind_of(value)}"
         raise InvalidTranscript([(f"{where}.{key}", msg)])
     pid = str(value).strip()
     if pid not in known:
@@ -98,7 +76,7 @@ def _player_ref(obj: dict[str, Any], key: str, where: str, known: set[str]) -> s
 
 
 def _round(obj: dict[str, Any], key: str, where: str) -> int:
-    value = _get(obj, key, where, int)
+    value = get_field(obj, key, where, int)
     if value < 1:
         raise InvalidTranscript(
             [(f"{where}.{key}", f"expected a round number from 1, got {value}")]
@@ -116,15 +94,15 @@ def _players(game: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, str]
             raise InvalidTranscript([(f"{path}.player_id", "expected a player id")])
         if any(q["id"] == str(pid).strip() for q in players):
             raise InvalidTranscript([(f"{path}.player_id", f"player id {pid!r} appears twice")])
-        raw_role = _get(p, "role", path, str)
+        raw_role = get_field(p, "role", path, str)
         if raw_role not in _ROLES:
             raise InvalidTranscript(
                 [(f"{path}.role", f"expected 'civilian' or 'undercover', got {raw_role!r}")]
             )
         role = _ROLES[raw_role]
-        word = _get(p, "assigned_concept", path, str)
+        word = get_field(p, "assigned_concept", path, str)
         words[role].add(word)
-        agent = _get(p, "llm_id", path, str, required=False)
+        agent = get_field(p, "llm_id", path, str, required=False)
         players.append({"id": str(pid).strip(), "role": role, "agent": agent, "word": word})
     if not players:
         raise InvalidTranscript([("game_record.players", "no players")])
@@ -180,7 +158,7 @@ def _eliminations(
             "metric",
         )
     for path, p in _objects(game, "players", "game_record"):
-        rnd = _get(p, "eliminated_in_voting_round", path, int, required=False)
+        rnd = get_field(p, "eliminated_in_voting_round", path, int, required=False)
         pid = str(p["player_id"]).strip()
         if rnd is not None and rnd >= 1 and pid not in out:
             out[pid] = (rnd, "record")
@@ -204,16 +182,16 @@ class CKArenaAdapter:
 
     def convert(self, record: Any, *, path: Path | None, index: int) -> SpyGameTranscript:
         if not isinstance(record, dict):
-            raise InvalidTranscript([("", f"expected a JSON object, got {_kind(record)}")])
-        game = _get(record, "game_record", "", dict)
+            raise InvalidTranscript([("", f"expected a JSON object, got {kind_of(record)}")])
+        game = get_field(record, "game_record", "", dict)
         game_id = game.get("game_id")
         if isinstance(game_id, bool) or not isinstance(game_id, str | int) or not str(game_id):
-            msg = "missing" if game_id is None else f"expected a string, got {_kind(game_id)}"
+            msg = "missing" if game_id is None else f"expected a string, got {kind_of(game_id)}"
             raise InvalidTranscript([("game_record.game_id", msg)])
         players, pair = _players(game)
         known = {p["id"] for p in players}
 
-        process = _get(game, "game_process", "game_record", dict)
+        process = get_field(game, "game_process", "game_record", dict)
         where = "game_record.game_process"
         turns: list[dict[str, Any]] = []
         scores: list[dict[str, float] | None] = []
@@ -221,7 +199,7 @@ class CKArenaAdapter:
         for spath, s in _objects(process, "statements", where):
             speaker = _player_ref(s, "player_id", spath, known)
             rnd = _round(s, "statement_round", spath)
-            text = _get(s, "content", spath, str)
+            text = get_field(s, "content", spath, str)
             if not text.strip():
                 skipped.append(s.get("statement_id", spath))
                 continue
@@ -262,8 +240,8 @@ class CKArenaAdapter:
     ) -> dict[str, Any]:
         civilians = _models_by_role(players, "civilian")
         spies = _models_by_role(players, "spy")
-        summary = _get(game, "game_summary", "game_record", dict, required=False) or {}
-        winner = _get(summary, "winner_role", "game_record.game_summary", str, required=False)
+        summary = get_field(game, "game_summary", "game_record", dict, required=False) or {}
+        winner = get_field(summary, "winner_role", "game_record.game_summary", str, required=False)
         if winner is not None and winner not in _ROLES:
             raise InvalidTranscript(
                 [("game_record.game_summary.winner_role", f"unknown role {winner!r}")]
@@ -274,7 +252,7 @@ class CKArenaAdapter:
             "upstream_path": path.name.replace("__", "/") if path is not None else None,
             "game_id": str(game["game_id"]),
             "timestamp": game.get("timestamp"),
-            "topic_category": _get(game, "topic_category", "game_record", str, required=False),
+            "topic_category": get_field(game, "topic_category", "game_record", str, required=False),
             "concept_pair": game.get("concept_pair"),
             "models": {p["id"]: p["agent"] for p in players},
             "civilian_models": civilians,

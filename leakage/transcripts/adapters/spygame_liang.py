@@ -40,6 +40,7 @@ from pydantic import ValidationError
 from leakage.errors import InvalidTranscript
 from leakage.transcripts._models import SpyGameTranscript
 from leakage.transcripts.adapters._base import register_adapter
+from leakage.transcripts.adapters._fields import get_field, kind_of
 
 _WINNERS = {"villager": "civilian", "civilian": "civilian", "spy": "spy"}
 _ROUND_KEY = re.compile(r"round-(\d+)")
@@ -53,32 +54,9 @@ _OUT = (
 )
 
 
-def _kind(value: Any) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "true/false"}
-    if value is None:
-        return "null"
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return "a number"
-    return names.get(type(value), type(value).__name__)
-
-
 def _key(where: str, key: str) -> str:
     """Field path of an entry of a keyed object (``rounds['round-1']``, ``vote['Player 1']``)."""
     return f"{where}[{key!r}]"
-
-
-def _get(obj: dict[str, Any], key: str, where: str, kind: type, *, required: bool = True) -> Any:
-    """``obj[key]`` checked to be a ``kind``; ``where`` is the path of ``obj`` for the error."""
-    path = f"{where}.{key}" if where else key
-    value = obj.get(key)
-    if value is None:
-        if required:
-            raise InvalidTranscript([(path, "missing" if key not in obj else "must not be null")])
-        return None
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        expected: dict[type, str] = {dict: "an object", list: "an array", str: "a string"}
-        raise InvalidTranscript([(path, f"expected {expected[kind]}, got {_kind(value)}")])
-    return value
 
 
 def _natural(name: str) -> tuple[int, str]:
@@ -88,7 +66,7 @@ def _natural(name: str) -> tuple[int, str]:
 
 
 def _players(record: dict[str, Any], spy_word: str, villager_word: str) -> list[dict[str, Any]]:
-    models = _get(record, "players_model", "", dict)
+    models = get_field(record, "players_model", "", dict)
     players = []
     for name in sorted(models, key=_natural):
         path = _key("players_model", name)
@@ -122,7 +100,7 @@ def _check_spies(record: dict[str, Any], players: list[dict[str, Any]]) -> None:
     named = set()
     for entry in entries:
         if not isinstance(entry, str):
-            raise InvalidTranscript([("spy", f"expected a string, got {_kind(entry)}")])
+            raise InvalidTranscript([("spy", f"expected a string, got {kind_of(entry)}")])
         m = _SPY.fullmatch(entry.strip())
         named.add(m["name"] if m else entry.strip())
     holders = {p["id"] for p in players if p["role"] == "spy"}
@@ -148,7 +126,7 @@ def _known(name: str, known: set[str], path: str) -> str:
 
 
 def _rounds(record: dict[str, Any]) -> list[tuple[int, str, dict[str, Any]]]:
-    rounds = _get(record, "rounds", "", dict)
+    rounds = get_field(record, "rounds", "", dict)
     out = []
     for key, value in rounds.items():
         m = _ROUND_KEY.fullmatch(key)
@@ -156,7 +134,7 @@ def _rounds(record: dict[str, Any]) -> list[tuple[int, str, dict[str, Any]]]:
             raise InvalidTranscript([(_key("rounds", key), "expected a key like 'round-1'")])
         if not isinstance(value, dict):
             raise InvalidTranscript(
-                [(_key("rounds", key), f"expected an object, got {_kind(value)}")]
+                [(_key("rounds", key), f"expected an object, got {kind_of(value)}")]
             )
         out.append((int(m[1]), _key("rounds", key), value))
     return sorted(out, key=lambda r: r[0])
@@ -172,11 +150,11 @@ def _strip_speaker(text: str, name: str) -> str:
 def _descriptions(rnd: dict[str, Any], where: str, known: set[str]) -> list[tuple[str, str]]:
     """``(speaker, text)`` in the order spoken, the ``Player N: `` prefix removed."""
     out = []
-    for name, text in _get(rnd, "describe", where, dict).items():
+    for name, text in get_field(rnd, "describe", where, dict).items():
         path = _key(f"{where}.describe", name)
         speaker = _known(name, known, path)
         if not isinstance(text, str):
-            raise InvalidTranscript([(path, f"expected a string, got {_kind(text)}")])
+            raise InvalidTranscript([(path, f"expected a string, got {kind_of(text)}")])
         out.append((speaker, _strip_speaker(text, speaker)))
     return out
 
@@ -184,7 +162,7 @@ def _descriptions(rnd: dict[str, Any], where: str, known: set[str]) -> list[tupl
 def _votes(rnd: dict[str, Any], where: str, known: set[str]) -> list[tuple[str, str]]:
     """``(voter, target)`` read from the host's ``Player 1 votes for Player 4.`` lines."""
     out = []
-    for name, text in _get(rnd, "vote", where, dict).items():
+    for name, text in get_field(rnd, "vote", where, dict).items():
         path = _key(f"{where}.vote", name)
         voter = _known(name, known, path)
         m = _VOTE.match(text) if isinstance(text, str) else None
@@ -198,7 +176,7 @@ def _votes(rnd: dict[str, Any], where: str, known: set[str]) -> list[tuple[str, 
 
 def _voted_out(rnd: dict[str, Any], where: str, known: set[str]) -> str | None:
     """The player the ``result`` text says is out, or None after a tie."""
-    result = _get(rnd, "result", where, str)
+    result = get_field(rnd, "result", where, str)
     for rx in _OUT:
         if m := rx.match(result):
             return _known(m["out"], known, f"{where}.result")
@@ -224,9 +202,9 @@ class SpyGameLiangAdapter:
 
     def convert(self, record: Any, *, path: Path | None, index: int) -> SpyGameTranscript:
         if not isinstance(record, dict):
-            raise InvalidTranscript([("", f"expected a JSON object, got {_kind(record)}")])
-        spy_word = _get(record, "spy_word", "", str)
-        villager_word = _get(record, "villager_word", "", str)
+            raise InvalidTranscript([("", f"expected a JSON object, got {kind_of(record)}")])
+        spy_word = get_field(record, "spy_word", "", str)
+        villager_word = get_field(record, "villager_word", "", str)
         for key, word in (("spy_word", spy_word), ("villager_word", villager_word)):
             if not word.strip():
                 raise InvalidTranscript([(key, "empty word")])
@@ -291,7 +269,7 @@ class SpyGameLiangAdapter:
     ) -> dict[str, Any]:
         civilians = sorted({p["agent"] for p in players if p["role"] == "civilian" and p["agent"]})
         spies = sorted({p["agent"] for p in players if p["role"] == "spy" and p["agent"]})
-        win = _get(record, "win", "", str, required=False)
+        win = get_field(record, "win", "", str, required=False)
         if win is not None and win not in _WINNERS:
             raise InvalidTranscript([("win", f"expected 'villager' or 'spy', got {win!r}")])
         meta: dict[str, Any] = {

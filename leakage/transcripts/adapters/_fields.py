@@ -1,0 +1,34 @@
+"""Typed field access for raw third-party records, with errors that name the field path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from leakage.errors import InvalidTranscript
+
+_EXPECTED = {dict: "an object", list: "an array", str: "a string", int: "an integer"}
+
+
+def kind_of(value: Any) -> str:
+    """A reader's name for a JSON value's type (``an object``, ``a number``, ``null``)."""
+    names = {dict: "an object", list: "an array", str: "a string", bool: "true/false"}
+    if value is None:
+        return "null"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return "a number"
+    return names.get(type(value), type(value).__name__)
+
+
+def get_field(
+    obj: dict[str, Any], key: str, where: str, kind: type, *, required: bool = True
+) -> Any:
+    """``obj[key]`` checked to be a ``kind``; ``where`` is the path of ``obj`` for the error."""
+    path = f"{where}.{key}" if where else key
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise InvalidTranscript([(path, "missing" if key not in obj else "must not be null")])
+        return None
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise InvalidTranscript([(path, f"expected {_EXPECTED[kind]}, got {kind_of(value)}")])
+    return value
