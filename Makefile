@@ -12,7 +12,7 @@ $(BIN)/python:
 
 # Re-install when pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[embedding,splits]'
+	$(BIN)/pip install -q -e .
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
