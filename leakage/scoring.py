@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from leakage.backends.base import LikelihoodBackend
+from leakage.metrics import outlier_trace
 from leakage.posterior import (
     entropy_bits,
     kl_bits,
@@ -107,6 +108,14 @@ def score_chameleon(
     )
 
 
+def _outliers(t: SpyGameTranscript, backend: LikelihoodBackend) -> list[dict[str, float]] | None:
+    """Per-statement outlier scores, for backends that can embed text (``embed(texts)``)."""
+    embed = getattr(backend, "embed", None)
+    if embed is None or not t.turns:
+        return None
+    return outlier_trace([turn.player for turn in t.turns], embed([x.text for x in t.turns]))
+
+
 def score_spygame(
     t: SpyGameTranscript, backend: LikelihoodBackend, options: ScoreOptions = ScoreOptions()
 ) -> Report:
@@ -126,6 +135,8 @@ def score_spygame(
     evidence = np.zeros(len(player_ids))
     steps: list[Step] = []
     spy_round1: list[str] | None = None
+    outlier_round1: list[str] | None = None
+    outliers = _outliers(t, backend)
     first_round = t.turns[0].round if t.turns else None
     for i, turn in enumerate(t.turns):
         evidence[column[turn.player]] += loglik[i, 0] - loglik[i, 1]
@@ -148,12 +159,16 @@ def score_spygame(
                 secret_rank=int(ranks_of(post[i], wi)[0]),
                 speaker_word=word,
                 spy_posterior=_as_dict(player_ids, spy_p),
+                outlier_scores=None if outliers is None else outliers[i],
             )
         )
         next_round = t.turns[i + 1].round if i + 1 < len(t.turns) else None
         if spy_round1 is None and first_round is not None and next_round != first_round:
             top = np.argsort(-spy_p, kind="stable")[:n_spies]
             spy_round1 = [player_ids[j] for j in top]
+            if outliers is not None:
+                ranked = sorted(outliers[i], key=lambda p: -outliers[i][p])
+                outlier_round1 = ranked[:n_spies]
     summary = Summary(
         counted_turns=len(steps),
         prior_entropy_bits=prior_h,
@@ -162,6 +177,10 @@ def score_spygame(
         total_information_gain_bits=float((prior_h - h).sum()) if len(steps) else None,
         spy_top_after_round1=spy_round1,
         spy_hit_after_round1=None if spy_round1 is None else bool(set(spy_round1) & t.spies()),
+        outlier_top_after_round1=outlier_round1,
+        outlier_hit_after_round1=(
+            None if outlier_round1 is None else bool(set(outlier_round1) & t.spies())
+        ),
     )
     return Report(
         game_id=t.id,
@@ -186,10 +205,50 @@ def score_transcript(
     return score_spygame(t, backend, options)
 
 
+def prepare(
+    transcripts: Sequence[AnyTranscript],
+    backend: LikelihoodBackend,
+    options: ScoreOptions = ScoreOptions(),
+) -> None:
+    """Let a backend that has a ``prepare`` hook do its work for many games at once.
+
+    The embedding backend embeds every clue and candidate in large batches, far faster than
+    game by game; backends without the hook are left alone.
+    """
+    hook = getattr(backend, "prepare", None)
+    if hook is None:
+        return
+    hook(
+        (
+            scored_clues(t, options),
+            t.candidates,
+            t.category if isinstance(t, ChameleonTranscript) else None,
+        )
+        for t in transcripts
+    )
+
+
 def score_many(
     transcripts: Iterable[AnyTranscript],
     backend: LikelihoodBackend,
     options: ScoreOptions = ScoreOptions(),
+    *,
+    chunk: int = 1000,
 ) -> Iterator[Report]:
+    """Score games in order, letting the backend prepare each chunk of games in bulk."""
+    batch: list[AnyTranscript] = []
     for t in transcripts:
+        batch.append(t)
+        if len(batch) >= chunk:
+            yield from _score_chunk(batch, backend, options)
+            batch = []
+    yield from _score_chunk(batch, backend, options)
+
+
+def _score_chunk(
+    batch: list[AnyTranscript], backend: LikelihoodBackend, options: ScoreOptions
+) -> Iterator[Report]:
+    if batch:
+        prepare(batch, backend, options)
+    for t in batch:
         yield score_transcript(t, backend, options)

@@ -55,9 +55,7 @@ class EmbeddingBackend:
         }
 
     def candidate_texts(self, candidates: Sequence[str], category: str | None) -> list[str]:
-        return [
-            self.candidate_template.format(word=w, category=category or "") for w in candidates
-        ]
+        return [self.candidate_template.format(word=w, category=category or "") for w in candidates]
 
     def prepare(self, games: Iterable[tuple[Sequence[str], Sequence[str], str | None]]) -> None:
         """Embed every clue and candidate of many games in large batches (optional hook)."""

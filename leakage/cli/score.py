@@ -98,10 +98,24 @@ def score(
     ] = False,
     estimator: Annotated[str, typer.Option(help="conditional, npmi or ngd.")] = "conditional",
     beta: Annotated[float, typer.Option(help="Dirichlet smoothing strength β.")] = 100.0,
-    tau: Annotated[float, typer.Option(help="Temperature of the npmi / ngd scores.")] = 0.1,
+    tau: Annotated[
+        float | None,
+        typer.Option(help="Temperature: of cosine for embedding (0.05), of npmi / ngd (0.1)."),
+    ] = None,
     pooling: Annotated[str, typer.Option(help="How a sentence's words combine: mean or sum.")] = (
         "mean"
     ),
+    model: Annotated[
+        str,
+        typer.Option(help="Embedding model: all-MiniLM-L6-v2 (bundled), BAAI/bge-m3, a folder."),
+    ] = "all-MiniLM-L6-v2",
+    candidate_template: Annotated[
+        str, typer.Option(help="How candidates are embedded, e.g. '{category}: {word}'.")
+    ] = "{word}",
+    precision: Annotated[str, typer.Option(help="Embedding precision: auto, fp32, bf16.")] = (
+        "auto"
+    ),
+    threads: Annotated[int | None, typer.Option(help="Torch threads for embedding.")] = None,
 ) -> None:
     """Score transcripts: the posterior over the secret after every turn, entropy and gain.
 
@@ -109,7 +123,7 @@ def score(
     still scored and written. Exit code 2 when any record was bad.
     """
     from leakage.backends import create_backend
-    from leakage.scoring import ScoreOptions, score_transcript
+    from leakage.scoring import ScoreOptions, score_many
 
     err = Console(stderr=True)
     bad = 0
@@ -121,18 +135,22 @@ def score(
         else:
             games.append(item)
 
-    options = _backend_options(
-        source,
-        index,
-        cache,
-        budget,
-        endpoint,
-        estimator=estimator,
-        beta=beta,
-        tau=tau,
-        pooling=pooling,
-    )
-    scorer = create_backend(backend, **(options if backend == "cooccurrence" else {}))
+    temperature = {} if tau is None else {"tau": tau}
+    options: dict[str, Any] = {}
+    if backend == "cooccurrence":
+        options = _backend_options(
+            source, index, cache, budget, endpoint,
+            estimator=estimator, beta=beta, pooling=pooling, **temperature,
+        )  # fmt: skip
+    elif backend == "embedding":
+        options = {
+            "model": model,
+            "candidate_template": candidate_template,
+            "precision": precision,
+            "threads": threads,
+            **temperature,
+        }
+    scorer = create_backend(backend, **options)
     opts = ScoreOptions(include_chameleon=include_chameleon, spy_assignment=spy_assignment)
     if dry_run:
         _dry_run(scorer, games, opts, err)
@@ -140,12 +158,11 @@ def score(
 
     reports: list[Report] = []
     stopped: BudgetExhausted | None = None
-    for game in games:
-        try:
-            reports.append(score_transcript(game, scorer, opts))
-        except BudgetExhausted as exc:
-            stopped = exc
-            break
+    try:
+        for report in score_many(games, scorer, opts):
+            reports.append(report)
+    except BudgetExhausted as exc:
+        stopped = exc
     _write(reports, fmt, out)
     if stopped is not None:
         err.print(

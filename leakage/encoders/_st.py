@@ -111,10 +111,9 @@ class SentenceTransformerEncoder:
             ) from err
         if self.precision == "bf16":
             self._model = self._model.to(torch.bfloat16)
-        get_dim = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension"
-        )
-        dim = get_dim()
+        # sentence-transformers renamed the method; support both spellings.
+        get_dim = getattr(self._model, "get_embedding_dimension", None)
+        dim = get_dim() if get_dim else self._model.get_sentence_embedding_dimension()
         if dim is None:
             dim = int(self._model.encode(["x"], convert_to_numpy=True).shape[1])
         self.dimension = int(dim)

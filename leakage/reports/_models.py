@@ -40,6 +40,9 @@ class Step(_Out):
     """SpyGame: the word the speaker held."""
     spy_posterior: dict[str, float] | None = None
     """SpyGame: player id -> probability of being a spy, given every statement so far."""
+    outlier_scores: dict[str, float] | None = None
+    """SpyGame, embedding backends: player id -> how far that player's descriptions so far sit
+    from the other speakers' (1 - cosine of the mean vectors); only players who have spoken."""
 
 
 class Summary(_Out):
@@ -57,6 +60,9 @@ class Summary(_Out):
     """SpyGame: the player(s) the spy posterior ranks highest after the first round (as many
     as there are spies; equal probabilities are broken by seat order)."""
     spy_hit_after_round1: bool | None = None
+    outlier_top_after_round1: list[str] | None = None
+    """SpyGame, embedding backends: the player(s) with the highest outlier score after round 1."""
+    outlier_hit_after_round1: bool | None = None
 
 
 class Report(_Out):

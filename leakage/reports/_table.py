@@ -14,6 +14,14 @@ def _top(d: dict[str, float], n: int = 3) -> str:
     return ", ".join(f"{w} {p:.2f}" for w, p in best)
 
 
+def _backend_label(report: Report) -> str:
+    info = report.backend_info
+    if "model" in info:
+        return f"{report.backend} ({info['model']}, {info.get('dimension', '?')}-d)"
+    source = info.get("count_source", {}).get("source")
+    return f"{report.backend} ({source})" if source else report.backend
+
+
 def report_table(report: Report) -> Table:
     spy = report.game == "spygame"
     title = f"{report.game_id} · {report.game}"
@@ -52,7 +60,7 @@ def report_table(report: Report) -> Table:
             row.append(_top(s.spy_posterior or {}, 2))
         table.add_row(*row)
     sm = report.summary
-    caption = [f"prior {sm.prior_entropy_bits:.2f} bits"]
+    caption = [_backend_label(report), f"prior {sm.prior_entropy_bits:.2f} bits"]
     if sm.final_entropy_bits is not None and not spy:
         caption.append(f"final {sm.final_entropy_bits:.2f} bits")
     if sm.final_secret_rank is not None:
@@ -60,6 +68,11 @@ def report_table(report: Report) -> Table:
     if spy and sm.spy_top_after_round1 is not None:
         hit = "a spy" if sm.spy_hit_after_round1 else "no spy"
         caption.append(f"top suspects after round 1: {', '.join(sm.spy_top_after_round1)} ({hit})")
+    if spy and sm.outlier_top_after_round1 is not None:
+        hit = "a spy" if sm.outlier_hit_after_round1 else "no spy"
+        caption.append(
+            f"top outliers after round 1: {', '.join(sm.outlier_top_after_round1)} ({hit})"
+        )
     if not spy and any(not s.counted for s in report.steps):
         caption.append("dim rows did not update the posterior")
     table.caption = " · ".join(caption)
