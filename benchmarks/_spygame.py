@@ -12,6 +12,12 @@ picks among the n-1 others (k/(n-1)), and the top-k set holds a spy with chance
 1 - C(n-k, k)/C(n, k). ``posterior_in_civilian_voter_seat_hit`` puts the posterior in each
 civilian voter's seat (its most suspect player other than the voter) so that it meets the
 votes at the same chance.
+
+Outliers (backends that can embed text, e.g. the embedding backend): ``Step.outlier_scores``
+after the last first-round statement (how far each player's description sits from the
+others') and ``Summary.outlier_top_after_round1``, against the same votes and chances. The
+outlier keys appear only when the reports carry outlier scores, so a backend without them
+(co-occurrence) writes the same keys as before.
 """
 
 from __future__ import annotations
@@ -91,9 +97,11 @@ def _seat_hit(suspicion: dict[str, float], voter: str, spies: set[str]) -> float
 def spy_round1(
     games: list[SpyGameTranscript], backend: Any, *, spy_assignment: str = "known"
 ) -> dict[str, Any]:
-    """Round-1 spy posterior vs the players' own round-1 votes."""
+    """Round-1 spy posterior (and outlier scores, when there are any) vs round-1 votes."""
     options = ScoreOptions(spy_assignment=spy_assignment)
     rows: list[dict[str, Any]] = []
+    outlier_score: list[float] = []  # every player's outlier score after round 1, all games
+    outlier_spy: list[bool] = []
     for t in games:
         report = score_transcript(t, backend, options)
         s = report.summary
@@ -113,34 +121,38 @@ def spy_round1(
         tally = Counter(v.target for v in votes)
         top = max(tally.values()) if tally else 0
         leaders = [p for p, c in tally.items() if c == top]
-        rows.append(
-            {
-                "set_hit": s.spy_hit_after_round1,
-                "top1_hit": None
-                if not s.spy_top_after_round1
-                else s.spy_top_after_round1[0] in spies,
-                "chance_set": 1 - comb(n - k, k) / comb(n, k),
-                "chance_top1": k / n,
-                "chance_vote": k / (n - 1),
-                "tie_at_top": tie,
-                "has_votes": bool(votes),
-                "civ_votes": len(civ_votes),
-                "civ_vote_hits": sum(v.target in spies for v in civ_votes),
-                "seat_hits": sum(seat_hits),
-                # A tie for the most votes is broken at random in the game: expected hit.
-                "plurality_hit": (sum(p in spies for p in leaders) / len(leaders))
-                if leaders
-                else None,
-            }
-        )
+        row: dict[str, Any] = {
+            "set_hit": s.spy_hit_after_round1,
+            "top1_hit": None if not s.spy_top_after_round1 else s.spy_top_after_round1[0] in spies,
+            "chance_set": 1 - comb(n - k, k) / comb(n, k),
+            "chance_top1": k / n,
+            "chance_vote": k / (n - 1),
+            "tie_at_top": tie,
+            "has_votes": bool(votes),
+            "civ_votes": len(civ_votes),
+            "civ_vote_hits": sum(v.target in spies for v in civ_votes),
+            "seat_hits": sum(seat_hits),
+            # A tie for the most votes is broken at random in the game: expected hit.
+            "plurality_hit": (sum(p in spies for p in leaders) / len(leaders)) if leaders else None,
+        }
+        outliers = end_r1[-1].outlier_scores if end_r1 else None
+        if outliers and s.outlier_top_after_round1:
+            row["outlier_top1_hit"] = s.outlier_top_after_round1[0] in spies
+            row["outlier_set_hit"] = s.outlier_hit_after_round1
+            row["outlier_seat_hits"] = sum(
+                _seat_hit(outliers, v.voter, spies) for v in civ_votes if len(outliers) > 1
+            )
+            outlier_score.extend(outliers.values())
+            outlier_spy.extend(p in spies for p in outliers)
+        rows.append(row)
 
     def mean(key: str, sub: list[dict[str, Any]]) -> float | None:
-        vals = [r[key] for r in sub if r[key] is not None]
+        vals = [r[key] for r in sub if r.get(key) is not None]
         return round(float(np.mean(vals)), 3) if vals else None
 
     voted = [r for r in rows if r["has_votes"]]
     n_civ = sum(r["civ_votes"] for r in voted)
-    return {
+    out: dict[str, Any] = {
         "games": len(rows),
         "spy_assignment": spy_assignment,
         "posterior_top_set_hit": mean("set_hit", rows),
@@ -166,3 +178,98 @@ def spy_round1(
             "plurality_target_hit": mean("plurality_hit", voted),
         },
     }
+    with_outliers = [r for r in rows if "outlier_top1_hit" in r]
+    if with_outliers:
+        voted_o = [r for r in with_outliers if r["has_votes"]]
+        n_civ_o = sum(r["civ_votes"] for r in voted_o)
+        out["outliers_after_round1"] = {
+            "games": len(with_outliers),
+            "top1_hit": mean("outlier_top1_hit", with_outliers),
+            "top1_chance": mean("chance_top1", with_outliers),
+            "top_set_hit": mean("outlier_set_hit", with_outliers),
+            "top_set_chance": mean("chance_set", with_outliers),
+            "spy_vs_civilian_auc_pooled": round(
+                roc_auc(np.array(outlier_score), np.array(outlier_spy)), 3
+            ),
+            "on_games_with_votes": {
+                "games": len(voted_o),
+                "top1_hit": mean("outlier_top1_hit", voted_o),
+                "top_set_hit": mean("outlier_set_hit", voted_o),
+                "civilian_votes": n_civ_o,
+                "outlier_in_civilian_voter_seat_hit": round(
+                    sum(r["outlier_seat_hits"] for r in voted_o) / n_civ_o, 3
+                )
+                if n_civ_o
+                else None,
+                "civilian_vote_hit": round(sum(r["civ_vote_hits"] for r in voted_o) / n_civ_o, 3)
+                if n_civ_o
+                else None,
+                "civilian_vote_chance": mean("chance_vote", voted_o),
+            },
+            "notes": [
+                "top1/top_set: Summary.outlier_top_after_round1 (the n_spies highest outlier "
+                "scores after the last first-round statement) holds a spy",
+                "voter's seat: for each civilian round-1 vote, the most outlying player other "
+                "than the voter (ties count as a random pick), same chance as the vote",
+                "spy_vs_civilian_auc_pooled: every player's outlier score after round 1, "
+                "pooled over games, spies positive",
+            ],
+        }
+    return out
+
+
+def spygame_block(
+    games: list[SpyGameTranscript], backend: Any, *, seed: int, ci: bool
+) -> dict[str, Any]:
+    """Statement figures (all rounds, round 1) and the round-1 spy hunt (known, marginalised)."""
+    table = statement_table(games, backend)
+    return {
+        "statements_all_rounds": statement_metrics(table, seed=seed, ci=ci),
+        "statements_round1": statement_metrics(table, round_only=1, seed=seed, ci=ci),
+        "spy_after_round1": spy_round1(games, backend),
+        "spy_after_round1_marginalised": spy_round1(games, backend, spy_assignment="marginalise"),
+    }
+
+
+def fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def print_spygame(label: str, block: dict[str, Any]) -> None:
+    a, r1 = block["statements_all_rounds"], block["statements_round1"]
+    print(
+        f"  {label}: own-word accuracy {fmt(a['accuracy'])} (round 1: {fmt(r1['accuracy'])}), "
+        f"civilian-vs-spy AUC {fmt(a['roc_auc'])} (round 1: {fmt(r1['roc_auc'])}) over "
+        f"{a['statements']} statements, {a['tie_fraction']:.0%} tied"
+    )
+    s = block["spy_after_round1"]
+    v = s["on_games_with_votes"]
+    print(
+        f"    spy after round 1: top suspect is a spy in {fmt(s['posterior_top1_hit'])} of "
+        f"{s['games']} games (chance {fmt(s['posterior_top1_chance'])}); top-{{n spies}} set "
+        f"holds one in {fmt(s['posterior_top_set_hit'])} (chance "
+        f"{fmt(s['posterior_top_set_chance'])})"
+    )
+    print(
+        f"    on the {s['games_with_round1_votes']} games with votes "
+        f"({s['games_without_votes_skipped']} without, skipped): posterior top-1 "
+        f"{fmt(v['posterior_top1_hit'])}; civilian votes hit a spy {fmt(v['civilian_vote_hit'])}"
+        f" vs the posterior in the voter's seat {fmt(v['posterior_in_civilian_voter_seat_hit'])}"
+        f" (chance {fmt(v['civilian_vote_chance'])}); plurality target "
+        f"{fmt(v['plurality_target_hit'])}"
+    )
+    m = block["spy_after_round1_marginalised"]
+    print(
+        f"    word assignment marginalised: top-1 {fmt(m['posterior_top1_hit'])}, voter's seat "
+        f"{fmt(m['on_games_with_votes']['posterior_in_civilian_voter_seat_hit'])}"
+    )
+    o = s.get("outliers_after_round1")
+    if o:
+        ov = o["on_games_with_votes"]
+        print(
+            f"    outlier score after round 1: top-1 is a spy in {fmt(o['top1_hit'])} of "
+            f"{o['games']} games (chance {fmt(o['top1_chance'])}), top set "
+            f"{fmt(o['top_set_hit'])} (chance {fmt(o['top_set_chance'])}); in the voter's seat "
+            f"{fmt(ov['outlier_in_civilian_voter_seat_hit'])} vs the votes "
+            f"{fmt(ov['civilian_vote_hit'])} (chance {fmt(ov['civilian_vote_chance'])})"
+        )

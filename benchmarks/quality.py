@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from benchmarks._common import Skip, default_index, shared_data, write_result
 from benchmarks._probes import PROBES, evaluate_probes
-from benchmarks._spygame import spy_round1, statement_metrics, statement_table
+from benchmarks._spygame import print_spygame, spygame_block, statement_metrics, statement_table
 
 ESTIMATORS = ("conditional", "npmi", "ngd")
 BETAS = (10.0, 100.0)
@@ -33,89 +35,88 @@ def _load(path: Any, input_format: str) -> tuple[list[Any], int]:
     return games, len(errors)
 
 
-def _fmt(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
+@dataclass
+class Reference:
+    """The third-party reference data every quality figure is computed on."""
+
+    ck_dir: Path
+    liang_dir: Path
+    cards_path: Path
+    ck: list[Any] = field(default_factory=list)
+    ck_bad: int = 0
+    liang: list[Any] = field(default_factory=list)
+    liang_bad: int = 0
+    cards: list[dict[str, Any]] = field(default_factory=list)
+
+    def paths(self) -> dict[str, str]:
+        return {
+            "ck_arena_logs": str(self.ck_dir),
+            "spygame_liang": str(self.liang_dir),
+            "cards": str(self.cards_path),
+        }
 
 
-def _spygame_block(games: list[Any], backend: Any, *, seed: int, ci: bool) -> dict[str, Any]:
-    table = statement_table(games, backend)
-    return {
-        "statements_all_rounds": statement_metrics(table, seed=seed, ci=ci),
-        "statements_round1": statement_metrics(table, round_only=1, seed=seed, ci=ci),
-        "spy_after_round1": spy_round1(games, backend),
-        "spy_after_round1_marginalised": spy_round1(games, backend, spy_assignment="marginalise"),
+def reference_paths() -> Reference:
+    """The paths under ``../shared/data`` (``Skip`` when absent); nothing read yet."""
+    return Reference(
+        ck_dir=shared_data("ck-arena-dev", "logs"),
+        liang_dir=shared_data("spygame-liang", "benchmark"),
+        cards_path=shared_data("chameleon-cards", "cards.json"),
+    )
+
+
+def load_reference(ref: Reference) -> Reference:
+    ref.ck, ref.ck_bad = _load(ref.ck_dir, "ck-arena")
+    if not ref.ck:
+        raise Skip(f"no CK-Arena game could be read from {ref.ck_dir}")
+    ref.liang, ref.liang_bad = _load(ref.liang_dir, "spygame-liang")
+    ref.cards = json.loads(ref.cards_path.read_text(encoding="utf-8"))
+    return ref
+
+
+def main_figures(backend: Any, ref: Reference, *, seed: int = SEED) -> dict[str, Any]:
+    """CK-Arena, Liang and card-probe figures for any backend (printed as they come)."""
+    results: dict[str, Any] = {}
+    results["ck_arena"] = {"games": len(ref.ck), "unreadable_records": ref.ck_bad}
+    results["ck_arena"].update(spygame_block(ref.ck, backend, seed=seed, ci=True))
+    print_spygame(f"CK-Arena ({len(ref.ck)} games)", results["ck_arena"])
+
+    results["spygame_liang"] = {
+        "games": len(ref.liang),
+        "unreadable_records": ref.liang_bad,
+        "note": "7 games: small n, read as a sanity check, not a measurement",
     }
+    results["spygame_liang"].update(spygame_block(ref.liang, backend, seed=seed, ci=False))
+    print_spygame(f"Liang SpyGame ({len(ref.liang)} games, small n)", results["spygame_liang"])
+
+    results["chameleon_probes"] = probe_figures(ref.cards, backend)
+    return results
 
 
-def _print_spygame(label: str, block: dict[str, Any]) -> None:
-    a, r1 = block["statements_all_rounds"], block["statements_round1"]
+def probe_figures(cards: list[dict[str, Any]], backend: Any, label: str = "") -> dict[str, Any]:
+    probes = evaluate_probes(cards, backend)
+    probes["chance_top1"], probes["chance_top3"] = round(1 / 16, 3), round(3 / 16, 3)
     print(
-        f"  {label}: own-word accuracy {_fmt(a['accuracy'])} (round 1: {_fmt(r1['accuracy'])}), "
-        f"civilian-vs-spy AUC {_fmt(a['roc_auc'])} (round 1: {_fmt(r1['roc_auc'])}) over "
-        f"{a['statements']} statements, {a['tie_fraction']:.0%} tied"
+        f"  Chameleon probes{label} ({probes['probes']} on {probes['cards']} cards): top-1 "
+        f"{probes['top1']:.3f}, top-3 {probes['top3']:.3f} (chance 0.062 / 0.188), "
+        f"{probes['flat_posteriors']} flat"
     )
-    s = block["spy_after_round1"]
-    v = s["on_games_with_votes"]
-    print(
-        f"    spy after round 1: top suspect is a spy in {_fmt(s['posterior_top1_hit'])} of "
-        f"{s['games']} games (chance {_fmt(s['posterior_top1_chance'])}); top-{{n spies}} set "
-        f"holds one in {_fmt(s['posterior_top_set_hit'])} (chance "
-        f"{_fmt(s['posterior_top_set_chance'])})"
-    )
-    print(
-        f"    on the {s['games_with_round1_votes']} games with votes "
-        f"({s['games_without_votes_skipped']} without, skipped): posterior top-1 "
-        f"{_fmt(v['posterior_top1_hit'])}; civilian votes hit a spy {_fmt(v['civilian_vote_hit'])}"
-        f" vs the posterior in the voter's seat {_fmt(v['posterior_in_civilian_voter_seat_hit'])}"
-        f" (chance {_fmt(v['civilian_vote_chance'])}); plurality target "
-        f"{_fmt(v['plurality_target_hit'])}"
-    )
-    m = block["spy_after_round1_marginalised"]
-    print(
-        f"    word assignment marginalised: top-1 {_fmt(m['posterior_top1_hit'])}, voter's seat "
-        f"{_fmt(m['on_games_with_votes']['posterior_in_civilian_voter_seat_hit'])}"
-    )
+    return probes
 
 
 def run() -> dict[str, Any]:
     from leakage import create_backend
     from leakage.backends.cooccurrence import LocalIndexSource
 
-    ck_dir = shared_data("ck-arena-dev", "logs")
-    liang_dir = shared_data("spygame-liang", "benchmark")
-    cards_path = shared_data("chameleon-cards", "cards.json")
+    ref = reference_paths()
     index = default_index()
     start = time.perf_counter()
     source = LocalIndexSource(index)
     backend = create_backend("cooccurrence", source=source)
     results: dict[str, Any] = {"backend": backend.info()}
     print("quality: co-occurrence backend, library defaults", flush=True)
-
-    ck, ck_bad = _load(ck_dir, "ck-arena")
-    if not ck:
-        raise Skip(f"no CK-Arena game could be read from {ck_dir}")
-    results["ck_arena"] = {"games": len(ck), "unreadable_records": ck_bad}
-    results["ck_arena"].update(_spygame_block(ck, backend, seed=SEED, ci=True))
-    _print_spygame(f"CK-Arena ({len(ck)} games)", results["ck_arena"])
-
-    liang, liang_bad = _load(liang_dir, "spygame-liang")
-    results["spygame_liang"] = {
-        "games": len(liang),
-        "unreadable_records": liang_bad,
-        "note": "7 games: small n, read as a sanity check, not a measurement",
-    }
-    results["spygame_liang"].update(_spygame_block(liang, backend, seed=SEED, ci=False))
-    _print_spygame(f"Liang SpyGame ({len(liang)} games, small n)", results["spygame_liang"])
-
-    cards = json.loads(cards_path.read_text(encoding="utf-8"))
-    probes = evaluate_probes(cards, backend)
-    probes["chance_top1"], probes["chance_top3"] = round(1 / 16, 3), round(3 / 16, 3)
-    results["chameleon_probes"] = probes
-    print(
-        f"  Chameleon probes ({probes['probes']} on {probes['cards']} cards): top-1 "
-        f"{probes['top1']:.3f}, top-3 {probes['top3']:.3f} (chance 0.062 / 0.188), "
-        f"{probes['flat_posteriors']} flat"
-    )
+    ck, cards = load_reference(ref).ck, ref.cards
+    results.update(main_figures(backend, ref))
 
     sweep = []
     for est in ESTIMATORS:
@@ -158,9 +159,7 @@ def run() -> dict[str, Any]:
     results["seconds"] = round(time.perf_counter() - start, 1)
     params = {
         "index": str(index),
-        "ck_arena_logs": str(ck_dir),
-        "spygame_liang": str(liang_dir),
-        "cards": str(cards_path),
+        **ref.paths(),
         "probes": [p._asdict() for p in PROBES],
         "sweep_estimators": ESTIMATORS,
         "sweep_betas": BETAS,

@@ -23,6 +23,7 @@ import pstats
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -101,38 +102,53 @@ _STAGES = {
 }
 
 
-def _profile(games: list[Any], backend: Any) -> dict[str, Any]:
-    from leakage import ScoreOptions, score_transcript
+def profile_pass(
+    run_pass: Callable[[], object], n_games: int, stages: dict[str, tuple[str, str]]
+) -> dict[str, Any]:
+    """One scoring pass under cProfile: cumulative µs per game of each stage, top functions.
 
-    options = ScoreOptions()
+    ``stages`` maps a label to (file name suffix, function name); any backend's pass can be
+    profiled this way (``benchmarks/embedding.py`` uses it for the embedding backend).
+    """
     prof = cProfile.Profile()
     prof.enable()
-    for g in games:
-        score_transcript(g, backend, options)
+    run_pass()
     prof.disable()
     stats = pstats.Stats(prof)
     raw: dict[tuple[str, int, str], tuple[int, int, float, float, Any]] = stats.stats  # type: ignore[attr-defined]
-    per_game_us = 1e6 / len(games)
-    stages = {}
-    for label, (file_suffix, func) in _STAGES.items():
+    per_game_us = 1e6 / n_games
+    out_stages = {}
+    for label, (file_suffix, func) in stages.items():
         cum = sum(
             v[3] for (f, _, name), v in raw.items() if f.endswith(file_suffix) and name == func
         )
-        stages[label] = round(cum * per_game_us, 1)
+        out_stages[label] = round(cum * per_game_us, 1)
     top = sorted(raw.items(), key=lambda kv: kv[1][2], reverse=True)[:15]
     return {
         "tool": "cProfile (deterministic; adds overhead, so compare stages to each other)",
-        "stage_us_per_game_cumulative": stages,
+        "stage_us_per_game_cumulative": out_stages,
         "top_tottime": [
             {
                 "function": f"{Path(f).name}:{line}({name})",
-                "calls_per_game": round(v[1] / len(games), 1),
+                "calls_per_game": round(v[1] / n_games, 1),
                 "tottime_us_per_game": round(v[2] * per_game_us, 1),
                 "cumtime_us_per_game": round(v[3] * per_game_us, 1),
             }
             for (f, line, name), v in top
         ],
     }
+
+
+def _profile(games: list[Any], backend: Any) -> dict[str, Any]:
+    from leakage import ScoreOptions, score_transcript
+
+    options = ScoreOptions()
+
+    def one_pass() -> None:
+        for g in games:
+            score_transcript(g, backend, options)
+
+    return profile_pass(one_pass, len(games), _STAGES)
 
 
 def bench_throughput(n_games: int = N_GAMES, seed: int = SEED) -> dict[str, Any]:

@@ -82,13 +82,18 @@ class SentenceTransformerEncoder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        # OpenMP threads that busy-wait collapse 10-20x when another process holds a core
+        # (measured: benchmarks/embedding.py); passive waiting costs nothing when idle.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             import torch
+            import transformers
             from sentence_transformers import SentenceTransformer
         except ImportError as err:
             raise BackendUnavailable(
                 f"the embedding backend needs torch and sentence-transformers: {INSTALL_HINT}"
             ) from err
+        transformers.utils.logging.disable_progress_bar()
         self.name, source = resolve_model(model)
         if threads is not None:
             torch.set_num_threads(threads)
@@ -128,7 +133,10 @@ class SentenceTransformerEncoder:
             normalize_embeddings=True,
             show_progress_bar=False,
         )
-        return vecs.float().cpu().numpy().astype(np.float32, copy=False)
+        out = vecs.float().cpu().numpy().astype(np.float32, copy=False)
+        # bf16 models normalise in bf16 (norms 0.996-1.004); renormalise in float32.
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
 
     def info(self) -> dict[str, Any]:
         return {

@@ -1,0 +1,239 @@
+"""``leakage vocab build|info`` and ``leakage guess``: the open vocabulary.
+
+``guess`` ranks a whole vocabulary (by default the 50,000 most frequent English words) given
+clues: what an adversary would guess without the candidate list, and where the secret ranks.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from leakage.backends.embedding import DEFAULT_TAU
+from leakage.cli import app
+from leakage.encoders import DEFAULT_MODEL
+from leakage.errors import InvalidInput
+
+vocab_app = typer.Typer(
+    help="Build and inspect open-vocabulary indexes (for `leakage guess`).", no_args_is_help=True
+)
+app.add_typer(vocab_app, name="vocab")
+
+
+class Kind(StrEnum):
+    auto = "auto"
+    flat = "flat"
+    hnsw = "hnsw"
+    ivf = "ivf"
+    numpy = "numpy"
+
+
+class GuessFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+def _model_ref(model: str) -> tuple[str, str]:
+    """(encoder name, what to reopen it by): a local folder is remembered by its path."""
+    from leakage.encoders import resolve_model
+
+    name, _ = resolve_model(model)
+    folder = Path(model).expanduser()
+    return name, str(folder.resolve()) if folder.exists() else name
+
+
+def _build(words: str, model: str, kind: str, out: Path, err: Console):
+    """Embed and index a word list with a progress bar; returns (index, encoder)."""
+    from leakage.encoders import open_encoder
+    from leakage.vocab import VectorIndex, embed_words, load_words
+
+    word_list = load_words(words)
+    _, ref = _model_ref(model)
+    err.print(f"loading {model} ...", highlight=False)
+    encoder = open_encoder(model)
+    with Progress(
+        TextColumn("[bold]embedding[/bold]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("words"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("embedding", total=len(word_list.words))
+        vectors = embed_words(
+            word_list.words, encoder, progress=lambda n: progress.advance(task, n)
+        )
+    with err.status(f"indexing {len(word_list.words):,} vectors ({kind}) ..."):
+        index = VectorIndex.build(
+            word_list.words,
+            vectors,
+            model=encoder.name,
+            kind=kind,
+            source=word_list.source,
+            model_ref=ref,
+        )
+        index.save(out)
+    size = sum(p.stat().st_size for p in out.iterdir())
+    err.print(
+        f"indexed {len(index):,} words from {word_list.source} with {encoder.name} "
+        f"({index.kind}) into {out} ({size / 1e6:.1f} MB)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return index, encoder
+
+
+@vocab_app.command("build")
+def build(
+    words: Annotated[
+        str,
+        typer.Option(
+            help="wordfreq:N (the N most frequent English words, alphabetic, >= 2 letters) "
+            "or a text file with one word per line."
+        ),
+    ] = "wordfreq:50000",
+    model: Annotated[str, typer.Option(help="Embedding model: name or local folder.")] = (
+        DEFAULT_MODEL
+    ),
+    kind: Annotated[
+        Kind, typer.Option(help="Index kind; auto picks by vocabulary size (docs/vocab.md).")
+    ] = Kind.auto,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Index folder (default: $LEAKAGE_HOME/vocab/<model>-<words>/)."),
+    ] = None,
+) -> None:
+    """Embed a word list and save a vector index of it (replaced only on success)."""
+    from leakage.vocab import default_vocab_dir
+
+    if out is None:
+        name, _ = _model_ref(model)
+        out = default_vocab_dir(name, words)
+    _build(words, model, kind.value, out, Console(stderr=True))
+
+
+@vocab_app.command("info")
+def info(
+    vocab: Annotated[Path | None, typer.Option(help="Index folder (default: the default).")] = (
+        None
+    ),
+    model: Annotated[str, typer.Option(help="Model of the default index.")] = DEFAULT_MODEL,
+) -> None:
+    """Show what a vocabulary index holds."""
+    from leakage.vocab import default_vocab_dir, read_meta
+
+    path = vocab or default_vocab_dir(_model_ref(model)[0])
+    typer.echo(f"index: {path}")
+    for key, value in read_meta(path).model_dump().items():
+        typer.echo(f"{key}: {value}")
+
+
+@app.command()
+def guess(
+    clues: Annotated[list[str], typer.Argument(help="The clues given so far.")],
+    vocab: Annotated[
+        Path | None,
+        typer.Option(help="Vocabulary index folder (default: wordfreq:50000, built on first use)."),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="Embedding model (default: the index's, or all-MiniLM-L6-v2)."),
+    ] = None,
+    top: Annotated[int, typer.Option(help="How many guesses to show.", min=1)] = 10,
+    secret: Annotated[str | None, typer.Option(help="Also show where this word ranks.")] = None,
+    exclude: Annotated[
+        list[str] | None, typer.Option(help="Leave this word out of the ranking (repeatable).")
+    ] = None,
+    keep_clues: Annotated[
+        bool, typer.Option("--keep-clues", help="Do not leave the clue words themselves out.")
+    ] = False,
+    tau: Annotated[float, typer.Option(help="Softmax temperature τ.", min=1e-6)] = DEFAULT_TAU,
+    fmt: Annotated[GuessFormat, typer.Option("--format", "-f", help="Output format.")] = (
+        GuessFormat.table
+    ),
+) -> None:
+    """What would an adversary guess from these clues, without the candidate list?
+
+    Ranks every word of the vocabulary by Σ cos(clue, word) / τ and prints the top guesses
+    with their probabilities (a softmax over the whole vocabulary).
+    """
+    from leakage.encoders import open_encoder
+    from leakage.vocab import OpenVocabulary, VectorIndex, default_vocab_dir, read_meta
+
+    err = Console(stderr=True)
+    if vocab is None:
+        name, _ = _model_ref(model or DEFAULT_MODEL)
+        path = default_vocab_dir(name)
+        if not (path / "meta.json").is_file():
+            err.print(
+                f"building the default vocabulary index at {path} (first use) ...",
+                highlight=False,
+                soft_wrap=True,
+            )
+            index, encoder = _build("wordfreq:50000", model or DEFAULT_MODEL, "auto", path, err)
+        else:
+            encoder = open_encoder(model or DEFAULT_MODEL)
+            index = VectorIndex.load(path, encoder=encoder)
+    else:
+        if not vocab.exists():
+            raise InvalidInput(
+                f"{vocab}: no vocabulary index here; build it with "
+                f"`leakage vocab build --out {vocab}`"
+            )
+        meta = read_meta(vocab)
+        # Check the model before loading it: a mismatch is the user's to fix (exit 2).
+        index = VectorIndex.load(vocab, model=_model_ref(model)[0] if model else None)
+        encoder = open_encoder(model or meta.model_ref or meta.model)
+    result = OpenVocabulary(index, encoder, tau=tau).guess(
+        clues, top=top, exclude=exclude or (), exclude_clues=not keep_clues, secret=secret
+    )
+    if fmt is GuessFormat.json:
+        doc = {
+            "vocabulary": {
+                "source": index.meta.source,
+                "model": index.model,
+                "kind": index.kind,
+                "count": len(index),
+            },
+            **result.model_dump(mode="json"),
+        }
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        return
+    out = Console()
+    out.print(
+        f"guesses from {', '.join(repr(c) for c in result.clues)} among {result.ranked:,} "
+        f"words ({index.meta.source}, {index.model})",
+        highlight=False,
+        soft_wrap=True,
+    )
+    table = Table()
+    table.add_column("rank", justify="right")
+    table.add_column("word")
+    table.add_column("Σ cos", justify="right")
+    table.add_column("P", justify="right")
+    for g in result.guesses:
+        style = "bold" if result.secret and g.word == result.secret.word else None
+        table.add_row(
+            str(g.rank), g.word, f"{g.similarity:.3f}", f"{g.probability:.3f}", style=style
+        )
+    out.print(table)
+    if result.excluded:
+        out.print(f"left out: {', '.join(result.excluded)}", highlight=False, soft_wrap=True)
+    if result.secret is not None:
+        s = result.secret
+        where = "" if s.in_vocabulary else " (not in the vocabulary; ranked as if it were)"
+        out.print(
+            f"secret {s.word!r}: rank {s.rank:,} of {s.of:,}, P = {s.probability:.3g}, "
+            f"Σ cos = {s.similarity:.3f}{where}",
+            highlight=False,
+            soft_wrap=True,
+        )

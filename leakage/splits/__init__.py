@@ -1,0 +1,75 @@
+"""Keyword difficulty partitioner (Gu et al.): word pairs cut into hard / medium / easy.
+
+Each word of a pair is described in two or three sentences (WordNet offline by default, a
+file, later an LLM), the descriptions are embedded, and the pairs are ranked by the cosine
+similarity of their two descriptions: the most similar pairs are the hardest to tell apart.
+``build_splits`` does the work and ``write_splits`` writes it; ``leakage splits build`` is
+the command. Importing this package imports neither torch nor matplotlib.
+"""
+
+from leakage.splits._build import (
+    FORMAT,
+    Duplicate,
+    SampleInfo,
+    SimilarityStats,
+    SplitResult,
+    SplitSummary,
+    UnknownWords,
+    build_splits,
+)
+from leakage.splits._describers import (
+    DESCRIPTION_PROMPT,
+    CachedDescriber,
+    Describer,
+    FileDescriber,
+    LLMDescriber,
+    default_description_cache_path,
+)
+from leakage.splits._output import write_histogram, write_splits
+from leakage.splits._pairs import KNOWN_COLUMNS, LIST_COLUMNS, Pair, PairTable, read_pairs
+from leakage.splits._partition import (
+    GU_EASY_BELOW,
+    GU_HARD_ABOVE,
+    METHODS,
+    SPLITS,
+    order,
+    sample,
+    tercile_sizes,
+    terciles,
+    thresholds,
+)
+from leakage.splits._wordnet import WordNetDescriber
+
+__all__ = [
+    "DESCRIPTION_PROMPT",
+    "FORMAT",
+    "GU_EASY_BELOW",
+    "GU_HARD_ABOVE",
+    "KNOWN_COLUMNS",
+    "LIST_COLUMNS",
+    "METHODS",
+    "SPLITS",
+    "CachedDescriber",
+    "Describer",
+    "Duplicate",
+    "FileDescriber",
+    "LLMDescriber",
+    "Pair",
+    "PairTable",
+    "SampleInfo",
+    "SimilarityStats",
+    "SplitResult",
+    "SplitSummary",
+    "UnknownWords",
+    "WordNetDescriber",
+    "build_splits",
+    "default_description_cache_path",
+    "order",
+    "read_pairs",
+    "sample",
+    "tercile_sizes",
+    "terciles",
+    "thresholds",
+    "write_histogram",
+    "write_splits",
+]

@@ -1,0 +1,228 @@
+"""Describers: a word in, two or three sentences on its meaning out (or None when unknown).
+
+One structural protocol, ``Describer``; implementations: ``WordNetDescriber`` (offline
+default, in ``_wordnet.py``), ``FileDescriber`` (descriptions the user supplies) and
+``LLMDescriber`` (a placeholder until the LLM layer exists). ``CachedDescriber`` keeps
+descriptions in SQLite across runs, keyed by describer name, version and word.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, TextIO, runtime_checkable
+
+from leakage.errors import BackendUnavailable, InvalidInput
+
+DESCRIPTION_PROMPT = (
+    "Describe the word or phrase '{word}' in two or three sentences: its core meaning, how "
+    "it is used, and what distinguishes it from similar things. Do not use the word itself."
+)
+"""What an LLM describer will be asked (Gu et al.'s recipe); also a recipe for writing a
+``--descriptions`` file with any LLM."""
+
+
+@runtime_checkable
+class Describer(Protocol):
+    """Anything that describes words."""
+
+    name: str
+    """Identity for reports and cache keys, e.g. ``wordnet`` or ``file:descriptions.jsonl``."""
+
+    def describe(self, words: Sequence[str]) -> dict[str, str | None]:
+        """A description per distinct word; None when the describer does not know the word."""
+        ...
+
+
+def _norm(word: str) -> str:
+    return " ".join(word.split()).casefold()
+
+
+class FileDescriber:
+    """Descriptions from a file: JSONL lines ``{"word": ..., "description": ...}`` or a CSV
+    with the header ``word,description``. Words match exactly, else case-insensitively with
+    spaces collapsed; a word the file lacks is unknown. ``"description": null`` also marks
+    a word unknown."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.name = f"file:{self.path.name}"
+        self._exact: dict[str, str | None] = {}
+        self._loose: dict[str, str | None] = {}
+        self._read()
+
+    def _add(self, word: object, desc: object, line: int) -> None:
+        where = f"{self.path}: line {line}"
+        if not isinstance(word, str) or not word.strip():
+            raise InvalidInput(f"{where}: field 'word': expected a non-empty string")
+        if desc is not None and (not isinstance(desc, str) or not desc.strip()):
+            raise InvalidInput(
+                f"{where}: field 'description': expected a non-empty string (or null for an "
+                "unknown word)"
+            )
+        text = desc.strip() if isinstance(desc, str) else None
+        word = word.strip()
+        if word in self._exact and self._exact[word] != text:
+            raise InvalidInput(f"{where}: word {word!r} is described twice, differently")
+        self._exact[word] = text
+        self._loose.setdefault(_norm(word), text)
+
+    def _read(self) -> None:
+        try:
+            with self.path.open(encoding="utf-8-sig", newline="") as fh:
+                if self.path.suffix.lower() in (".csv", ".tsv"):
+                    self._read_csv(fh, "\t" if self.path.suffix.lower() == ".tsv" else ",")
+                else:
+                    self._read_jsonl(fh)
+        except OSError as err:
+            raise InvalidInput(f"{self.path}: cannot read descriptions: {err}") from err
+        except UnicodeDecodeError as err:
+            raise InvalidInput(f"{self.path}: not UTF-8 text: {err}") from err
+
+    def _read_jsonl(self, fh: TextIO) -> None:
+        for i, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise InvalidInput(f"{self.path}: line {i}: not JSON: {err.msg}") from err
+            if not isinstance(rec, dict):
+                raise InvalidInput(
+                    f'{self.path}: line {i}: expected an object {{"word": ..., '
+                    f'"description": ...}}, got {type(rec).__name__}'
+                )
+            for field in ("word", "description"):
+                if field not in rec:
+                    raise InvalidInput(f"{self.path}: line {i}: field {field!r} is missing")
+            self._add(rec["word"], rec["description"], i)
+
+    def _read_csv(self, fh: TextIO, delimiter: str) -> None:
+        reader = csv.reader(fh, delimiter=delimiter)
+        header = next(reader, None)
+        names = [h.strip().lower() for h in header or []]
+        if "word" not in names or "description" not in names:
+            raise InvalidInput(
+                f"{self.path}: line 1: the header must have the columns word,description "
+                f"(found {', '.join(header or []) or 'nothing'})"
+            )
+        w, d = names.index("word"), names.index("description")
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) <= max(w, d):
+                raise InvalidInput(
+                    f"{self.path}: line {reader.line_num}: expected {len(names)} fields, "
+                    f"got {len(row)}"
+                )
+            self._add(row[w], row[d], reader.line_num)
+
+    def describe(self, words: Sequence[str]) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        for w in words:
+            key = w.strip()
+            out[w] = self._exact[key] if key in self._exact else self._loose.get(_norm(w))
+        return out
+
+
+class LLMDescriber:
+    """Descriptions written by an LLM (``DESCRIPTION_PROMPT``), through the LLM layer.
+
+    A placeholder: the LLM layer does not exist yet, so building one raises
+    ``BackendUnavailable`` with what to do instead.
+    """
+
+    name = "llm"
+    version = "0"
+
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model
+        raise BackendUnavailable(self._message())
+
+    @staticmethod
+    def _message() -> str:
+        return (
+            "the LLM describer needs the LLM layer, and the LLM layer is not available yet. "
+            "Use the offline default (--describer wordnet), or have any LLM write the "
+            "descriptions (prompt in leakage.splits.DESCRIPTION_PROMPT) into a JSONL file of "
+            '{"word": ..., "description": ...} lines and pass --descriptions FILE'
+        )
+
+    def describe(self, words: Sequence[str]) -> dict[str, str | None]:
+        raise BackendUnavailable(self._message())
+
+
+# -- cache -----------------------------------------------------------------------------------
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS descriptions (
+    describer TEXT NOT NULL,
+    version TEXT NOT NULL,
+    word TEXT NOT NULL,
+    description TEXT,
+    PRIMARY KEY (describer, version, word)
+) WITHOUT ROWID;
+"""
+_CHUNK = 500  # SQLite host parameters per SELECT
+
+
+def default_description_cache_path() -> Path:
+    """``$LEAKAGE_HOME/descriptions.sqlite`` (LEAKAGE_HOME defaults to ~/.cache/leakage)."""
+    home = os.environ.get("LEAKAGE_HOME") or Path.home() / ".cache" / "leakage"
+    return Path(home) / "descriptions.sqlite"
+
+
+class CachedDescriber:
+    """Wraps a describer: what it said about a word (including "unknown") is kept in SQLite
+    and reused while the describer's ``name`` and ``version`` stay the same."""
+
+    def __init__(self, describer: Describer, cache_path: str | Path) -> None:
+        self.describer = describer
+        self.name = describer.name
+        self.version = str(getattr(describer, "version", ""))
+        self.cache_path = Path(cache_path)
+        self.described = 0
+        """How many words this instance asked the wrapped describer about (cache misses)."""
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+            con = sqlite3.connect(self.cache_path, timeout=30)
+            con.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as err:
+            raise BackendUnavailable(
+                f"{self.cache_path}: cannot open the description cache: {err}; set "
+                "LEAKAGE_HOME to a writable directory"
+            ) from err
+        return con
+
+    def describe(self, words: Sequence[str]) -> dict[str, str | None]:
+        wanted = list(dict.fromkeys(words))
+        con = self._connect()
+        try:
+            found: dict[str, str | None] = {}
+            for i in range(0, len(wanted), _CHUNK):
+                chunk = wanted[i : i + _CHUNK]
+                rows = con.execute(
+                    "SELECT word, description FROM descriptions WHERE describer = ? AND "
+                    f"version = ? AND word IN ({','.join('?' * len(chunk))})",
+                    [self.name, self.version, *chunk],
+                ).fetchall()
+                found.update(rows)
+            missing = [w for w in wanted if w not in found]
+            if missing:
+                fresh = self.describer.describe(missing)
+                self.described += len(missing)
+                with con:
+                    con.executemany(
+                        "INSERT OR REPLACE INTO descriptions VALUES (?, ?, ?, ?)",
+                        [(self.name, self.version, w, fresh.get(w)) for w in missing],
+                    )
+                found.update({w: fresh.get(w) for w in missing})
+        finally:
+            con.close()
+        return {w: found[w] for w in wanted}

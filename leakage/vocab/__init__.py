@@ -1,0 +1,63 @@
+"""Open vocabularies: a vector index over many words, and what an adversary would guess.
+
+``VectorIndex`` searches unit vectors by inner product (numpy, or FAISS flat / HNSW / IVF,
+``auto`` picking by size), saves to a directory and loads back, checking the model.
+``OpenVocabulary`` ranks a whole vocabulary (``wordfreq:50000`` by default) given clues:
+the top guesses, and the rank of the secret without the candidate list. See docs/vocab.md.
+
+Importing this package imports neither FAISS nor torch.
+"""
+
+from leakage.vocab._index import (
+    AUTO_RULE,
+    INDEX_KINDS,
+    VectorIndex,
+    VocabMeta,
+    choose_kind,
+    exact_top_k,
+    ivf_nlist,
+    read_meta,
+)
+from leakage.vocab._open import (
+    Guess,
+    GuessResult,
+    OpenVocabulary,
+    WordRank,
+    build_vocabulary,
+    default_vocab_dir,
+    embed_words,
+)
+from leakage.vocab._words import (
+    DEFAULT_WORDS,
+    WordList,
+    keep_word,
+    load_words,
+    merge_words,
+    read_word_file,
+    wordfreq_words,
+)
+
+__all__ = [
+    "AUTO_RULE",
+    "DEFAULT_WORDS",
+    "INDEX_KINDS",
+    "Guess",
+    "GuessResult",
+    "OpenVocabulary",
+    "VectorIndex",
+    "VocabMeta",
+    "WordList",
+    "WordRank",
+    "build_vocabulary",
+    "choose_kind",
+    "default_vocab_dir",
+    "embed_words",
+    "exact_top_k",
+    "ivf_nlist",
+    "keep_word",
+    "load_words",
+    "merge_words",
+    "read_meta",
+    "read_word_file",
+    "wordfreq_words",
+]

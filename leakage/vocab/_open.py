@@ -1,0 +1,295 @@
+"""Open-vocabulary guessing: what would an adversary guess without the candidate list?
+
+The vocabulary (say the 50,000 most frequent English words) takes the place of the game's
+candidates. Each word w is scored as in the embedding backend, with a uniform prior:
+
+    log P(w | r_1..r_m) = Σ_i cos(e_{r_i}, e_w) / τ  -  logsumexp over the vocabulary
+
+Σ_i cos(e_{r_i}, e_w) is the inner product of e_w with the sum of the clue vectors, so a
+vector index finds the top words; the normaliser is one (V x d) @ d product in numpy.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict
+
+from leakage.backends.embedding import DEFAULT_TAU
+from leakage.encoders import CachedEncoder, Encoder
+from leakage.errors import InvalidInput
+from leakage.vocab._index import DEFAULT_SEED, VectorIndex
+from leakage.vocab._words import DEFAULT_WORDS, WORDFREQ_PREFIX, WordList
+
+EMBED_CHUNK = 2048
+
+
+class Guess(BaseModel):
+    """One word of the vocabulary, as an adversary would rank it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rank: int
+    """1 = most probable; ties count against the word."""
+    word: str
+    similarity: float
+    """Σ_i cos(clue_i, word): the sum over the clues of the cosine similarity."""
+    probability: float
+    """exp(similarity / τ), normalised over the whole ranked vocabulary."""
+
+
+class WordRank(Guess):
+    """Where a given word (the secret, say) ranks among the vocabulary."""
+
+    of: int
+    """How many words were ranked (the vocabulary without the excluded words, plus this
+    word when it is not in the vocabulary)."""
+    in_vocabulary: bool
+    """False when the word is not in the vocabulary: it was embedded and ranked as if it
+    were (an adversary limited to the vocabulary could not guess it)."""
+
+
+class GuessResult(BaseModel):
+    """The top guesses of an adversary who knows only the clues and the vocabulary."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    clues: list[str]
+    excluded: list[str]
+    """Vocabulary words left out of the ranking (by default the clues themselves)."""
+    tau: float
+    ranked: int
+    """How many vocabulary words were ranked."""
+    guesses: list[Guess]
+    secret: WordRank | None = None
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def default_vocab_dir(model: str, words: str = DEFAULT_WORDS, *, home: Path | None = None) -> Path:
+    """``$LEAKAGE_HOME/vocab/<model-slug>-<words-slug>/`` (LEAKAGE_HOME: ~/.cache/leakage).
+
+    ``words`` is ``wordfreq:N`` (slug ``wordfreq-N``) or a word file (slug: its stem).
+    """
+    root = home or Path(os.environ.get("LEAKAGE_HOME") or Path.home() / ".cache" / "leakage")
+    label = words if words.startswith(WORDFREQ_PREFIX) else Path(words).stem
+    return Path(root) / "vocab" / f"{_slug(model)}-{_slug(label)}"
+
+
+def _raw_encoder(encoder: CachedEncoder | Encoder) -> Encoder:
+    # Vocabulary vectors are kept in the index; caching 50,000 of them in the embedding
+    # cache as well would only double the disk they take.
+    return encoder.encoder if isinstance(encoder, CachedEncoder) else encoder
+
+
+def embed_words(
+    words: Sequence[str],
+    encoder: CachedEncoder | Encoder,
+    *,
+    progress: Callable[[int], None] | None = None,
+    chunk_size: int = EMBED_CHUNK,
+) -> NDArray[np.float32]:
+    """Unit vectors of ``words`` in chunks, calling ``progress(n)`` after each chunk."""
+    raw = _raw_encoder(encoder)
+    out = np.empty((len(words), encoder.dimension), dtype=np.float32)
+    for start in range(0, len(words), chunk_size):
+        chunk = list(words[start : start + chunk_size])
+        out[start : start + len(chunk)] = raw.encode_batch(chunk)
+        if progress is not None:
+            progress(len(chunk))
+    return out
+
+
+def build_vocabulary(
+    words: WordList | Sequence[str],
+    encoder: CachedEncoder | Encoder,
+    *,
+    kind: str = "auto",
+    model_ref: str | None = None,
+    seed: int = DEFAULT_SEED,
+    progress: Callable[[int], None] | None = None,
+) -> VectorIndex:
+    """Embed ``words`` with ``encoder`` and index them (``progress(n)`` per chunk embedded)."""
+    if isinstance(words, WordList):
+        items, source = words.words, words.source
+    else:
+        items, source = list(words), "words"
+    vectors = embed_words(items, encoder, progress=progress)
+    return VectorIndex.build(
+        items,
+        vectors,
+        model=encoder.name,
+        kind=kind,
+        source=source,
+        model_ref=model_ref,
+        seed=seed,
+    )
+
+
+def _logsumexp(x: NDArray[np.float64]) -> float:
+    m = float(x.max())
+    return m + float(np.log(np.exp(x - m).sum()))
+
+
+class OpenVocabulary:
+    """Rank a whole vocabulary by how well each word explains the clues."""
+
+    def __init__(
+        self, index: VectorIndex, encoder: CachedEncoder | Encoder, *, tau: float = DEFAULT_TAU
+    ) -> None:
+        if tau <= 0:
+            raise InvalidInput("tau must be positive")
+        if encoder.name != index.model or encoder.dimension != index.dimension:
+            raise InvalidInput(
+                f"the vocabulary index was built with {index.model!r} ({index.dimension} "
+                f"dimensions) but the encoder is {encoder.name!r} ({encoder.dimension}); "
+                "rebuild the index with this model or use that model"
+            )
+        self.index = index
+        self.encoder = encoder if isinstance(encoder, CachedEncoder) else CachedEncoder(encoder)
+        self.tau = tau
+
+    def _clue_vector(self, clues: Sequence[str]) -> tuple[list[str], NDArray[np.float32]]:
+        texts = [c.strip() for c in clues]
+        if not texts or not all(texts):
+            raise InvalidInput("give at least one clue, and no empty ones")
+        vecs = self.encoder.encode(texts).astype(np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)  # exact unit length (see the index)
+        return texts, vecs.sum(axis=0)
+
+    def similarities(self, clues: Sequence[str]) -> NDArray[np.float64]:
+        """Σ_i cos(clue_i, w) for every vocabulary word w, in index order."""
+        _, query = self._clue_vector(clues)
+        return (self.index.vectors @ query).astype(np.float64)
+
+    def _ranked_mask(
+        self, clues: Sequence[str], exclude: Iterable[str], exclude_clues: bool
+    ) -> tuple[NDArray[np.bool_], list[str]]:
+        mask = np.ones(len(self.index), dtype=bool)
+        names = [*(clues if exclude_clues else ()), *exclude]
+        excluded: list[str] = []
+        for name in names:
+            for row in self.index.positions(name.strip()):
+                if mask[row]:
+                    mask[row] = False
+                    excluded.append(self.index.words[row])
+        if not mask.any():
+            raise InvalidInput("every vocabulary word is excluded; nothing left to rank")
+        return mask, excluded
+
+    def guess(
+        self,
+        clues: Sequence[str],
+        *,
+        top: int = 10,
+        exclude: Iterable[str] = (),
+        exclude_clues: bool = True,
+        secret: str | None = None,
+    ) -> GuessResult:
+        """The ``top`` most probable vocabulary words given ``clues``.
+
+        The clue words themselves are left out unless ``exclude_clues=False`` (a clue is its
+        own nearest neighbour); ``exclude`` leaves out more. Matching ignores case. With
+        ``secret``, also where that word ranks (see ``rank_of``).
+        """
+        if top < 1:
+            raise InvalidInput("top must be at least 1")
+        texts, query = self._clue_vector(clues)
+        mask, excluded = self._ranked_mask(texts, exclude, exclude_clues)
+        sims = (self.index.vectors @ query).astype(np.float64)
+        ranked = sims[mask]
+        log_z = _logsumexp(ranked / self.tau)
+
+        if self.index.kind == "numpy":
+            # A numpy index is this very product: take its top rows, not a second product.
+            rows = np.flatnonzero(mask)
+            k = min(top, rows.size)
+            found = [int(r) for r in rows[np.argpartition(-sims[rows], k - 1)[:k]]]
+        else:
+            # Fetch twice as many as shown: an approximate index (hnsw, ivf) that misses one
+            # of the true top words then rarely changes what is shown.
+            norm = float(np.linalg.norm(query))
+            want = min(len(self.index), 2 * top + len(excluded))
+            _, found_rows = self.index.search(query / (norm or 1.0), want)
+            found = [int(r) for r in found_rows[0] if r >= 0 and mask[r]]
+        found.sort(key=lambda r: -sims[r])
+        guesses = [
+            Guess(
+                rank=int((ranked >= sims[r]).sum()),
+                word=self.index.words[r],
+                similarity=float(sims[r]),
+                probability=float(np.exp(sims[r] / self.tau - log_z)),
+            )
+            for r in found[:top]
+        ]
+        result = GuessResult(
+            clues=texts, excluded=excluded, tau=self.tau, ranked=int(mask.sum()), guesses=guesses
+        )
+        if secret is not None:
+            result.secret = self._rank(secret, query, sims, mask)
+        return result
+
+    def rank_of(
+        self,
+        word: str,
+        clues: Sequence[str],
+        *,
+        exclude: Iterable[str] = (),
+        exclude_clues: bool = True,
+    ) -> WordRank:
+        """Where ``word`` ranks among the vocabulary given ``clues`` (1 = the top guess).
+
+        How far an adversary without the candidate list is from the secret. A word outside
+        the vocabulary is embedded and ranked as if it were in it (``in_vocabulary`` False).
+        The word itself is never excluded.
+        """
+        texts, query = self._clue_vector(clues)
+        mask, _ = self._ranked_mask(texts, exclude, exclude_clues)
+        sims = (self.index.vectors @ query).astype(np.float64)
+        return self._rank(word, query, sims, mask)
+
+    def _rank(
+        self, word: str, query: NDArray[np.float32], sims: NDArray[np.float64], mask: Any
+    ) -> WordRank:
+        word = word.strip()
+        if not word:
+            raise InvalidInput("the word to rank is empty")
+        row = self.index.position(word)
+        if row is not None:
+            mask = mask.copy()
+            mask[row] = True
+            ranked = sims[mask]
+            own = float(sims[row])
+            name = self.index.words[row]
+        else:
+            vec = self.encoder.encode([word])[0]
+            own = float(vec @ query / np.linalg.norm(vec))
+            ranked = np.append(sims[mask], own)
+            name = word
+        return WordRank(
+            rank=int((ranked >= own).sum()),
+            word=name,
+            similarity=own,
+            probability=float(np.exp(own / self.tau - _logsumexp(ranked / self.tau))),
+            of=int(ranked.size),
+            in_vocabulary=row is not None,
+        )
+
+    def add_candidates(self, candidates: Iterable[str]) -> int:
+        """Add a game's candidates to the vocabulary (those not already in it, ignoring case).
+
+        Returns how many were added. Save the index to keep them.
+        """
+        new = list(dict.fromkeys(c.strip() for c in candidates if c.strip()))
+        new = [w for w in new if self.index.position(w) is None]
+        if not new:
+            return 0
+        return self.index.add(new, self.encoder.encode(new))

@@ -1,0 +1,341 @@
+"""Open vocabularies: the vector index (numpy, FAISS flat / HNSW / IVF), word lists, guessing,
+and the ``vocab build`` / ``guess`` commands, with the real bundled MiniLM."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from leakage.errors import InvalidInput
+from leakage.vocab import (
+    AUTO_RULE,
+    OpenVocabulary,
+    VectorIndex,
+    build_vocabulary,
+    choose_kind,
+    default_vocab_dir,
+    exact_top_k,
+    load_words,
+    merge_words,
+    read_meta,
+    wordfreq_words,
+)
+
+KINDS = ["numpy", "flat", "hnsw", "ivf"]
+
+
+@pytest.fixture(scope="module")
+def small(minilm):
+    """A few hundred frequent words and their MiniLM vectors."""
+    words = wordfreq_words(400)
+    return words, minilm.encode(words)
+
+
+@pytest.fixture(scope="module")
+def vocab5k(minilm):
+    """An open vocabulary of the ~5,000 most frequent English words (flat index)."""
+    index = build_vocabulary(load_words("wordfreq:5000"), minilm, kind="flat")
+    return OpenVocabulary(index, minilm)
+
+
+def _queries(vectors: np.ndarray, n: int = 16) -> np.ndarray:
+    rng = np.random.default_rng(7)
+    q = vectors[rng.choice(len(vectors), n, replace=False)]
+    q = q + rng.normal(scale=0.05, size=q.shape).astype(np.float32)
+    return (q / np.linalg.norm(q, axis=1, keepdims=True)).astype(np.float32)
+
+
+# -- the index -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_round_trip_each_kind(kind: str, small, minilm, tmp_path: Path):
+    words, vectors = small
+    index = VectorIndex.build(words, vectors, model=minilm.name, kind=kind, source="wordfreq:400")
+    assert index.kind == kind and len(index) == len(words)
+    queries = _queries(vectors)
+    before = index.search(queries, 10)
+
+    index.save(tmp_path / "v")
+    meta = json.loads((tmp_path / "v" / "meta.json").read_text())
+    assert meta["format"] == "leakage.vocab/1"
+    assert (meta["model"], meta["dimension"], meta["kind"], meta["count"], meta["source"]) == (
+        minilm.name,
+        384,
+        kind,
+        len(words),
+        "wordfreq:400",
+    )
+    loaded = VectorIndex.load(tmp_path / "v", encoder=minilm)
+    assert loaded.words == words and loaded.kind == kind
+    assert np.allclose(loaded.vectors, index.vectors, atol=1e-6)
+    after = loaded.search(queries, 10)
+    assert np.array_equal(before[1], after[1])
+    assert np.allclose(before[0], after[0], atol=1e-5)
+
+
+def test_vectors_are_renormalised_to_unit_length(small, minilm):
+    words, vectors = small
+    index = VectorIndex.build(words, vectors * 3, model=minilm.name, kind="numpy")
+    assert np.allclose(np.linalg.norm(index.vectors, axis=1), 1, atol=1e-6)
+
+
+def test_flat_agrees_with_exact_numpy(small, minilm):
+    words, vectors = small
+    index = VectorIndex.build(words, vectors, model=minilm.name, kind="flat")
+    queries = _queries(vectors)
+    scores, rows = index.search(queries, 10)
+    ref_scores, ref_rows = exact_top_k(index.vectors, queries, 10)
+    assert rows.shape == (16, 10) and rows.dtype == np.int64
+    assert np.array_equal(rows, ref_rows)
+    assert np.allclose(scores, ref_scores, atol=1e-5)
+    assert np.all(np.diff(scores, axis=1) <= 1e-6)  # best first
+
+
+@pytest.mark.parametrize("kind", ["hnsw", "ivf"])
+def test_approximate_kinds_find_the_exact_neighbours(kind: str, small, minilm):
+    words, vectors = small
+    index = VectorIndex.build(words, vectors, model=minilm.name, kind=kind)
+    queries = _queries(vectors)
+    _, rows = index.search(queries, 10)
+    _, ref = exact_top_k(index.vectors, queries, 10)
+    recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(rows, ref, strict=True)])
+    assert recall >= 0.95
+
+
+@pytest.mark.parametrize("kind", ["hnsw", "ivf"])
+def test_builds_are_deterministic(kind: str, small, minilm):
+    import faiss
+
+    words, vectors = small
+    a = VectorIndex.build(words, vectors, model=minilm.name, kind=kind)
+    b = VectorIndex.build(words, vectors, model=minilm.name, kind=kind)
+    assert np.array_equal(faiss.serialize_index(a._index), faiss.serialize_index(b._index))
+
+
+def test_search_more_than_count_and_bad_shapes(small, minilm):
+    words, vectors = small
+    index = VectorIndex.build(words[:5], vectors[:5], model=minilm.name, kind="numpy")
+    _, rows = index.search(vectors[0], 50)  # a single 1-D query is fine
+    assert rows.shape == (1, 5) and rows[0, 0] == 0
+    with pytest.raises(InvalidInput, match="shape"):
+        index.search(np.zeros((1, 3), np.float32), 1)
+    with pytest.raises(InvalidInput, match="twice"):
+        VectorIndex.build(["a", "a"], vectors[:2], model=minilm.name)
+    with pytest.raises(InvalidInput, match="2 words but 3 vectors"):
+        VectorIndex.build(["a", "b"], vectors[:3], model=minilm.name)
+
+
+def test_auto_rule_is_a_size_table():
+    limits = [limit for limit, _ in AUTO_RULE]
+    assert limits == sorted(limits)
+    assert choose_kind(300) == AUTO_RULE[0][1]
+    assert choose_kind(50_000) == "hnsw"
+    assert choose_kind(500_000) == "numpy"
+    assert choose_kind(10**12) == AUTO_RULE[-1][1]
+
+
+def test_load_with_another_model_says_how_to_fix(small, minilm, tmp_path: Path):
+    words, vectors = small
+    VectorIndex.build(words, vectors, model="BAAI/bge-m3", kind="flat").save(tmp_path / "v")
+    with pytest.raises(InvalidInput, match=r"built with the model 'BAAI/bge-m3'.*all-MiniLM"):
+        VectorIndex.load(tmp_path / "v", encoder=minilm)
+    with pytest.raises(InvalidInput, match="384-dimensional vectors but the encoder makes 1024"):
+        VectorIndex.load(tmp_path / "v", dimension=1024)
+    with pytest.raises(InvalidInput, match="built with"):
+        OpenVocabulary(VectorIndex.load(tmp_path / "v"), minilm)
+
+
+def test_load_a_folder_that_is_not_an_index(tmp_path: Path):
+    with pytest.raises(InvalidInput, match="not a folder"):
+        VectorIndex.load(tmp_path / "absent")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InvalidInput, match=r"missing meta\.json, words\.txt, index\.faiss"):
+        VectorIndex.load(tmp_path / "empty")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for name in ("meta.json", "words.txt", "index.faiss"):
+        (bad / name).write_text("{}" if name == "meta.json" else "x")
+    with pytest.raises(InvalidInput, match=r"meta.json: model: Field required"):
+        read_meta(bad)
+
+
+def test_save_refuses_to_replace_a_folder_that_is_not_an_index(small, minilm, tmp_path: Path):
+    words, vectors = small
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    index = VectorIndex.build(words, vectors, model=minilm.name, kind="numpy")
+    with pytest.raises(InvalidInput, match="not a vocabulary index"):
+        index.save(tmp_path / "mine")
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+    assert [p.name for p in tmp_path.iterdir()] == ["mine"]  # no temporary folder left
+
+
+# -- word lists ----------------------------------------------------------------------------
+
+
+def test_wordfreq_list_is_filtered():
+    words = load_words("wordfreq:300")
+    assert words.source == "wordfreq:300"
+    assert 250 < len(words.words) < 300
+    assert all(w.isalpha() and len(w) >= 2 for w in words.words)
+    assert "the" in words.words and "a" not in words.words and "don't" not in words.words
+
+
+def test_word_file(tmp_path: Path):
+    path = tmp_path / "w.txt"
+    path.write_text("# sports\nhockey\n  tennis \n\nhockey\nice rink\n", encoding="utf-8")
+    words = load_words(str(path))
+    assert words.words == ["hockey", "tennis", "ice rink"]
+    assert words.source == f"file:{path.resolve()}"
+    with pytest.raises(InvalidInput, match="no such file"):
+        load_words(str(tmp_path / "absent.txt"))
+    with pytest.raises(InvalidInput, match="wordfreq:N"):
+        load_words("wordfreq:lots")
+
+
+def test_merge_words_adds_candidates_once_ignoring_case():
+    assert merge_words(["tennis", "golf"], ["Tennis", "Hockey", "hockey", " "]) == [
+        "tennis",
+        "golf",
+        "Hockey",
+    ]
+
+
+def test_default_vocab_dir(tmp_path: Path):
+    path = default_vocab_dir("sentence-transformers/all-MiniLM-L6-v2", home=tmp_path)
+    assert path == tmp_path / "vocab" / "sentence-transformers-all-minilm-l6-v2-wordfreq-50000"
+
+
+# -- open-vocabulary guessing --------------------------------------------------------------
+
+
+def test_puck_makes_an_adversary_guess_hockey(vocab5k: OpenVocabulary):
+    result = vocab5k.guess(["puck"], top=10, secret="hockey")
+    words = [g.word for g in result.guesses]
+    assert "hockey" in words
+    assert vocab5k.index.position("puck") is None  # not among the 5,000: nothing excluded
+    assert result.excluded == [] and result.ranked == len(vocab5k.index)
+    probs = [g.probability for g in result.guesses]
+    assert probs == sorted(probs, reverse=True) and 0 < sum(probs) <= 1
+    assert [g.rank for g in result.guesses] == list(range(1, 11))
+    assert result.secret is not None and result.secret.in_vocabulary
+    assert result.secret.rank == words.index("hockey") + 1
+
+
+def test_clue_words_are_left_out_unless_kept(vocab5k: OpenVocabulary):
+    left_out = vocab5k.guess(["Ice"], top=5, exclude=["hockey"])
+    assert left_out.excluded == ["ice", "hockey"]
+    assert left_out.ranked == len(vocab5k.index) - 2
+    assert not {"ice", "hockey"} & {g.word for g in left_out.guesses}
+    kept = vocab5k.guess(["ice"], top=5, exclude_clues=False)
+    assert kept.guesses[0].word == "ice" and kept.excluded == []
+
+
+def test_probabilities_are_a_softmax_over_the_whole_vocabulary(vocab5k: OpenVocabulary):
+    clues = ["ice", "winter"]
+    result = vocab5k.guess(clues, top=5)
+    sims = vocab5k.similarities(clues)
+    keep = np.ones(len(sims), bool)
+    keep[[vocab5k.index.position(c) for c in clues]] = False
+    logits = sims[keep] / vocab5k.tau
+    probs = np.exp(logits - logits.max())
+    probs /= probs.sum()
+    assert result.guesses[0].probability == pytest.approx(probs.max(), rel=1e-6)
+    assert result.guesses[0].similarity == pytest.approx(sims[keep].max(), abs=1e-6)
+
+
+def test_rank_of(vocab5k: OpenVocabulary):
+    near = vocab5k.rank_of("hockey", ["puck"])
+    far = vocab5k.rank_of("money", ["puck"])
+    assert near.rank <= 10 and far.rank > 100 and far.of == near.of and far.in_vocabulary
+    assert far.probability < near.probability
+    # Case does not matter; the word itself is ranked even when it is a clue.
+    assert vocab5k.rank_of("Hockey", ["puck"]).rank == near.rank
+    assert vocab5k.rank_of("puck", ["puck"]).rank == 1
+    # A word outside the vocabulary is ranked as if it were in it.
+    outside = vocab5k.rank_of("zamboni", ["puck", "ice"])
+    ranked = vocab5k.guess(["puck", "ice"], top=1).ranked
+    assert not outside.in_vocabulary and outside.of == ranked + 1
+
+
+def test_add_candidates_then_rank(small, minilm, tmp_path: Path):
+    words, vectors = small
+    for kind in ("flat", "numpy"):
+        index = VectorIndex.build(words, vectors, model=minilm.name, kind=kind)
+        vocab = OpenVocabulary(index, minilm)
+        assert vocab.add_candidates(["Zamboni", "The", "zamboni", "Curling"]) == 2
+        assert index.words[-2:] == ["Zamboni", "Curling"] and len(index) == len(words) + 2
+        top = vocab.guess(["ice resurfacing machine"], top=3, secret="zamboni")
+        assert top.secret is not None and top.secret.in_vocabulary
+        index.save(tmp_path / kind)
+        again = VectorIndex.load(tmp_path / kind, encoder=minilm)
+        assert again.words == index.words and again.meta.count == len(words) + 2
+        _, rows = again.search(minilm.encode(["Zamboni"]), 1)
+        assert again.words[rows[0, 0]] == "Zamboni"
+
+
+def test_every_kind_guesses_the_same(small, minilm):
+    words, vectors = small
+    seen = {}
+    for kind in KINDS:
+        index = VectorIndex.build(words, vectors, model=minilm.name, kind=kind)
+        result = OpenVocabulary(index, minilm).guess(["football", "goal"], top=5)
+        seen[kind] = [(g.word, round(g.probability, 6)) for g in result.guesses]
+    assert all(v == seen["numpy"] for v in seen.values()), seen
+
+
+def test_bad_guess_input(vocab5k: OpenVocabulary):
+    with pytest.raises(InvalidInput, match="at least one clue"):
+        vocab5k.guess([])
+    with pytest.raises(InvalidInput, match="at least one clue"):
+        vocab5k.guess(["  "])
+
+
+# -- the command line ----------------------------------------------------------------------
+
+
+def _run(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LEAKAGE_HOME": str(home), "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "leakage", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_cli_build_then_guess(tmp_path: Path):
+    home = tmp_path / "home"
+    words = tmp_path / "sports.txt"
+    words.write_text(
+        "\n".join([*wordfreq_words(300), "hockey", "tennis", "golf", "skating", "ice"]), "utf-8"
+    )
+    p = _run("vocab", "build", "--words", str(words), "--kind", "hnsw", home=home)
+    assert p.returncode == 0, p.stderr
+    out = home / "vocab" / "sentence-transformers-all-minilm-l6-v2-sports"
+    assert f"into {out}" in p.stderr
+    assert read_meta(out).kind == "hnsw"
+
+    p = _run(
+        "guess", "puck", "ice", "--vocab", str(out), "--secret", "hockey", "-f", "json", home=home
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["vocabulary"]["kind"] == "hnsw" and doc["clues"] == ["puck", "ice"]
+    assert doc["guesses"][0]["word"] == "hockey" and doc["secret"]["rank"] == 1
+    assert "ice" in doc["excluded"]
+
+    p = _run("guess", "puck", "--vocab", str(out), "--top", "3", "--secret", "tennis", home=home)
+    assert p.returncode == 0, p.stderr
+    assert "hockey" in p.stdout and "secret 'tennis': rank" in p.stdout
+
+    p = _run("guess", "puck", "--vocab", str(tmp_path / "nowhere"), home=home)
+    assert p.returncode == 2 and "no vocabulary index here" in p.stderr
