@@ -7,12 +7,11 @@ import importlib
 import sys
 import time
 
-from benchmarks import BENCHMARKS as _LISTED
+from benchmarks import BENCHMARKS
 from benchmarks._common import Skip
 
 # Benchmarks whose module is not named after the benchmark: name -> module.
 _MODULES = {"splits": "splits_bench", "faiss": "faiss_vs_numpy"}
-BENCHMARKS = (*_LISTED, *(n for n in _MODULES if n not in _LISTED))
 
 
 def main(argv: list[str] | None = None) -> int:
