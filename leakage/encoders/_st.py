@@ -82,8 +82,9 @@ class SentenceTransformerEncoder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        # OpenMP threads that busy-wait collapse 10-20x when another process holds a core
-        # (measured: benchmarks/embedding.py); passive waiting costs nothing when idle.
+        # OpenMP threads that busy-wait collapse 4-18x when another process holds a core;
+        # passive waiting avoids that at some cost on an idle machine (docs/benchmarks.md).
+        # Set OMP_WAIT_POLICY=ACTIVE before starting to trade robustness for idle speed.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             import torch
