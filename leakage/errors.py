@@ -11,6 +11,8 @@ to exit codes once (``leakage.cli._errors``) and the service to HTTP statuses on
     ├── BackendUnavailable           a backend cannot run here (missing extra, key, index)
     ├── CountSourceError             a count source failed after its retries
     │   └── BudgetExhausted          the per-run query budget is spent
+    ├── LLMError                     an LLM endpoint failed after its retries or answered
+    │                                something unreadable (exit 4, like CountSourceError)
     └── CorpusError                  a corpus could not be read or indexed
 
 A message says what was wrong, where (file, record, field) and how to fix it.
@@ -91,6 +93,16 @@ class BudgetExhausted(CountSourceError):
         super().__init__(message)
 
 
+class LLMError(LeakageError):
+    """An LLM endpoint failed after its retries, refused the request (key, model, path) or
+    answered something unreadable; the message names the URL or the missing field.
+
+    A remote client whose *budget* is spent raises :class:`BudgetExhausted` instead, and one
+    whose endpoint lacks a needed ability (completions echo + logprobs) raises
+    :class:`BackendUnavailable`.
+    """
+
+
 class CorpusError(LeakageError):
     """A corpus could not be read or indexed."""
 
@@ -102,6 +114,7 @@ __all__ = [
     "CountSourceError",
     "InvalidInput",
     "InvalidTranscript",
+    "LLMError",
     "LeakageError",
     "UnknownBackend",
     "UnknownInputFormat",

@@ -1,6 +1,6 @@
 """Likelihood backends: one protocol, a registry of factories."""
 
-from leakage.backends import cooccurrence, embedding  # noqa: F401  (register themselves)
+from leakage.backends import cooccurrence, embedding, ensemble, judge  # noqa: F401  (register)
 from leakage.backends.base import (
     LikelihoodBackend,
     backend_names,

@@ -18,7 +18,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-from leakage.cli import corpus, schema, score, splits, vocab  # noqa: E402,F401  (register commands)
+from leakage.cli import calibrate, corpus, schema, score, splits, vocab  # noqa: E402,F401  (register commands)
 
 
 def main() -> None:

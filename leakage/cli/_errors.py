@@ -9,6 +9,7 @@ from leakage.errors import (
     CountSourceError,
     InvalidInput,
     LeakageError,
+    LLMError,
     UnknownBackend,
 )
 
@@ -26,6 +27,7 @@ _CODES: list[tuple[type[LeakageError], int]] = [
     (BackendUnavailable, EXIT_UNAVAILABLE),
     (BudgetExhausted, EXIT_BUDGET),
     (CountSourceError, EXIT_COUNT_SOURCE),
+    (LLMError, EXIT_COUNT_SOURCE),  # a remote endpoint failed, like a count source
     (CorpusError, EXIT_CORPUS),
 ]
 

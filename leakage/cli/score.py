@@ -106,9 +106,28 @@ def score(
         "mean"
     ),
     model: Annotated[
-        str,
-        typer.Option(help="Embedding model: all-MiniLM-L6-v2 (bundled), BAAI/bge-m3, a folder."),
-    ] = "all-MiniLM-L6-v2",
+        str | None,
+        typer.Option(
+            help="embedding: all-MiniLM-L6-v2 (default), BAAI/bge-m3, a folder; judge: "
+            "gemma-3-270m (default), smollm2-135m, a GGUF/folder, or the endpoint's model name."
+        ),
+    ] = None,
+    judge_mode: Annotated[
+        str, typer.Option(help="Judge: likelihood (log P(clue | secret)) or elicitation.")
+    ] = "likelihood",
+    llm_endpoint: Annotated[
+        str | None,
+        typer.Option(
+            help="Judge: an OpenAI-compatible base URL (key from LEAKAGE_LLM_API_KEY); "
+            "default: the local model."
+        ),
+    ] = None,
+    weights: Annotated[
+        Path | None, typer.Option(help="Ensemble: weights file (default: the shipped one).")
+    ] = None,
+    members: Annotated[
+        str | None, typer.Option(help="Ensemble: members, e.g. cooccurrence,embedding,judge.")
+    ] = None,
     candidate_template: Annotated[
         str, typer.Option(help="How candidates are embedded, e.g. '{category}: {word}'.")
     ] = "{word}",
@@ -144,11 +163,26 @@ def score(
         )  # fmt: skip
     elif backend == "embedding":
         options = {
-            "model": model,
             "candidate_template": candidate_template,
             "precision": precision,
             "threads": threads,
+            **({"model": model} if model else {}),
             **temperature,
+        }
+    elif backend == "judge":
+        options = {
+            "mode": judge_mode,
+            "endpoint": llm_endpoint,
+            "precision": precision,
+            "threads": threads,
+            **({"model": model} if model else {}),
+        }
+    elif backend == "ensemble":
+        options = {
+            **({"weights_path": weights} if weights else {}),
+            **(
+                {"members": [m.strip() for m in members.split(",") if m.strip()]} if members else {}
+            ),
         }
     scorer = create_backend(backend, **options)
     opts = ScoreOptions(include_chameleon=include_chameleon, spy_assignment=spy_assignment)

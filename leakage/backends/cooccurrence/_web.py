@@ -81,6 +81,15 @@ def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> fl
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
+def transient_wait(state: RetryCallState, *, backoff: float, max_wait: float) -> float:
+    """Seconds before the next attempt (a tenacity ``wait``): the server's ``Retry-After``
+    when a :class:`_Transient` carries one, else exponential backoff; capped by ``max_wait``."""
+    exc = state.outcome.exception() if state.outcome is not None else None
+    if isinstance(exc, _Transient) and exc.retry_after is not None:
+        return min(exc.retry_after, max_wait)
+    return min(max_wait, backoff * 2.0 ** (state.attempt_number - 1))
+
+
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
     """One TLS context per process: building it (loading CA certificates) costs ~30 ms,
@@ -129,6 +138,9 @@ def _error_message(response: httpx.Response) -> str:
             return str(error.get("message") or error)
         if error:  # SerpApi, infini-gram: {"error": "..."}
             return str(error)
+        for key in ("message", "detail"):  # vLLM: {"object": "error", "message": ...}
+            if isinstance(payload.get(key), str):
+                return str(payload[key])
     return str(payload)[:200]
 
 
@@ -377,10 +389,7 @@ class WebCountSource(ABC):
         raise AssertionError("unreachable: tenacity either returns or raises")
 
     def _wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome is not None else None
-        if isinstance(exc, _Transient) and exc.retry_after is not None:
-            return min(exc.retry_after, self.max_wait)
-        return min(self.max_wait, self.backoff * 2.0 ** (state.attempt_number - 1))
+        return transient_wait(state, backoff=self.backoff, max_wait=self.max_wait)
 
     def _check_status(self, response: httpx.Response, text: str) -> None:
         status = response.status_code

@@ -1,0 +1,287 @@
+"""The LLM judge backend: a language model says how likely each clue is under each secret.
+
+Two modes:
+
+``likelihood`` (default)
+    log P(clue | the secret is w) from a causal LM, summed over the clue's tokens, after a
+    prompt that states the game, the category and the secret. Each candidate's prompt is
+    encoded once and its KV cache reused across the clues (``score_many``). The clue is
+    followed by its closing quote, so the model also says the clue is *complete*.
+    Length effects: the same clue text is scored under every candidate, so the number of
+    tokens (and any length bias) is the same across a row; only the candidate-dependent part
+    survives the normalisation over candidates. Rows of different clues are never compared.
+
+``elicitation``
+    The judge is shown the category, the candidates and the clues so far and states a
+    probability for each candidate. With ``top_logprobs`` from the endpoint, the options are
+    lettered and the distribution is read from the log-probabilities of the first answer
+    token; otherwise the answer must be a JSON object ``{candidate: probability}``, parsed
+    strictly and retried when invalid. The judge's posterior after clue i, p_i, becomes the
+    log-likelihood row log p_i − log p_{i−1} (p_0 uniform), so the posterior engine
+    reproduces exactly what the judge said.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from string import ascii_uppercase
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from leakage.backends.base import register_backend
+from leakage.errors import BackendUnavailable, LLMError
+from leakage.llm import LLMClient, Message
+
+MODES = ("likelihood", "elicitation")
+
+CHAMELEON_PROMPT = (
+    'Category: {category}. Secret word: {word}. When people hear the word "{word}", '
+    'the first word that comes to mind is "'
+)
+"""The association prompt measured best with Gemma-3-270M (DESIGN.md); the clue follows."""
+
+DESCRIPTION_PROMPT = (
+    "In a word game, a player who knows the secret word describes it without saying it.\n"
+    'Secret word: {word}. The player says: "'
+)
+"""For sentence clues (SpyGame statements) and games without a category."""
+
+_LOG_FLOOR = -30.0
+
+
+def _strip_fence(text: str) -> str:
+    text = text.strip()
+    fence = re.match(r"^```(?:json)?\s*(.*?)\s*```$", text, re.DOTALL)
+    return fence.group(1) if fence else text
+
+
+def parse_distribution(text: str, candidates: Sequence[str]) -> NDArray[np.float64]:
+    """A strict reading of ``{candidate: probability}``: every key a candidate (any case),
+    every value a non-negative number, a positive sum; missing candidates get 0."""
+    try:
+        obj = json.loads(_strip_fence(text))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"not JSON: {err.msg}") from None
+    if not isinstance(obj, dict):
+        raise ValueError("expected a JSON object mapping each candidate to a probability")
+    index = {c.casefold(): i for i, c in enumerate(candidates)}
+    p = np.zeros(len(candidates))
+    for key, value in obj.items():
+        i = index.get(str(key).strip().casefold())
+        if i is None:
+            raise ValueError(f"{key!r} is not a candidate")
+        if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"probability of {key!r} must be a non-negative number")
+        p[i] = float(value)
+    if not np.isfinite(p).all() or p.sum() <= 0:
+        raise ValueError("probabilities must have a positive finite sum")
+    return p / p.sum()
+
+
+class JudgeBackend:
+    """An LLM as a likelihood backend (see the module docstring for the two modes)."""
+
+    name = "judge"
+
+    def __init__(
+        self,
+        client: LLMClient,
+        *,
+        mode: str = "likelihood",
+        prompt: str | None = None,
+        max_retries: int = 2,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}")
+        self.client = client
+        self.mode = mode
+        self.prompt = prompt
+        self.max_retries = max_retries
+        self.failures = 0
+        """Elicitation answers that stayed invalid after the retries (rows left flat)."""
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "backend": self.name,
+            "mode": self.mode,
+            "model": self.client.name,
+            "llm": self.client.info(),
+            "prompt": self.prompt or "default",
+        }
+
+    # -- likelihood --------------------------------------------------------------------
+
+    def _prompt_for(self, word: str, category: str | None, sentences: bool) -> str:
+        if self.prompt is not None:
+            return self.prompt.format(word=word, category=category or "")
+        if category and not sentences:
+            return CHAMELEON_PROMPT.format(word=word, category=category)
+        return DESCRIPTION_PROMPT.format(word=word)
+
+    def _likelihood(
+        self, clues: Sequence[str], candidates: Sequence[str], category: str | None
+    ) -> NDArray[np.float64]:
+        sentences = any(len(c.split()) > 3 for c in clues)
+        prompts = [self._prompt_for(w, category, sentences) for w in candidates]
+        continuations = [f'{c.strip()}"' for c in clues]
+        many = getattr(self.client, "score_many", None)
+        if many is not None:
+            scores = np.asarray(many(prompts, continuations), dtype=np.float64)
+        else:
+            scores = np.array([self.client.score(p, continuations) for p in prompts])
+        return scores.T  # (clues x candidates)
+
+    # -- elicitation -------------------------------------------------------------------
+
+    def _ask(
+        self, clues: Sequence[str], candidates: Sequence[str], category: str | None
+    ) -> NDArray[np.float64]:
+        lettered = len(candidates) <= len(ascii_uppercase)
+        said = "\n".join(f"- {c}" for c in clues)
+        header = (
+            "We are playing a word game. Players who know the secret word give clues about it.\n"
+            + (f"Category: {category}\n" if category else "")
+            + f"Clues so far:\n{said}\n"
+        )
+        if lettered:
+            options = "\n".join(f"{ascii_uppercase[i]}. {w}" for i, w in enumerate(candidates))
+            question = f"Which word is the secret?\n{options}\nAnswer with the letter only."
+            gen = self.client.generate(
+                [Message("user", header + question)], max_tokens=1, top_logprobs=20
+            )
+            if gen.top_logprobs:
+                first = gen.top_logprobs[0]
+                logp = np.full(len(candidates), _LOG_FLOOR)
+                for token, lp in first.items():
+                    t = token.strip().rstrip(".").upper()
+                    if len(t) == 1 and t in ascii_uppercase[: len(candidates)]:
+                        i = ascii_uppercase.index(t)
+                        logp[i] = max(logp[i], lp)
+                if (logp > _LOG_FLOOR).any():
+                    p = np.exp(logp - logp.max())
+                    return p / p.sum()
+        ask = (
+            header
+            + "Candidates: "
+            + ", ".join(candidates)
+            + "\nGive the probability that each candidate is the secret, as a JSON object "
+            "mapping every candidate to a number, and nothing else."
+        )
+        messages = [Message("user", ask)]
+        problem = ""
+        for _ in range(self.max_retries + 1):
+            gen = self.client.generate(messages, max_tokens=400)
+            try:
+                return parse_distribution(gen.text, candidates)
+            except ValueError as err:
+                problem = str(err)
+                messages = [
+                    *messages,
+                    Message("assistant", gen.text),
+                    Message("user", f"That was not valid ({problem}). Answer with the JSON only."),
+                ]
+        self.failures += 1
+        raise LLMError(
+            f"judge {self.client.name}: no valid probability JSON after "
+            f"{self.max_retries + 1} tries ({problem})"
+        )
+
+    def _elicitation(
+        self, clues: Sequence[str], candidates: Sequence[str], category: str | None
+    ) -> NDArray[np.float64]:
+        k = len(candidates)
+        previous = np.full(k, 1.0 / k)
+        rows = np.zeros((len(clues), k))
+        for i in range(len(clues)):
+            p = np.maximum(self._ask(clues[: i + 1], candidates, category), np.exp(_LOG_FLOOR))
+            p /= p.sum()
+            rows[i] = np.log(p) - np.log(previous)
+            previous = p
+        return rows
+
+    def loglik(
+        self, clues: Sequence[str], candidates: Sequence[str], *, category: str | None = None
+    ) -> NDArray[np.float64]:
+        if not clues:
+            return np.zeros((0, len(candidates)))
+        if self.mode == "likelihood":
+            return self._likelihood(clues, candidates, category)
+        return self._elicitation(clues, candidates, category)
+
+    # -- ratings -----------------------------------------------------------------------
+
+    def rate(self, statement: str, word: str) -> dict[str, float]:
+        """CK-Arena-style ratings in [0, 1]: ``relevance`` (does the statement fit the word)
+        and ``revealing`` (how much it gives the word away)."""
+        ask = (
+            f'Word: {word}\nStatement: "{statement}"\n'
+            "Rate the statement as a clue for the word. Answer with a JSON object "
+            '{"relevance": r, "revealing": v}, numbers from 0 to 1: relevance = how well the '
+            "statement fits the word; revealing = how easily someone could guess the word."
+        )
+        problem = ""
+        for _ in range(self.max_retries + 1):
+            gen = self.client.generate([Message("user", ask)], max_tokens=60)
+            try:
+                obj = json.loads(_strip_fence(gen.text))
+                out = {k: float(obj[k]) for k in ("relevance", "revealing")}
+                if all(0.0 <= v <= 1.0 for v in out.values()):
+                    return out
+                problem = "values outside [0, 1]"
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
+                problem = f"{err.__class__.__name__}: {err}"
+        raise LLMError(f"judge {self.client.name}: no valid rating JSON ({problem})")
+
+
+DEFAULT_LOCAL_MODEL = "gemma-3-270m"
+
+
+def open_llm(
+    model: str | None = None,
+    *,
+    endpoint: str | None = None,
+    api_key: str | None = None,
+    precision: str = "auto",
+    threads: int | None = None,
+    cache_path: str | None = None,
+) -> LLMClient:
+    """A local model by name/path, or an OpenAI-compatible endpoint when ``endpoint`` is set
+    (its model from ``model`` or LEAKAGE_LLM_MODEL; responses cached in
+    ``$LEAKAGE_HOME/llm-responses.sqlite`` unless ``cache_path`` says otherwise)."""
+    if endpoint:
+        from leakage.corpus import default_index_path
+        from leakage.llm import OpenAICompatibleClient
+
+        if cache_path is None:
+            cache_path = str(default_index_path().parent.parent / "llm-responses.sqlite")
+        kw: dict[str, Any] = {"base_url": endpoint, **({"model": model} if model else {})}
+        if api_key:
+            kw["api_key"] = api_key
+        return OpenAICompatibleClient.from_env(cache_path=cache_path, **kw)
+    try:
+        from leakage.llm import LocalLM
+    except ImportError as err:  # pragma: no cover - the layer ships with the package
+        raise BackendUnavailable(f"the local LLM layer cannot be imported: {err}") from err
+    return LocalLM(model or DEFAULT_LOCAL_MODEL, precision=precision, threads=threads)
+
+
+@register_backend("judge")
+def _judge(
+    *,
+    model: str | None = None,
+    mode: str = "likelihood",
+    endpoint: str | None = None,
+    api_key: str | None = None,
+    client: LLMClient | None = None,
+    prompt: str | None = None,
+    precision: str = "auto",
+    threads: int | None = None,
+) -> JudgeBackend:
+    llm = client or open_llm(
+        model, endpoint=endpoint, api_key=api_key, precision=precision, threads=threads
+    )
+    return JudgeBackend(llm, mode=mode, prompt=prompt)

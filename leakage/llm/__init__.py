@@ -1,0 +1,27 @@
+"""The LLM layer: local causal LMs (transformers) and OpenAI-compatible endpoints (httpx)."""
+
+from typing import TYPE_CHECKING
+
+from leakage.llm._base import Generation, LLMClient, Message, Usage
+
+__all__ = ["Generation", "LLMClient", "Message", "Usage"]
+
+# Remote clients load httpx and tenacity: imported on first use, not with the package.
+_LAZY = {"OpenAICompatibleClient": "leakage.llm._remote"}
+__all__ += ["OpenAICompatibleClient"]
+# The local model imports torch and transformers only when one is built; the module is still
+# loaded on first use, like the remote client.
+_LAZY["LocalLM"] = "leakage.llm._local"
+__all__ += ["LocalLM"]
+
+if TYPE_CHECKING:
+    from leakage.llm._local import LocalLM
+    from leakage.llm._remote import OpenAICompatibleClient
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,84 @@
+"""The LLM layer: one client protocol for local causal LMs and remote OpenAI-compatible APIs.
+
+Two abilities, because the judge needs both:
+
+* ``score``: log-probabilities of given continuations after a prompt (the likelihood judge:
+  log P(clue | "the secret is w")). Local models compute it exactly from the logits, reusing
+  the prompt's KV cache across continuations; remote endpoints use ``echo`` + ``logprobs`` on
+  the completions API where the server offers it.
+* ``generate``: text from a chat or a plain prompt (the elicitation judge, descriptions,
+  ratings), with ``top_logprobs`` of the first generated token when available.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One generated answer."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    top_logprobs: list[dict[str, float]] | None = None
+    """Per generated token (as far as the server returned them): token -> log-probability of
+    the most likely alternatives at that position."""
+    cached: bool = False
+    """True when the answer came from the response cache (no tokens spent)."""
+
+
+@dataclass
+class Usage:
+    """Token and cost accounting for one client over its lifetime."""
+
+    requests: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    by_model: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+@runtime_checkable
+class LLMClient(Protocol):
+    """A language model the judge can ask."""
+
+    name: str
+    """Model identity (part of cache keys and reports)."""
+
+    def score(self, prompt: str, continuations: Sequence[str]) -> list[float]:
+        """Σ log P(token) over each continuation's tokens, given ``prompt`` (natural log).
+
+        The prompt is encoded once; every continuation is scored after it. A continuation's
+        first token is conditioned on the whole prompt (no whitespace is added: put the
+        separator at the end of the prompt or the start of the continuation).
+        """
+        ...
+
+    def generate(
+        self,
+        messages: Sequence[Message] | str,
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        top_logprobs: int = 0,
+        stop: Sequence[str] | None = None,
+    ) -> Generation:
+        """A completion of a chat (a list of messages) or of a plain prompt (a string)."""
+        ...
+
+    def info(self) -> dict[str, object]:
+        """Model name and settings, for reports."""
+        ...

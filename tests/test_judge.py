@@ -1,0 +1,108 @@
+"""The judge backend with a scripted fake LLM (the real models are tested in test_llm_*)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from leakage import parse_transcript, score_transcript
+from leakage.backends.judge import JudgeBackend, parse_distribution
+from leakage.errors import LLMError
+from leakage.llm import Generation
+
+
+class ScriptedLLM:
+    """score: +1 per occurrence of the secret's first letter in the clue; generate: scripted."""
+
+    name = "scripted"
+
+    def __init__(self, answers=(), top_logprobs=None):
+        self.answers = list(answers)
+        self.top = top_logprobs
+        self.prompts: list[str] = []
+        self.asked: list[object] = []
+
+    def info(self):
+        return {"model": self.name}
+
+    def score(self, prompt, continuations):
+        self.prompts.append(prompt)
+        word = prompt.split("Secret word: ")[1].split(".")[0]
+        return [float(c.lower().count(word[0].lower())) for c in continuations]
+
+    def generate(self, messages, *, max_tokens=256, temperature=0.0, top_logprobs=0, stop=None):
+        self.asked.append(messages)
+        if top_logprobs:  # the lettered question; a server without logprobs returns None
+            return Generation(text="A", top_logprobs=[self.top] if self.top else None)
+        return Generation(text=self.answers.pop(0) if self.answers else "")
+
+
+def test_likelihood_scores_every_clue_under_every_candidate():
+    llm = ScriptedLLM()
+    judge = JudgeBackend(llm)
+    L = judge.loglik(["tt", "g"], ["Tennis", "Golf"], category="Sports")
+    assert L.shape == (2, 2)
+    assert L.tolist() == [[2.0, 0.0], [0.0, 1.0]]
+    assert len(llm.prompts) == 2  # one prompt per candidate, all clues scored after it
+    assert llm.prompts[0].startswith("Category: Sports. Secret word: Tennis.")
+
+
+def test_sentence_clues_use_the_description_prompt():
+    llm = ScriptedLLM()
+    JudgeBackend(llm).loglik(["a long sentence about it"], ["Violin", "Cello"])
+    assert "describes it without saying it" in llm.prompts[0]
+
+
+def test_parse_distribution_is_strict():
+    cands = ["Tennis", "Golf", "Polo"]
+    p = parse_distribution('```json\n{"tennis": 3, "Golf": 1}\n```', cands)
+    assert p.tolist() == [0.75, 0.25, 0.0]
+    for bad in ["nope", "[1, 2]", '{"Chess": 1}', '{"Golf": -1}', '{"Golf": 0}', '{"Golf": "x"}']:
+        with pytest.raises(ValueError):
+            parse_distribution(bad, cands)
+
+
+def test_elicitation_reproduces_the_judges_posterior():
+    answers = [json.dumps({"Tennis": 0.5, "Golf": 0.5}), json.dumps({"Tennis": 0.9, "Golf": 0.1})]
+    judge = JudgeBackend(ScriptedLLM(answers), mode="elicitation")
+    game = {
+        "format": "leakage.transcript/1", "game": "chameleon", "id": "g", "category": "Sports",
+        "candidates": ["Tennis", "Golf"], "secret": "Tennis",
+        "players": [{"id": "a", "role": "non-chameleon"}, {"id": "b", "role": "chameleon"}],
+        "turns": [{"player": "a", "text": "ball"}, {"player": "a", "text": "racket"}],
+    }  # fmt: skip
+    r = score_transcript(parse_transcript(game), judge)
+    assert r.steps[0].posterior["Tennis"] == pytest.approx(0.5)
+    assert r.steps[1].posterior["Tennis"] == pytest.approx(0.9)
+
+
+def test_elicitation_retries_invalid_json_then_reports():
+    judge = JudgeBackend(ScriptedLLM(["nonsense", '{"Tennis": 1}']), mode="elicitation")
+    assert judge.loglik(["x"], ["Tennis", "Golf"])[0, 0] > 0
+    judge = JudgeBackend(ScriptedLLM(["a", "b", "c"]), mode="elicitation", max_retries=2)
+    with pytest.raises(LLMError, match="no valid probability JSON after 3 tries"):
+        judge.loglik(["x"], ["Tennis", "Golf"])
+    assert judge.failures == 1
+
+
+def test_elicitation_reads_logprobs_of_option_letters():
+    top = {"A": np.log(0.2), " B": np.log(0.6), "C.": np.log(0.2), "zz": 0.0}
+    judge = JudgeBackend(ScriptedLLM(top_logprobs=top), mode="elicitation")
+    L = judge.loglik(["clue"], ["Tennis", "Golf", "Polo"])
+    p = np.exp(L[0]) / 3  # p_1 = uniform * exp(row)
+    assert p.tolist() == pytest.approx([0.2, 0.6, 0.2])
+
+
+def test_ratings():
+    judge = JudgeBackend(ScriptedLLM(['{"relevance": 0.8, "revealing": 0.3}']))
+    assert judge.rate("It is round", "ball") == {"relevance": 0.8, "revealing": 0.3}
+    judge = JudgeBackend(ScriptedLLM(["x", '{"relevance": 2, "revealing": 0}', "{}"]))
+    with pytest.raises(LLMError):
+        judge.rate("It is round", "ball")
+
+
+def test_bad_mode():
+    with pytest.raises(ValueError):
+        JudgeBackend(ScriptedLLM(), mode="vibes")
