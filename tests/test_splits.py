@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from leakage.corpus import find_wordnet_dir
-from leakage.errors import BackendUnavailable, InvalidInput
+from leakage.errors import InvalidInput
 from leakage.splits import (
     FORMAT,
     CachedDescriber,
@@ -208,9 +208,23 @@ def test_file_describer_malformed_line_names_file_and_line(
         FileDescriber(path)
 
 
-def test_llm_describer_is_a_clear_placeholder():
-    with pytest.raises(BackendUnavailable, match="LLM layer is not available yet"):
-        LLMDescriber()
+class _ScriptedLLM:
+    name = "scripted"
+
+    def generate(self, messages, **kw):
+        from leakage.llm import Generation
+
+        word = messages[0].content.split("'")[1]
+        return Generation(text="" if word == "zzz" else f"A thing called {word}, used daily.")
+
+
+def test_llm_describer_through_the_llm_layer():
+    d = LLMDescriber(_ScriptedLLM())
+    assert d.name == "llm:scripted"
+    assert d.describe(["dog", "zzz", "dog"]) == {
+        "dog": "A thing called dog, used daily.",
+        "zzz": None,
+    }
 
 
 def test_cached_describer_reuses_answers_including_unknown(tmp_path: Path):
@@ -501,15 +515,6 @@ def test_cli_end_to_end_small_csv(tmp_path: Path):
     # Both caches live under LEAKAGE_HOME.
     assert (tmp_path / "home" / "descriptions.sqlite").is_file()
     assert (tmp_path / "home" / "embeddings.sqlite").is_file()
-
-
-def test_cli_llm_describer_exits_3_with_a_clear_message(tmp_path: Path):
-    pairs = tmp_path / "pairs.csv"
-    pairs.write_text("civilian,spy\napple,pear\n", encoding="utf-8")
-    p = run(str(pairs), "--out", str(tmp_path / "out"), "--describer", "llm", home=tmp_path)
-    assert p.returncode == 3, p.stderr
-    assert "LLM layer is not available yet" in p.stderr and "Traceback" not in p.stderr
-    assert not (tmp_path / "out").exists()
 
 
 def test_cli_usage_and_input_errors_exit_2(tmp_path: Path):

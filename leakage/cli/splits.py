@@ -128,7 +128,8 @@ def build(
 
     source: Describer
     if describer is DescriberName.llm:
-        source = LLMDescriber()
+        writer = LLMDescriber()
+        source = CachedDescriber(writer, default_description_cache_path()) if cache else writer
     elif descriptions is not None:  # --describer file
         source = FileDescriber(descriptions)
     else:

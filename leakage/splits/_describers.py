@@ -14,7 +14,7 @@ import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, TextIO, runtime_checkable
+from typing import Any, Protocol, TextIO, runtime_checkable
 
 from leakage.errors import BackendUnavailable, InvalidInput
 
@@ -130,30 +130,36 @@ class FileDescriber:
 
 
 class LLMDescriber:
-    """Descriptions written by an LLM (``DESCRIPTION_PROMPT``), through the LLM layer.
+    """Descriptions written by an LLM through the LLM layer (``DESCRIPTION_PROMPT``).
 
-    A placeholder: the LLM layer does not exist yet, so building one raises
-    ``BackendUnavailable`` with what to do instead.
+    ``client`` is any ``leakage.llm.LLMClient``: a local model (default SmolLM2-135M-Instruct,
+    the bundled instruct model; a base model such as Gemma-3-270M continues text rather than
+    answering) or an OpenAI-compatible endpoint. Greedy decoding, so a word's description is
+    reproducible; an empty or one-word answer counts as unknown.
     """
 
     name = "llm"
-    version = "0"
+    version = "1"
 
-    def __init__(self, model: str | None = None) -> None:
-        self.model = model
-        raise BackendUnavailable(self._message())
+    def __init__(self, client: Any = None, *, model: str = "smollm2-135m") -> None:
+        if client is None:
+            from leakage.backends.judge import open_llm
 
-    @staticmethod
-    def _message() -> str:
-        return (
-            "the LLM describer needs the LLM layer, and the LLM layer is not available yet. "
-            "Use the offline default (--describer wordnet), or have any LLM write the "
-            "descriptions (prompt in leakage.splits.DESCRIPTION_PROMPT) into a JSONL file of "
-            '{"word": ..., "description": ...} lines and pass --descriptions FILE'
-        )
+            client = open_llm(model)
+        self.client = client
+        self.name = f"llm:{client.name}"
 
     def describe(self, words: Sequence[str]) -> dict[str, str | None]:
-        raise BackendUnavailable(self._message())
+        from leakage.llm import Message
+
+        out: dict[str, str | None] = {}
+        for word in dict.fromkeys(words):
+            gen = self.client.generate(
+                [Message("user", DESCRIPTION_PROMPT.format(word=word))], max_tokens=120
+            )
+            text = " ".join(gen.text.split())
+            out[word] = text if len(text.split()) >= 3 else None
+        return out
 
 
 # -- cache -----------------------------------------------------------------------------------
