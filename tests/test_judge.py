@@ -106,3 +106,26 @@ def test_ratings():
 def test_bad_mode():
     with pytest.raises(ValueError):
         JudgeBackend(ScriptedLLM(), mode="vibes")
+
+
+def test_cli_scores_with_the_local_judge(tmp_path):
+    """`leakage score --backend judge` end to end with the real bundled Gemma-3-270M."""
+    import os
+    import subprocess
+    import sys
+
+    from .conftest import EXAMPLES
+
+    env = {**os.environ, "LEAKAGE_HOME": str(tmp_path), "COLUMNS": "200"}
+    p = subprocess.run(
+        [sys.executable, "-m", "leakage", "score", str(EXAMPLES / "chameleon_sports.json"),
+         "-b", "judge", "-f", "json"],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    (report,) = json.loads(p.stdout)
+    assert report["backend"] == "judge"
+    assert report["backend_info"]["model"] == "gemma-3-270m"
+    assert [s["counted"] for s in report["steps"]] == [True, True, False, True]
+    for s in report["steps"]:
+        assert sum(s["posterior"].values()) == pytest.approx(1.0)

@@ -267,21 +267,24 @@ def _version(package: str) -> str | None:
 
 def convert_gguf(gguf_path: Path, out_dir: Path) -> None:
     """Dequantize ``gguf_path`` with transformers and save model + tokenizer to ``out_dir``."""
-    try:
-        import gguf
-        import torch
-        import transformers
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-    except ImportError as err:
+    missing = [m for m in ("torch", "transformers", "gguf", "accelerate") if find_spec(m) is None]
+    if missing:
         raise BackendUnavailable(
-            f"converting a GGUF model needs torch, transformers, gguf and accelerate "
-            f"({err.name} is missing): {INSTALL_HINT}"
-        ) from err
+            "converting a GGUF model needs torch, transformers, gguf and accelerate "
+            f"({', '.join(missing)} missing): {INSTALL_HINT}"
+        )
+    import gguf
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     transformers.utils.logging.disable_progress_bar()
     folder, name = str(gguf_path.parent), gguf_path.name
     with _reader_parsed_once(gguf):
         tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+        model: Any = AutoModelForCausalLM.from_pretrained(
+            folder, gguf_file=name, dtype=torch.float32
+        )
     # The dequantized weights are ordinary float32 tensors; without the GGUF quantizer and its
     # config entry, save_pretrained writes (and from_pretrained reads) a plain model.
     model.hf_quantizer = None

