@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from leakage._runtime import prepare_model_runtime
 from leakage.errors import BackendUnavailable
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -78,14 +79,7 @@ class SentenceTransformerEncoder:
     ) -> None:
         if precision not in ("auto", "fp32", "bf16"):
             raise ValueError("precision must be auto, fp32 or bf16")
-        # Nothing is fetched from a hub at run time; progress bars would only clutter stderr.
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        # OpenMP threads that busy-wait collapse 4-18x when another process holds a core;
-        # passive waiting avoids that at some cost on an idle machine (docs/benchmarks.md).
-        # Set OMP_WAIT_POLICY=ACTIVE before starting to trade robustness for idle speed.
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        prepare_model_runtime()
         try:
             import torch
             import transformers

@@ -39,7 +39,6 @@ without BOS is conditioned on the BOS (or EOS) token so that the first token has
 from __future__ import annotations
 
 import copy
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -50,6 +49,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from leakage._runtime import prepare_model_runtime
 from leakage.errors import BackendUnavailable
 from leakage.llm._base import Generation, Message
 from leakage.llm._gguf import (
@@ -117,13 +117,7 @@ class LocalLM:
     ) -> None:
         if precision not in ("auto", "fp32", "bf16"):
             raise ValueError("precision must be auto, fp32 or bf16")
-        # Nothing is fetched from a hub at run time; progress bars would only clutter stderr.
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        # Busy-waiting OpenMP threads collapse when another process holds a core (see
-        # leakage.encoders._st); passive waiting costs nothing when the machine is idle.
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        prepare_model_runtime()
         try:
             import torch
             import transformers

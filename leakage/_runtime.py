@@ -1,0 +1,20 @@
+"""Process settings for the model runtimes (torch, transformers), applied before they load."""
+
+from __future__ import annotations
+
+import os
+
+
+def prepare_model_runtime() -> None:
+    """Offline hubs, quiet progress bars and passive OpenMP waits, unless the user set them.
+
+    Nothing is fetched from a model hub at run time, and progress bars would only clutter
+    standard error. OpenMP threads that busy-wait collapse 4-18x when another process holds
+    a core; passive waiting avoids that at some cost on an idle machine
+    (docs/benchmarks.md): set OMP_WAIT_POLICY=ACTIVE before starting to trade robustness
+    for idle speed. It takes effect only if torch has not been imported yet.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
