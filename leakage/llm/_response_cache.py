@@ -17,12 +17,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import closing, contextmanager
-from pathlib import Path
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+from leakage._sqlite import SqliteStore
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -54,25 +53,11 @@ def request_key(model: str, kind: str, request: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-class ResponseCache:
+class ResponseCache(SqliteStore):
     """Answers already received, on disk at ``path`` (created with its folder if missing)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as conn:
-            # WAL is a property of the database file: set once, every later connection
-            # (in any process) uses it.
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(_SCHEMA)
-
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        # timeout: wait for another process's write instead of failing with "locked".
-        with closing(sqlite3.connect(self.path, timeout=30.0)) as conn:
-            conn.execute("PRAGMA synchronous=NORMAL")
-            with conn:  # commits on success, rolls back on error
-                yield conn
+        super().__init__(path, _SCHEMA)
 
     def get_many(self, model: str, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The cached answers among ``keys`` (missing keys are simply absent)."""

@@ -15,11 +15,10 @@ live in different threads, and a short-lived connection is never shared between 
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import closing, contextmanager
-from pathlib import Path
+from collections.abc import Iterable
+
+from leakage._sqlite import SqliteStore
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS counts (
@@ -37,25 +36,11 @@ CREATE TABLE IF NOT EXISTS counts (
 _CHUNK = 500
 
 
-class CountCache:
+class CountCache(SqliteStore):
     """Counts already answered, on disk at ``path`` (created with its folder if missing)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as conn:
-            # WAL is a property of the database file: set once, every later connection
-            # (in any process) uses it.
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(_SCHEMA)
-
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        # timeout: wait for another process's write instead of failing with "locked".
-        with closing(sqlite3.connect(self.path, timeout=30.0)) as conn:
-            conn.execute("PRAGMA synchronous=NORMAL")
-            with conn:  # commits on success, rolls back on error
-                yield conn
+        super().__init__(path, _SCHEMA)
 
     def get_many(self, source: str, endpoint: str, keys: Iterable[str]) -> dict[str, int]:
         """The cached counts among ``keys`` (missing keys are simply absent)."""
