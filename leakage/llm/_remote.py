@@ -44,8 +44,8 @@ from leakage.backends.cooccurrence._budget import QueryBudget
 from leakage.backends.cooccurrence._web import (
     _error_message,
     _run_sync,
-    _tls_context,
     _Transient,
+    http_client_scope,
     retry_after_seconds,
     transient_wait,
 )
@@ -702,17 +702,8 @@ class OpenAICompatibleClient:
 
     @asynccontextmanager
     async def _client_scope(self) -> AsyncIterator[httpx.AsyncClient]:
-        if self._client is not None:  # injected: the caller owns and closes it
-            yield self._client
-            return
-        limits = httpx.Limits(
-            max_connections=self.concurrency, max_keepalive_connections=self.concurrency
-        )
-        async with httpx.AsyncClient(
-            timeout=self.timeout,
-            limits=limits,
-            headers={"User-Agent": _USER_AGENT},
-            verify=_tls_context(),
+        async with http_client_scope(
+            self._client, concurrency=self.concurrency, timeout=self.timeout, agent=_USER_AGENT
         ) as client:
             yield client
 

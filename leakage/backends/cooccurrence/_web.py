@@ -90,6 +90,21 @@ def transient_wait(state: RetryCallState, *, backoff: float, max_wait: float) ->
     return min(max_wait, backoff * 2.0 ** (state.attempt_number - 1))
 
 
+@asynccontextmanager
+async def http_client_scope(
+    injected: httpx.AsyncClient | None, *, concurrency: int, timeout: float, agent: str
+) -> AsyncIterator[httpx.AsyncClient]:
+    """The injected client (its owner closes it), or a fresh one sized to ``concurrency``."""
+    if injected is not None:
+        yield injected
+        return
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(
+        timeout=timeout, limits=limits, headers={"User-Agent": agent}, verify=_tls_context()
+    ) as client:
+        yield client
+
+
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
     """One TLS context per process: building it (loading CA certificates) costs ~30 ms,
@@ -286,17 +301,8 @@ class WebCountSource(ABC):
 
     @asynccontextmanager
     async def _client_scope(self) -> AsyncIterator[httpx.AsyncClient]:
-        if self._client is not None:  # injected: the caller owns and closes it
-            yield self._client
-            return
-        limits = httpx.Limits(
-            max_connections=self.concurrency, max_keepalive_connections=self.concurrency
-        )
-        async with httpx.AsyncClient(
-            timeout=self.timeout,
-            limits=limits,
-            headers={"User-Agent": _USER_AGENT},
-            verify=_tls_context(),
+        async with http_client_scope(
+            self._client, concurrency=self.concurrency, timeout=self.timeout, agent=_USER_AGENT
         ) as client:
             yield client
 
