@@ -18,6 +18,7 @@ import numpy as np
 
 from benchmarks._stats import wilson_ci
 from leakage import ChameleonTranscript, ScoreOptions, score_transcript
+from leakage.calibration import expected_calibration_error, log_loss
 from leakage.transcripts import Player, Turn
 
 
@@ -119,6 +120,8 @@ def evaluate_probes(
     posterior ranks it last, not first).
     """
     rows = []
+    posteriors: list[list[float]] = []
+    truths: list[int] = []
     for i, p in enumerate(probes):
         card = find_card(cards, p)
         t = ChameleonTranscript(
@@ -131,6 +134,8 @@ def evaluate_probes(
             turns=[Turn(player="a", text=p.clue)],
         )
         step = score_transcript(t, backend, ScoreOptions()).steps[0]
+        posteriors.append([step.posterior[w] for w in card["words"]])
+        truths.append(list(card["words"]).index(p.expected))
         ranked = sorted(step.posterior.items(), key=lambda kv: -kv[1])
         flat = max(step.posterior.values()) - min(step.posterior.values()) < 1e-12
         rows.append(
@@ -145,6 +150,9 @@ def evaluate_probes(
             }
         )
     ranks = np.array([r["rank"] for r in rows])
+    width = max(len(p) for p in posteriors)
+    probs = np.array([p + [0.0] * (width - len(p)) for p in posteriors])
+    truth = np.array(truths)
     return {
         "probes": len(rows),
         "cards": len({r["card"] for r in rows}),
@@ -154,5 +162,7 @@ def evaluate_probes(
         "top3_ci95_wilson": wilson_ci(float(np.sum(ranks <= 3)), len(rows)),
         "mean_reciprocal_rank": round(float(np.mean(1.0 / ranks)), 3),
         "flat_posteriors": sum(r["flat"] for r in rows),
+        "log_loss": round(log_loss(probs, truth), 4),
+        "ece": round(expected_calibration_error(probs, truth), 3),
         "rows": rows,
     }

@@ -29,6 +29,7 @@ class ScriptedLLM:
 
     def score(self, prompt, continuations):
         self.prompts.append(prompt)
+        self.continuations = list(continuations)
         word = prompt.split("Secret word: ")[1].split(".")[0]
         return [float(c.lower().count(word[0].lower())) for c in continuations]
 
@@ -46,7 +47,27 @@ def test_likelihood_scores_every_clue_under_every_candidate():
     assert L.shape == (2, 2)
     assert L.tolist() == [[2.0, 0.0], [0.0, 1.0]]
     assert len(llm.prompts) == 2  # one prompt per candidate, all clues scored after it
-    assert llm.prompts[0].startswith("Category: Sports. Secret word: Tennis.")
+    assert all(p.startswith("Category: Sports.") for p in llm.prompts)
+    assert llm.prompts[1].endswith("Secret word: Tennis. First word that comes to mind:")
+    # the clue follows after a space, so that it is tokenised as a word, with nothing after it
+    assert llm.continuations == [" tt", " g"]
+
+
+def test_candidates_are_asked_in_one_order_and_columns_follow_the_game():
+    llm = ScriptedLLM()
+    judge = JudgeBackend(llm)
+    a = judge.loglik(["tt", "g"], ["Tennis", "Golf", "Polo"], category="Sports")
+    b = judge.loglik(["tt", "g"], ["Polo", "Tennis", "Golf"], category="Sports")
+    assert llm.prompts[:3] == llm.prompts[3:]  # the same prompts, whatever the game's order
+    assert b.tolist() == a[:, [2, 0, 1]].tolist()
+
+
+def test_clue_template_is_configurable_and_checked():
+    llm = ScriptedLLM()
+    JudgeBackend(llm, clue_template=' "{clue}"').loglik(["tt"], ["Tennis", "Golf"], category="x")
+    assert llm.continuations == [' "tt"']
+    with pytest.raises(ValueError, match="clue"):
+        JudgeBackend(llm, clue_template="no placeholder")
 
 
 def test_sentence_clues_use_the_description_prompt():

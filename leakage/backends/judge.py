@@ -5,8 +5,13 @@ Two modes:
 ``likelihood`` (default)
     log P(clue | the secret is w) from a causal LM, summed over the clue's tokens, after a
     prompt that states the game, the category and the secret. Each candidate's prompt is
-    encoded once and its KV cache reused across the clues (``score_many``). The clue is
-    followed by its closing quote, so the model also says the clue is *complete*.
+    encoded once and its KV cache reused across the clues (``score_many``). The prompt ends
+    with a colon and the clue follows after a space (``' {clue}'``), so a one-word clue is
+    usually one whole-word token: after an opening quote the tokenizer splits words into
+    pieces (``"racket`` -> ``r|acket``), which favoured candidates sharing the clue's first
+    letter (measured: Chameleon probes top-1 0.50 with the quoted form, 0.65 with this one;
+    docs/llm.md). Nothing is appended after the clue: a one-token clue is then scored from
+    the prompt's last state alone, which is also what makes the judge fast.
     Length effects: the same clue text is scored under every candidate, so the number of
     tokens (and any length bias) is the same across a row; only the candidate-dependent part
     survives the normalisation over candidates. Rows of different clues are never compared.
@@ -39,16 +44,21 @@ from leakage.llm import LLMClient, Message
 MODES = ("likelihood", "elicitation")
 
 CHAMELEON_PROMPT = (
-    'Category: {category}. Secret word: {word}. When people hear the word "{word}", '
-    'the first word that comes to mind is "'
+    "Category: {category}. When people hear the secret word, the first word that comes to "
+    "mind is said.\nSecret word: {word}. First word that comes to mind:"
 )
-"""The association prompt measured best with Gemma-3-270M (DESIGN.md); the clue follows."""
+"""The association prompt for one-word clues; the clue follows as ``CLUE_TEMPLATE``. Only
+its end names the candidate, so the part every candidate's prompt shares (encoded once) is
+long and each candidate adds about eight tokens."""
 
 DESCRIPTION_PROMPT = (
     "In a word game, a player who knows the secret word describes it without saying it.\n"
-    'Secret word: {word}. The player says: "'
+    "Secret word: {word}. The player says:"
 )
 """For sentence clues (SpyGame statements) and games without a category."""
+
+CLUE_TEMPLATE = " {clue}"
+"""How a clue continues the prompt: after a space, nothing after it (see the module doc)."""
 
 _LOG_FLOOR = -30.0
 
@@ -93,6 +103,7 @@ class JudgeBackend:
         *,
         mode: str = "likelihood",
         prompt: str | None = None,
+        clue_template: str = CLUE_TEMPLATE,
         max_retries: int = 2,
     ) -> None:
         if mode not in MODES:
@@ -100,6 +111,9 @@ class JudgeBackend:
         self.client = client
         self.mode = mode
         self.prompt = prompt
+        if "{clue}" not in clue_template:
+            raise ValueError("clue_template must contain {clue}")
+        self.clue_template = clue_template
         self.max_retries = max_retries
         self.failures = 0
         """Elicitation answers that stayed invalid after the retries (rows left flat)."""
@@ -111,6 +125,7 @@ class JudgeBackend:
             "model": self.client.name,
             "llm": self.client.info(),
             "prompt": self.prompt or "default",
+            "clue_template": self.clue_template,
         }
 
     # -- likelihood --------------------------------------------------------------------
@@ -126,14 +141,19 @@ class JudgeBackend:
         self, clues: Sequence[str], candidates: Sequence[str], category: str | None
     ) -> NDArray[np.float64]:
         sentences = any(len(c.split()) > 3 for c in clues)
-        prompts = [self._prompt_for(w, category, sentences) for w in candidates]
-        continuations = [f'{c.strip()}"' for c in clues]
+        # Candidates in a canonical order, so that games on the same card in any order ask
+        # for the same prompts (a local model keeps encoded prompts by the whole set).
+        order = sorted(range(len(candidates)), key=lambda j: candidates[j])
+        prompts = [self._prompt_for(candidates[j], category, sentences) for j in order]
+        continuations = [self.clue_template.format(clue=c.strip()) for c in clues]
         many = getattr(self.client, "score_many", None)
         if many is not None:
             scores = np.asarray(many(prompts, continuations), dtype=np.float64)
         else:
             scores = np.array([self.client.score(p, continuations) for p in prompts])
-        return scores.T  # (clues x candidates)
+        out = np.empty((len(clues), len(candidates)))
+        out[:, order] = scores.T
+        return out  # (clues x candidates)
 
     # -- elicitation -------------------------------------------------------------------
 
@@ -278,10 +298,11 @@ def _judge(
     api_key: str | None = None,
     client: LLMClient | None = None,
     prompt: str | None = None,
+    clue_template: str = CLUE_TEMPLATE,
     precision: str = "auto",
     threads: int | None = None,
 ) -> JudgeBackend:
     llm = client or open_llm(
         model, endpoint=endpoint, api_key=api_key, precision=precision, threads=threads
     )
-    return JudgeBackend(llm, mode=mode, prompt=prompt)
+    return JudgeBackend(llm, mode=mode, prompt=prompt, clue_template=clue_template)

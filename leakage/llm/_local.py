@@ -101,8 +101,8 @@ class LocalLM:
     ``cache_dir`` holds the converted GGUF folder (default ``$LEAKAGE_HOME/models/<name>``).
     ``seed`` seeds the sampler used when ``temperature > 0``. ``prompt_cache``: how many
     encoded prompts (KV states) are kept between ``score_many`` calls, so that games over the
-    same candidates encode their prompts once (about 0.6 MB per Gemma prompt of 30 tokens;
-    0 keeps none).
+    same candidates encode their prompts once (about 0.6 MB per Gemma prompt of 35 tokens;
+    512 covers 32 cards of 16 words; 0 keeps none).
     """
 
     def __init__(
@@ -113,7 +113,7 @@ class LocalLM:
         threads: int | None = None,
         cache_dir: str | Path | None = None,
         seed: int = 0,
-        prompt_cache: int = 256,
+        prompt_cache: int = 512,
     ) -> None:
         if precision not in ("auto", "fp32", "bf16"):
             raise ValueError("precision must be auto, fp32 or bf16")

@@ -1,0 +1,318 @@
+"""The LLM judge and the ensemble: speed with each local model, and the quality table.
+
+Speed (no reference data needed):
+
+1. Likelihood scoring, ``LocalLM.score_many`` with the judge's own prompts: 16 candidates of a
+   card x 4 clues = 64 (secret, clue) pairs. *New*: each repeat on a card whose prompts the
+   model has not encoded yet; *seen*: the same card again (prompt states reused). Medians.
+2. ``score_many`` over Chameleon games of 16 candidates and 4 counted clues (5 players, the
+   synthetic games of ``benchmarks/_games.py``) with ``--backend judge`` for each local
+   model and with ``--backend ensemble`` (shipped weights: co-occurrence + embedding + judge):
+   one game per card, every card new (28 games), then 28 other games on the same cards.
+
+Quality (needs ``../shared/data``; skipped without it):
+
+3. CK-Arena dev logs, every statement an item (candidates: the pair, truth: the speaker's
+   word). For each backend alone and the shipped ensemble: own-word accuracy and
+   civilian-vs-spy ROC AUC over all statements (bootstrap over games); log loss, top-1 and
+   ECE on the held-out games of ``leakage calibrate``'s default split (seed 0, 30%) both as
+   the backend says (T = 1) and with a temperature fitted on the training games; the ensemble
+   refitted on that split as ``leakage calibrate`` does.
+4. The card probes (``benchmarks/_probes.py``): top-1, top-3, log loss, ECE of the posterior.
+5. Judges vs judges: Spearman correlation between CK-Arena's judge-LLM relevance score of each
+   statement and each backend's log-odds of the speaker's own word.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import numpy as np
+
+from benchmarks._common import Skip, Stopwatch, default_index, shared_data, write_result
+from benchmarks._games import clue_pools, generate_games, load_cards
+from benchmarks._stats import bootstrap_ci, own_word_accuracy, roc_auc
+
+MODELS = ("gemma-3-270m", "smollm2-135m")
+REPEATS = 5
+GAMES_PER_PASS = 28
+SEED = 11
+TARGET_JUDGE_GAMES_PER_S = 20.0
+
+
+def _median_ms(values: list[float]) -> float:
+    return round(1000 * float(np.median(values)), 1)
+
+
+def pair_speed(model: str) -> dict[str, Any]:
+    from leakage.backends.judge import JudgeBackend, open_llm
+
+    llm = open_llm(model)
+    judge = JudgeBackend(llm)
+    cards = load_cards()
+    pools = clue_pools(cards)
+
+    def pairs(card: dict[str, Any]) -> tuple[list[str], list[str]]:
+        words = list(card["words"])
+        prompts = [judge._prompt_for(w, card["category"], sentences=False) for w in words]
+        clues = [judge.clue_template.format(clue=c) for c in pools[words[0]][:4]]
+        return prompts, clues
+
+    llm.score_many(*pairs(cards[-1]))  # warm-up: kernels, buffers
+    new, seen = [], []
+    for card in cards[:REPEATS]:
+        prompts, clues = pairs(card)
+        with Stopwatch() as sw:
+            llm.score_many(prompts, clues)
+        new.append(sw.seconds)
+    prompts, clues = pairs(cards[0])
+    for _ in range(REPEATS):
+        with Stopwatch() as sw:
+            llm.score_many(prompts, clues)
+        seen.append(sw.seconds)
+    n_pairs = len(prompts) * len(clues)
+    return {
+        "model": llm.info(),
+        "pairs": n_pairs,
+        "new_ms_median": _median_ms(new),
+        "new_pairs_per_s": round(n_pairs / float(np.median(new))),
+        "seen_ms_median": _median_ms(seen),
+        "seen_pairs_per_s": round(n_pairs / float(np.median(seen))),
+    }
+
+
+def _one_game_per_card(seed: int) -> list[Any]:
+    """``GAMES_PER_PASS`` games of 5 players (4 counted clues), each on a different card."""
+    games, _ = generate_games(400, seed, n_players=5)
+    chosen: dict[str, Any] = {}
+    for g in games:
+        chosen.setdefault(g.category + "|" + ",".join(g.candidates), g)
+    out = list(chosen.values())[:GAMES_PER_PASS]
+    if len(out) < GAMES_PER_PASS:
+        raise RuntimeError(f"only {len(out)} distinct cards in the synthetic games")
+    return out
+
+
+def game_speed(backend_name: str, **options: Any) -> dict[str, Any]:
+    from leakage import create_backend, score_many
+
+    backend = create_backend(backend_name, **options)
+    first, second = _one_game_per_card(SEED), _one_game_per_card(SEED + 1)
+    list(score_many(_one_game_per_card(SEED + 2)[:1], backend))  # warm-up: model load, kernels
+    with Stopwatch() as new:
+        reports = list(score_many(first, backend))
+    with Stopwatch() as seen:
+        reports += list(score_many(second, backend))
+    clues = {len(r.steps) for r in reports}
+    return {
+        "backend": backend_name,
+        "options": {k: str(v) for k, v in options.items()},
+        "games_per_pass": len(first),
+        "candidates": len(first[0].candidates),
+        "counted_clues": sorted(clues),
+        "new_cards_games_per_s": round(len(first) / new.seconds, 2),
+        "seen_cards_games_per_s": round(len(second) / seen.seconds, 2),
+    }
+
+
+# -- quality ------------------------------------------------------------------------------
+
+
+def _probs(rows: np.ndarray, mask: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    from leakage.calibration import pooled_probs
+
+    return pooled_probs(rows[None], mask, np.array([1.0 / scale]))
+
+
+def _heldout(rows: np.ndarray, items: Any, test: np.ndarray, scale: float) -> dict[str, float]:
+    from leakage.calibration import accuracy, expected_calibration_error, log_loss
+
+    p = _probs(rows[test], items.mask[test], scale)
+    truth = items.truth[test]
+    return {
+        "log_loss": round(log_loss(p, truth), 4),
+        "top1": round(accuracy(p, truth), 3),
+        "ece": round(expected_calibration_error(p, truth), 3),
+    }
+
+
+def _statement_figures(rows: np.ndarray, items: Any) -> dict[str, Any]:
+    d = rows[:, 0] - rows[:, 1]  # candidates are (civilian word, spy word)
+    civ = items.truth == 0
+    groups = np.unique(items.game)
+    by_game = [np.flatnonzero(items.game == g) for g in groups]
+
+    def pick(idx: np.ndarray) -> np.ndarray:
+        return np.concatenate([by_game[i] for i in idx])
+
+    return {
+        "accuracy": round(own_word_accuracy(d, civ), 3),
+        "accuracy_ci95": bootstrap_ci(
+            lambda i: own_word_accuracy(d[pick(i)], civ[pick(i)]), len(groups), seed=1
+        ),
+        "roc_auc": round(roc_auc(d, civ), 3),
+        "roc_auc_ci95": bootstrap_ci(
+            lambda i: roc_auc(d[pick(i)], civ[pick(i)]), len(groups), seed=2
+        ),
+    }
+
+
+def _relevance_correlation(
+    rows: np.ndarray, items: Any, relevance: np.ndarray
+) -> dict[str, float | int]:
+    from scipy.stats import spearmanr
+
+    own = items.truth
+    log_odds = rows[np.arange(own.size), own] - rows[np.arange(own.size), 1 - own]
+    keep = np.isfinite(relevance)
+    rho = spearmanr(log_odds[keep], relevance[keep])
+    return {"spearman": round(float(rho.statistic), 3), "items": int(keep.sum())}
+
+
+def quality(members: dict[str, Any]) -> dict[str, Any]:
+    from benchmarks._probes import evaluate_probes
+    from leakage import load_transcripts
+    from leakage.calibration import (
+        ENSEMBLE,
+        build_item_set,
+        calibrate,
+        extract_items,
+        member_rows,
+        split_games,
+    )
+
+    ck_dir = shared_data("ck-arena-dev", "logs")
+    cards_path = shared_data("chameleon-cards", "cards.json")
+    cards = json.loads(cards_path.read_text(encoding="utf-8"))
+    transcripts, bad = load_transcripts([ck_dir], input_format="ck-arena")
+    games, skipped = extract_items(transcripts)
+    by_id = {t.id: t for t in transcripts}
+    relevance = np.array(
+        [
+            np.nan if s is None or s.get("relevance") is None else float(s["relevance"])
+            for g in games
+            for s in by_id[g.game_id].meta.get("turn_scores") or [None] * len(g.clues)
+        ]
+    )
+
+    rows: dict[str, list[np.ndarray]] = {}
+    seconds: dict[str, float] = {}
+    for name, backend in members.items():
+        start = time.perf_counter()
+        rows[name] = member_rows(backend, games)
+        seconds[name] = round(time.perf_counter() - start, 1)
+        print(f"  {name}: {sum(len(g.clues) for g in games)} statements in {seconds[name]} s")
+    base = [n for n in members if n != "ensemble"]
+    items = build_item_set(games, {n: rows[n] for n in base})
+    refit = calibrate(items, seed=0)
+    _, test_idx = split_games(len(items.game_ids), seed=0)
+    test = np.isin(items.game, test_idx)
+    train = ~test
+    all_rows = build_item_set(games, rows)
+
+    table: dict[str, Any] = {}
+    for name in members:
+        r = all_rows.member(name)
+        entry: dict[str, Any] = {"seconds_to_score": seconds[name]}
+        entry["ck_arena_all_statements"] = _statement_figures(r, items)
+        entry["ck_arena_heldout_as_is"] = _heldout(r, items, test, 1.0)
+        if name in base:
+            t = refit.temperatures[name]
+            entry["temperature_fitted"] = t
+            entry["ck_arena_heldout_fitted_T"] = refit.metrics[name].summary()
+        entry["relevance_vs_ck_arena_judges"] = _relevance_correlation(r, items, relevance)
+        probes = evaluate_probes(cards, members[name])
+        entry["card_probes"] = {
+            k: probes[k] for k in ("probes", "top1", "top3", "log_loss", "ece", "flat_posteriors")
+        }
+        table[name] = entry
+    table["ensemble_refit_on_this_split"] = {
+        "ck_arena_heldout": refit.metrics[ENSEMBLE].summary(),
+        "weights": refit.fitted_weights,
+        "verdict": refit.verdict(),
+    }
+    return {
+        "ck_arena": {
+            "logs": str(ck_dir),
+            "games": len(games),
+            "items": int(items.n_items),
+            "train_items": int(train.sum()),
+            "test_items": int(test.sum()),
+            "unreadable_records": len(bad),
+            "games_skipped": skipped,
+        },
+        "backends": table,
+        "ensemble_weights_file": members["ensemble"].info().get("weights_file"),
+    }
+
+
+def run() -> dict[str, Any]:
+    from leakage import create_backend
+    from leakage.backends.cooccurrence import LocalIndexSource
+
+    results: dict[str, Any] = {"pairs": [], "games": []}
+    print("judge: likelihood scoring, 16 candidates x 4 clues", flush=True)
+    for model in MODELS:
+        r = pair_speed(model)
+        results["pairs"].append(r)
+        print(
+            f"  {model}: new prompts {r['new_ms_median']} ms ({r['new_pairs_per_s']} pairs/s), "
+            f"seen {r['seen_ms_median']} ms ({r['seen_pairs_per_s']} pairs/s)",
+            flush=True,
+        )
+    print("judge / ensemble: score_many, 16 candidates, 4 counted clues", flush=True)
+    for name, opts in (
+        ("judge", {}),
+        ("judge", {"model": "smollm2-135m"}),
+        ("ensemble", {}),
+    ):
+        r = game_speed(name, **opts)
+        results["games"].append(r)
+        label = name + (f" ({opts['model']})" if opts else "")
+        print(
+            f"  {label}: new cards {r['new_cards_games_per_s']} games/s, "
+            f"seen cards {r['seen_cards_games_per_s']} games/s",
+            flush=True,
+        )
+    judge = results["games"][0]
+    results["target_judge_games_per_s"] = TARGET_JUDGE_GAMES_PER_S
+    results["judge_target_met_new_cards"] = (
+        judge["new_cards_games_per_s"] >= TARGET_JUDGE_GAMES_PER_S
+    )
+    results["judge_target_met_seen_cards"] = (
+        judge["seen_cards_games_per_s"] >= TARGET_JUDGE_GAMES_PER_S
+    )
+
+    try:
+        members = {
+            "cooccurrence": create_backend(
+                "cooccurrence", source=LocalIndexSource(default_index())
+            ),
+            "embedding": create_backend("embedding"),
+            "judge": create_backend("judge"),
+            "ensemble": create_backend("ensemble"),
+        }
+        print("judge: quality table (CK-Arena dev, card probes)", flush=True)
+        results["quality"] = quality(members)
+        for name, e in results["quality"]["backends"].items():
+            if "ck_arena_all_statements" not in e:
+                continue
+            s, h, p = e["ck_arena_all_statements"], e["ck_arena_heldout_as_is"], e["card_probes"]
+            print(
+                f"  {name}: CK acc {s['accuracy']} AUC {s['roc_auc']}; held-out log loss "
+                f"{h['log_loss']} ECE {h['ece']}; probes top-1 {p['top1']} log loss "
+                f"{p['log_loss']} ECE {p['ece']}; rho(relevance) "
+                f"{e['relevance_vs_ck_arena_judges']['spearman']}",
+                flush=True,
+            )
+    except Skip as why:
+        results["quality"] = {"skipped": str(why)}
+        print(f"  quality skipped: {why}")
+    write_result(
+        "judge",
+        {"models": MODELS, "repeats": REPEATS, "games_per_pass": GAMES_PER_PASS, "seed": SEED},
+        results,
+    )
+    return results
