@@ -47,6 +47,7 @@ def machine() -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "load_average_1_5_15_min": [round(x, 2) for x in os.getloadavg()],
     }
 
 
