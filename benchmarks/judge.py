@@ -105,7 +105,7 @@ def game_speed(backend_name: str, **options: Any) -> dict[str, Any]:
         reports = list(score_many(first, backend))
     with Stopwatch() as seen:
         reports += list(score_many(second, backend))
-    clues = {len(r.steps) for r in reports}
+    clues = {sum(s.counted for s in r.steps) for r in reports}
     return {
         "backend": backend_name,
         "options": {k: str(v) for k, v in options.items()},

@@ -62,6 +62,46 @@ def test_candidates_are_asked_in_one_order_and_columns_follow_the_game():
     assert b.tolist() == a[:, [2, 0, 1]].tolist()
 
 
+class GroupedLLM(ScriptedLLM):
+    """ScriptedLLM with ``score_groups``: counts calls of each kind."""
+
+    def __init__(self):
+        super().__init__()
+        self.group_calls = 0
+        self.single_calls = 0
+
+    def score_many(self, prompts, continuations):
+        self.single_calls += 1
+        return np.array([self.score(p, continuations) for p in prompts])
+
+    def score_groups(self, groups):
+        self.group_calls += 1
+        return [np.array([self.score(p, c) for p in prompts]) for prompts, c in groups]
+
+
+def test_prepare_scores_a_batch_of_games_in_one_call():
+    games = [
+        (["tt", "g"], ["Tennis", "Golf"], "Sports"),
+        (["g"], ["Golf", "Tennis"], "Sports"),  # the same card in another order
+        (["pp"], ["Polo", "Golf"], "Sports"),
+        ([], ["Polo", "Golf"], "Sports"),
+    ]
+    plain = JudgeBackend(ScriptedLLM())
+    want = [plain.loglik(c, w, category=k) for c, w, k in games]
+    llm = GroupedLLM()
+    judge = JudgeBackend(llm)
+    judge.prepare(iter(games))
+    got = [judge.loglik(c, w, category=k) for c, w, k in games]
+    assert (llm.group_calls, llm.single_calls) == (1, 0)
+    for a, b in zip(got, want, strict=True):
+        assert a.tolist() == b.tolist()
+    assert judge.loglik(["new clue"], ["Tennis", "Golf"], category="Sports").shape == (1, 2)
+    assert llm.single_calls == 1  # a clue that was not prepared is scored on its own
+    judge.prepare([])  # answers are kept until the next prepare only
+    judge.loglik(["tt"], ["Tennis", "Golf"], category="Sports")
+    assert llm.single_calls == 2
+
+
 def test_clue_template_is_configurable_and_checked():
     llm = ScriptedLLM()
     JudgeBackend(llm, clue_template=' "{clue}"').loglik(["tt"], ["Tennis", "Golf"], category="x")

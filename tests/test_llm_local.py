@@ -121,6 +121,20 @@ def test_rows_path_equals_packed_path(
     np.testing.assert_allclose(rows, packed, atol=1e-4, rtol=0)
 
 
+def test_score_groups_equals_score_many_per_group(lm: LocalLM):
+    """Groups share one projection onto the vocabulary; each group's numbers are its own,
+    whether its prompts are new, known from an earlier call, or repeated in another group."""
+    lm._states.clear()
+    lm.score_many(SHARED[:2], ["x"])  # the first group's prompts are known, others are new
+    groups = [(SHARED[:2], CONTINUATIONS), (PROMPTS, ['net"', "ball"]), (SHARED[:2], ["pool"])]
+    got = lm.score_groups(groups)
+    for (prompts, conts), block in zip(groups, got, strict=True):
+        want = np.array([[plain_logprob(lm, p, c) for c in conts] for p in prompts])
+        np.testing.assert_allclose(block, want, atol=1e-3, rtol=0)
+    assert lm.score_groups([]) == []
+    assert lm.score_groups([([], ["a"])])[0].shape == (0, 1)
+
+
 def test_prompt_states_are_reused_between_calls(smollm2: LocalLM):
     smollm2._states.clear()
     first = smollm2.score_many(PROMPTS, ['ball"'])

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from string import ascii_uppercase
 from typing import Any
 
@@ -61,6 +61,8 @@ CLUE_TEMPLATE = " {clue}"
 """How a clue continues the prompt: after a space, nothing after it (see the module doc)."""
 
 _LOG_FLOOR = -30.0
+_PREPARE_GROUPS = 64
+"""(prompts, clues) groups scored per ``score_groups`` call in ``prepare`` (bounds memory)."""
 
 
 def _strip_fence(text: str) -> str:
@@ -115,6 +117,7 @@ class JudgeBackend:
             raise ValueError("clue_template must contain {clue}")
         self.clue_template = clue_template
         self.max_retries = max_retries
+        self._prepared: dict[tuple[tuple[str, ...], str], NDArray[np.float64]] = {}
         self.failures = 0
         """Elicitation answers that stayed invalid after the retries (rows left flat)."""
 
@@ -137,18 +140,48 @@ class JudgeBackend:
             return CHAMELEON_PROMPT.format(word=word, category=category)
         return DESCRIPTION_PROMPT.format(word=word)
 
+    def _requests(
+        self, clues: Sequence[str], candidates: Sequence[str], category: str | None
+    ) -> tuple[list[int], tuple[str, ...], list[str]]:
+        """The candidates' order, their prompts and the clues' continuations. Candidates go in
+        a canonical order, so that games on the same card in any order ask for the same
+        prompts (a local model keeps encoded prompts by the whole set)."""
+        sentences = any(len(c.split()) > 3 for c in clues)
+        order = sorted(range(len(candidates)), key=lambda j: candidates[j])
+        prompts = tuple(self._prompt_for(candidates[j], category, sentences) for j in order)
+        return order, prompts, [self.clue_template.format(clue=c.strip()) for c in clues]
+
+    def prepare(self, games: Iterable[tuple[Sequence[str], Sequence[str], str | None]]) -> None:
+        """Score the clues of many games at once (optional hook): with a client that has
+        ``score_groups`` (the local model), the games' (prompts, clues) groups of a batch
+        share one projection onto the vocabulary instead of one per game. The answers are
+        kept until the next ``prepare``."""
+        self._prepared = {}
+        groups_of = getattr(self.client, "score_groups", None)
+        if self.mode != "likelihood" or groups_of is None:
+            return
+        wanted: dict[tuple[str, ...], dict[str, None]] = {}
+        for clues, candidates, category in games:
+            if clues:
+                _, prompts, conts = self._requests(clues, candidates, category)
+                wanted.setdefault(prompts, {}).update(dict.fromkeys(conts))
+        items = [(prompts, list(conts)) for prompts, conts in wanted.items()]
+        for at in range(0, len(items), _PREPARE_GROUPS):
+            batch = items[at : at + _PREPARE_GROUPS]
+            for (prompts, conts), block in zip(batch, groups_of(batch), strict=True):
+                for c, column in zip(conts, np.asarray(block, dtype=np.float64).T, strict=True):
+                    self._prepared[(prompts, c)] = column
+
     def _likelihood(
         self, clues: Sequence[str], candidates: Sequence[str], category: str | None
     ) -> NDArray[np.float64]:
-        sentences = any(len(c.split()) > 3 for c in clues)
-        # Candidates in a canonical order, so that games on the same card in any order ask
-        # for the same prompts (a local model keeps encoded prompts by the whole set).
-        order = sorted(range(len(candidates)), key=lambda j: candidates[j])
-        prompts = [self._prompt_for(candidates[j], category, sentences) for j in order]
-        continuations = [self.clue_template.format(clue=c.strip()) for c in clues]
+        order, prompts, continuations = self._requests(clues, candidates, category)
+        known = [self._prepared.get((prompts, c)) for c in continuations]
         many = getattr(self.client, "score_many", None)
-        if many is not None:
-            scores = np.asarray(many(prompts, continuations), dtype=np.float64)
+        if all(k is not None for k in known):
+            scores = np.array(known).T
+        elif many is not None:
+            scores = np.asarray(many(list(prompts), continuations), dtype=np.float64)
         else:
             scores = np.array([self.client.score(p, continuations) for p in prompts])
         out = np.empty((len(clues), len(candidates)))

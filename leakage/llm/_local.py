@@ -240,15 +240,30 @@ class LocalLM:
         ``prompt_cache``); all their continuations are then scored in one batched pass over
         the repeated prompt states.
         """
-        out = np.zeros((len(prompts), len(continuations)), dtype=np.float64)
-        if not len(prompts) or not len(continuations):
-            return out
-        prompt_ids, cont_ids = self._tokenize_pairs(prompts, continuations)
+        return self.score_groups([(prompts, continuations)])[0]
+
+    def score_groups(
+        self, groups: Sequence[tuple[Sequence[str], Sequence[str]]]
+    ) -> list[NDArray[np.float64]]:
+        """``score_many`` for several (prompts, continuations) groups at once, e.g. the cards
+        of a chunk of games: each group's prompts are encoded (or found) and its
+        continuations run through the decoder as in ``score_many``, and then every position
+        of every group is projected onto the vocabulary together. A projection reads the
+        whole output embedding whatever its number of rows (335 MB for Gemma), so one pass
+        for a chunk costs about what one pass for a game did."""
+        outs = [np.zeros((len(p), len(c)), dtype=np.float64) for p, c in groups]
         with self._lock, self._torch.inference_mode():
-            for group in _length_groups([len(p) for p in prompt_ids], _MAX_PROMPT_TOKENS):
-                states = self._encode_prompts(tuple(tuple(prompt_ids[i]) for i in group))
-                out[group, :] = self._score_after(states, [cont_ids[i] for i in group])
-        return out
+            work: list[tuple[NDArray[np.float64], list[int], _PromptStates, Any, Any]] = []
+            for out, (prompts, continuations) in zip(outs, groups, strict=True):
+                if not len(prompts) or not len(continuations):
+                    continue
+                prompt_ids, cont_ids = self._tokenize_pairs(prompts, continuations)
+                for group in _length_groups([len(p) for p in prompt_ids], _MAX_PROMPT_TOKENS):
+                    states = self._encode_prompts(tuple(tuple(prompt_ids[i]) for i in group))
+                    conts = [cont_ids[i] for i in group]
+                    work.append((out, group, states, conts, self._later(states, conts)))
+            self._project(work)
+        return outs
 
     def _tokenize_pairs(
         self, prompts: Sequence[str], continuations: Sequence[str]
@@ -319,46 +334,53 @@ class LocalLM:
                 self._states.popitem(last=False)
         return states
 
-    def _score_after(
-        self, states: _PromptStates, conts: list[list[list[int]]]
-    ) -> NDArray[np.float64]:
-        """Σ log P for ``conts[g][c]`` after the ``g``-th prompt of ``states``."""
-        torch = self._torch
-        out = np.zeros((len(conts), len(conts[0])), dtype=np.float64)
-        # Later tokens: teacher-forced through the decoder after the prompts' cached states.
-        later: list[tuple[Any, Any, Any]] = []  # (hidden, target, index into out.flat)
+    def _later(self, states: _PromptStates, conts: list[list[list[int]]]) -> list[Any]:
+        """Decoder states of every continuation token after the first, teacher-forced after
+        the prompts' cached states: (hidden, target, index into the group's out.flat)."""
         steps = [sum(len(c) - 1 for c in row if len(c) > 1) for row in conts]
-        if max(steps) > 0:
-            width = int(states.mask.shape[1])
-            # Packed scoring passes a boolean 4D mask, which SDPA attention takes as it is; it
-            # must also stay inside a sliding window (those layers keep window-1 tokens).
-            sdpa = getattr(self._config, "_attn_implementation", None) == "sdpa"
-            if sdpa and width + max(steps) < self._window:
-                later = self._later_packed(states, conts, out.shape[1])
-            else:
-                later = self._later_rows(states, conts, out.shape[1])
-        # One projection onto the vocabulary for the prompts' ends (unless known from an
-        # earlier call) and every later position: each projection reads the whole output
-        # embedding, so one of 96 rows is much cheaper than one of 16 and one of 80.
-        ends = [] if states.lse is not None else [states.last]
-        hidden = [h for h, _, _ in later]
+        if max(steps) <= 0:
+            return []
+        width = int(states.mask.shape[1])
+        # Packed scoring passes a boolean 4D mask, which SDPA attention takes as it is; it
+        # must also stay inside a sliding window (those layers keep window-1 tokens).
+        sdpa = getattr(self._config, "_attn_implementation", None) == "sdpa"
+        if sdpa and width + max(steps) < self._window:
+            return self._later_packed(states, conts, len(conts[0]))
+        return self._later_rows(states, conts, len(conts[0]))
+
+    def _project(
+        self, work: list[tuple[NDArray[np.float64], list[int], _PromptStates, Any, Any]]
+    ) -> None:
+        """Fill each ``out[group, :]`` of ``work``: one projection onto the vocabulary for the
+        prompts' ends (unless known from an earlier call) and every later position."""
+        torch = self._torch
+        fresh: dict[int, _PromptStates] = {}
+        for _, _, states, _, _ in work:
+            if states.lse is None:
+                fresh.setdefault(id(states), states)
+        ends = [st.last for st in fresh.values()]
+        hidden = [h for *_, later in work for h, _, _ in later]
         if ends or hidden:
             lse = self._lse(torch.cat(ends + hidden))
-            if ends:
-                states.lse, lse = lse[: len(conts)], lse[len(conts) :]
-            if hidden:
+            for st in fresh.values():
+                st.lse, lse = lse[: st.last.shape[0]], lse[st.last.shape[0] :]
+        for out, group, states, conts, later in work:
+            block = np.zeros((len(conts), len(conts[0])), dtype=np.float64)
+            if later:
                 h, target, owner = (torch.cat(x) for x in zip(*later, strict=True))
-                logp = (self._logit_of(h, target) - lse).double().numpy()
-                np.add.at(out.reshape(-1), owner.numpy(), logp)
-        # First tokens: predicted by each prompt's last state.
-        firsts = [
-            (g, c, cont[0]) for g, row in enumerate(conts) for c, cont in enumerate(row) if cont
-        ]
-        if firsts:
-            g_idx, c_idx, tokens = (torch.tensor(x) for x in zip(*firsts, strict=True))
-            first = self._logit_of(states.last[g_idx], tokens) - states.lse[g_idx]
-            out[g_idx.numpy(), c_idx.numpy()] += first.double().numpy()
-        return out
+                n = h.shape[0]
+                logp = (self._logit_of(h, target) - lse[:n]).double().numpy()
+                lse = lse[n:]
+                np.add.at(block.reshape(-1), owner.numpy(), logp)
+            # First tokens: predicted by each prompt's last state.
+            firsts = [
+                (g, c, cont[0]) for g, row in enumerate(conts) for c, cont in enumerate(row) if cont
+            ]
+            if firsts:
+                g_idx, c_idx, tokens = (torch.tensor(x) for x in zip(*firsts, strict=True))
+                first = self._logit_of(states.last[g_idx], tokens) - states.lse[g_idx]
+                block[g_idx.numpy(), c_idx.numpy()] += first.double().numpy()
+            out[group, :] = block
 
     def _later_packed(
         self, states: _PromptStates, conts: list[list[list[int]]], n_cont: int
