@@ -5,6 +5,14 @@ Each benchmark is a module with a ``run()`` that prints a short summary and writ
 third-party reference data in ``../shared/data`` skip, saying so, when it is absent.
 """
 
-BENCHMARKS = ("speed", "quality", "embedding", "splits", "faiss")
+BENCHMARKS = (
+    "speed",
+    "quality",
+    "embedding",
+    "splits",
+    "faiss",
+    "judge",
+    "games",
+)
 
 __all__ = ["BENCHMARKS"]

@@ -11,7 +11,11 @@ from benchmarks import BENCHMARKS
 from benchmarks._common import Skip
 
 # Benchmarks whose module is not named after the benchmark: name -> module.
-_MODULES = {"splits": "splits_bench", "faiss": "faiss_vs_numpy"}
+_MODULES = {
+    "splits": "splits_bench",
+    "faiss": "faiss_vs_numpy",
+    "games": "games_bench",
+}
 
 
 def main(argv: list[str] | None = None) -> int:

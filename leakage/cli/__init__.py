@@ -18,7 +18,15 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-from leakage.cli import calibrate, corpus, schema, score, splits, vocab  # noqa: E402,F401  (register commands)
+from leakage.cli import (  # noqa: E402,F401  (register commands)
+    calibrate,
+    corpus,
+    play,
+    schema,
+    score,
+    splits,
+    vocab,
+)
 
 
 def main() -> None:

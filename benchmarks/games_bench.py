@@ -1,0 +1,173 @@
+"""Game runner: scripted-agent throughput, a 200-game tournament, leakage curves, the
+leakage-aware agent's gain, and the theory check (``python -m benchmarks games``).
+
+Throughput: Chameleon games between scripted agents on the shipped cards, the association
+tables of all 28 cards built first (timed separately: they are built once and cached), the
+games then timed over ``N_SPEED`` seeds, median of ``REPEATS`` passes. Target: ≥ 500 games/s.
+
+Tournament: ``N_TOURNAMENT`` games per matchup (same seeds for every matchup), non-chameleon
+revealing / concealing / amb / leakage-aware (budget 0.25, library oracle) against the
+posterior chameleon; the metrics table of each; leakage curves (the adversary's mean P(secret)
+and entropy after each non-chameleon clue, scored with the co-occurrence backend); the win
+rate gain of leakage-aware over revealing with a paired bootstrap CI. Theory: the check of
+Propositions 1-3 (N = 4..12, K = 3(N+1)) and its plot.
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks._common import REPO, Stopwatch, default_index, mark, write_result
+
+N_SPEED = 2000
+N_TOURNAMENT = 200
+REPEATS = 3
+SEED = 20251122
+TARGET_GAMES_PER_S = 500.0
+IMG = REPO / "docs" / "img"
+MATCHUPS = ("revealing", "concealing", "amb", "leakage-aware")
+
+
+def _throughput(factory: Any, cards: Any, spec: str) -> float:
+    from leakage.cli.play import game_seeds
+    from leakage.games import ChameleonGame, play_chameleon
+
+    agents = factory.agents("chameleon", spec)
+    game = ChameleonGame(cards=cards)
+    seeds = game_seeds(SEED, N_SPEED)
+    rates = []
+    for _ in range(REPEATS):
+        with Stopwatch() as sw:
+            for s in seeds:
+                play_chameleon(agents, seed=s, game=game)
+        rates.append(N_SPEED / sw.seconds)
+    return statistics.median(rates)
+
+
+def _curves(transcripts: list[Any], backend: Any) -> dict[str, list[float]]:
+    from leakage.scoring import score_transcript
+
+    p_secret: list[list[float]] = [[], [], []]
+    entropy: list[list[float]] = [[], [], []]
+    for t in transcripts:
+        steps = [s for s in score_transcript(t, backend).steps if s.counted]
+        for m, s in enumerate(steps[:3]):
+            p_secret[m].append(s.secret_probability or 0.0)
+            entropy[m].append(s.entropy_bits)
+    return {
+        "mean_p_secret": [float(np.mean(x)) for x in p_secret],
+        "mean_entropy_bits": [float(np.mean(x)) for x in entropy],
+    }
+
+
+def _plot_curves(curves: dict[str, Any], path: Path, k: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.6, 3.6), dpi=100)
+    for name, c in curves.items():
+        ax.plot([0, 1, 2, 3], [1 / k, *c["mean_p_secret"]], marker="o", label=name)
+    ax.set_xlabel("non-chameleon clues heard")
+    ax.set_ylabel("adversary's mean P(secret)")
+    ax.set_xticks([0, 1, 2, 3])
+    ax.legend(fontsize=8)
+    ax.set_title("Leakage curves, co-occurrence adversary (200 games each)")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def run() -> None:
+    from leakage.backends import create_backend
+    from leakage.cli.play import game_seeds
+    from leakage.games import ChameleonGame, load_cards, play_chameleon, theory
+    from leakage.games.agents import AgentFactory
+    from leakage.games.metrics import metrics_table
+
+    backend = create_backend("cooccurrence", index=default_index())
+    factory = AgentFactory(backend=backend, budget=0.25)
+    cards = load_cards()
+    with Stopwatch() as sw:
+        for c in cards:
+            factory.tables.get(c.words, c.category)
+    tables_s = sw.seconds
+    speed = {
+        spec: round(_throughput(factory, cards, spec), 1)
+        for spec in (
+            "non-chameleon=revealing,chameleon=posterior",
+            "non-chameleon=concealing,chameleon=random",
+            "non-chameleon=amb,chameleon=posterior",
+        )
+    }
+    print(f"  tables for {len(cards)} cards: {tables_s:.1f} s; games/s: {speed}")
+
+    seeds = game_seeds(SEED + 1, N_TOURNAMENT)
+    game = ChameleonGame(cards=cards)
+    tournament: dict[str, Any] = {}
+    wins: dict[str, np.ndarray] = {}
+    curves: dict[str, Any] = {}
+    for name in MATCHUPS:
+        agents = factory.agents("chameleon", f"non-chameleon={name},chameleon=posterior")
+        with Stopwatch() as sw:
+            games = [play_chameleon(agents, seed=s, game=game) for s in seeds]
+        rows = metrics_table(games, seed=0)["chameleon"]
+        tournament[name] = {
+            "seconds": round(sw.seconds, 2),
+            "metrics": [r.as_dict() for r in rows],
+        }
+        wins[name] = np.array([t.meta["outcome"] == "chameleon_caught" for t in games], float)
+        curves[name] = _curves(games, backend)
+        win = next(r for r in rows if r.metric == "non_chameleon_win_rate")
+        print(f"  {name:>13} vs posterior: non-chameleon win {win.value:.3f} "
+              f"[{win.ci_low:.3f}, {win.ci_high:.3f}]  P(secret) after 1-3 clues "
+              f"{[round(x, 3) for x in curves[name]['mean_p_secret']]}")  # fmt: skip
+    diff = wins["leakage-aware"] - wins["revealing"]
+    rng = np.random.default_rng(0)
+    boots = diff[rng.integers(len(diff), size=(2000, len(diff)))].mean(axis=1)
+    gain = {
+        "leakage_aware_win_rate": float(wins["leakage-aware"].mean()),
+        "revealing_win_rate": float(wins["revealing"].mean()),
+        "gain": float(diff.mean()),
+        "ci95": [float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5))],
+        "method": "paired over the same 200 seeds (same card, secret, seats); bootstrap over games",
+    }
+    print(f"  leakage-aware gain over revealing: {gain['gain']:+.3f} {gain['ci95']}")
+
+    IMG.mkdir(parents=True, exist_ok=True)
+    _plot_curves(curves, IMG / "games_leakage.png", 16)
+    with Stopwatch() as sw:
+        rows = theory.check(range(4, 13), l=3, games=20_000, seed=0)
+    theory.plot_check(rows, IMG / "games_theory.png")
+    trivial = theory.simulate(theory.trivial(16), 4, games=100_000, seed=1)
+    print(f"  theory: {sum(r.respected for r in rows)}/{len(rows)} bounds respected "
+          f"({sw.seconds:.1f} s); trivial N=4 K=16: {trivial.win_rate:.4f}")  # fmt: skip
+    met = min(speed.values()) >= TARGET_GAMES_PER_S
+    print(f"  >= {TARGET_GAMES_PER_S:.0f} scripted games/s: {mark(met)}")
+    write_result(
+        "games",
+        {
+            "n_speed": N_SPEED,
+            "repeats": REPEATS,
+            "n_tournament": N_TOURNAMENT,
+            "seed": SEED,
+            "backend": "cooccurrence (default index)",
+            "leakage_aware_budget": 0.25,
+        },
+        {
+            "tables_seconds": round(tables_s, 1),
+            "games_per_s": speed,
+            "games_per_s_target": TARGET_GAMES_PER_S,
+            "target_met": met,
+            "tournament": tournament,
+            "leakage_curves": curves,
+            "leakage_aware_gain": gain,
+            "theory": theory.rows_as_dicts(rows),
+            "trivial_n4_k16": {"win_rate": trivial.win_rate, "stderr": trivial.stderr},
+        },
+    )

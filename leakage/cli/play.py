@@ -1,0 +1,183 @@
+"""``leakage play`` (games between agents) and ``leakage metrics`` (game metrics of logs)."""
+
+from __future__ import annotations
+
+import json
+import time
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from leakage.cli import app
+from leakage.cli._errors import EXIT_INVALID_INPUT
+from leakage.transcripts import INPUT_FORMATS
+
+
+class GameKind(StrEnum):
+    chameleon = "chameleon"
+    spygame = "spygame"
+
+
+def game_seeds(seed: int, games: int) -> list[int]:
+    """One seed per game, derived from the run's seed (the same run replays exactly)."""
+    import numpy as np
+
+    return [int(s) for s in np.random.SeedSequence(seed).generate_state(games)]
+
+
+def print_metrics(rows_by_kind: dict[str, Any], console: Console) -> None:
+    for kind, rows in rows_by_kind.items():
+        table = Table(title=f"{kind} metrics (95% bootstrap CI over games)")
+        for col in ("metric", "value", "95% CI", "games"):
+            table.add_column(col, justify="left" if col == "metric" else "right")
+        for r in rows:
+            if r.value is None:
+                table.add_row(r.metric, "n/a", r.reason or "", "0", style="dim")
+            else:
+                ci = f"{r.ci_low:.3f} - {r.ci_high:.3f}"
+                table.add_row(r.metric, f"{r.value:.3f}", ci, str(r.games))
+        console.print(table)
+
+
+@app.command()
+def play(
+    game: Annotated[GameKind, typer.Argument(help="chameleon or spygame.")],
+    agents: Annotated[
+        str | None,
+        typer.Option(
+            help="One agent per role, e.g. non-chameleon=revealing,chameleon=posterior "
+            "(chameleon: revealing, concealing, amb, leakage-aware, posterior, random; "
+            "spygame: associative, vague; both: llm[:MODEL], local[:MODEL])."
+        ),
+    ] = None,
+    games: Annotated[int, typer.Option(min=1, help="Number of games.")] = 10,
+    seed: Annotated[int, typer.Option(help="Run seed (each game's seed derives from it).")] = 0,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the transcripts here (JSONL).")
+    ] = None,
+    players: Annotated[int | None, typer.Option(help="Players (default 4 / 5).")] = None,
+    candidates: Annotated[int, typer.Option(help="Chameleon: candidates K per game.")] = 16,
+    spies: Annotated[int, typer.Option(help="SpyGame: number of spies.")] = 1,
+    rounds: Annotated[int, typer.Option(help="SpyGame: round limit.")] = 6,
+    roles_known: Annotated[
+        bool, typer.Option(help="SpyGame: tell players their role (MAgIC / CK-Arena).")
+    ] = False,
+    budget: Annotated[
+        float, typer.Option(help="leakage-aware: most P(secret) a clue may leave an adversary.")
+    ] = 0.25,
+    service: Annotated[
+        str | None, typer.Option(help="leakage-aware: ask this leakage service (base URL).")
+    ] = None,
+    llm_endpoint: Annotated[
+        str | None, typer.Option(help="llm agents: an OpenAI-compatible base URL.")
+    ] = None,
+    index: Annotated[Path | None, typer.Option(help="Co-occurrence index for the tables.")] = None,
+) -> None:
+    """Play games between agents; transcripts in leakage.transcript/1, metrics at the end."""
+    from leakage.backends import create_backend
+    from leakage.corpus import default_index_path
+    from leakage.games import (
+        ChameleonConfig,
+        ChameleonGame,
+        SpyGame,
+        SpyGameConfig,
+    )
+    from leakage.games import (
+        agents as agent_mod,
+    )
+    from leakage.games._loop import run
+    from leakage.games.metrics import metrics_table
+
+    spec = agent_mod.parse_spec(game.value, agents)
+    spec_text = ",".join(f"{r}={a}" for r, a in spec.items())
+    backend = create_backend("cooccurrence", **({"index": index} if index else {}))
+    factory = agent_mod.AgentFactory(
+        backend=backend,
+        llm_endpoint=llm_endpoint,
+        service_url=service,
+        budget=budget,
+        table_cache=default_index_path().parent.parent / "games",
+    )
+    roster = {role: factory.build(game.value, name) for role, name in spec.items()}
+    names = {role: name for role, name in spec.items()}
+    engine: ChameleonGame | SpyGame
+    if game is GameKind.chameleon:
+        engine = ChameleonGame(
+            ChameleonConfig(n_players=players or 4, n_candidates=candidates), agents=names
+        )
+    else:
+        engine = SpyGame(
+            SpyGameConfig(
+                n_players=players or 5, n_spies=spies, max_rounds=rounds, roles_known=roles_known
+            ),
+            agents=names,
+        )
+    transcripts = []
+    start = time.perf_counter()
+    for i, s in enumerate(game_seeds(seed, games)):
+        engine.reset(s, game_id=f"{game.value}-{seed}-{i}")
+        run(engine, roster)
+        transcripts.append(engine.transcript({"agents": spec_text, "run_seed": seed}))
+    seconds = time.perf_counter() - start
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("w", encoding="utf-8") as fh:
+            for t in transcripts:
+                fh.write(t.model_dump_json() + "\n")
+    console = Console()
+    console.print(f"{games} {game.value} games ({spec_text}) in {seconds:.2f} s", highlight=False)
+    print_metrics(metrics_table(transcripts), console)
+
+
+@app.command()
+def metrics(
+    paths: Annotated[list[Path], typer.Argument(help="Game logs: files or directories.")],
+    input_format: Annotated[
+        str, typer.Option(help=f"Format of the input files: {', '.join(INPUT_FORMATS)}.")
+    ] = "auto",
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the metrics as JSON here.")
+    ] = None,
+    per_game: Annotated[
+        Path | None, typer.Option(help="Write each game's (numerator, denominator) as JSONL.")
+    ] = None,
+    boot: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+) -> None:
+    """Game metrics (win rates, identification, votes, survival, ...) with bootstrap CIs."""
+    from leakage.errors import InvalidInput
+    from leakage.games.metrics import credit_win_rates, game_metrics, metrics_table
+    from leakage.transcripts import SpyGameTranscript, iter_transcripts
+
+    err = Console(stderr=True)
+    good, bad = [], 0
+    for item in iter_transcripts(paths, input_format=input_format):
+        if isinstance(item, InvalidInput):
+            bad += 1
+            err.print(f"[red]error:[/red] {item}", highlight=False, soft_wrap=True)
+        else:
+            good.append(item)
+    table = metrics_table(good, n_boot=boot, seed=seed)
+    print_metrics(table, Console())
+    spy = [t for t in good if isinstance(t, SpyGameTranscript)]
+    if json_out is not None:
+        doc = {
+            "games": len(good),
+            "bad_records": bad,
+            "metrics": {k: [r.as_dict() for r in rows] for k, rows in table.items()},
+            "credit_win_rates": credit_win_rates(spy),
+        }
+        json_out.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    if per_game is not None:
+        with per_game.open("w", encoding="utf-8") as fh:
+            for t in good:
+                fh.write(
+                    json.dumps({"id": t.id, "game": t.game, "metrics": game_metrics(t)}) + "\n"
+                )
+    if bad:
+        err.print(f"{bad} bad record(s) skipped; {len(good)} game(s) measured.", highlight=False)
+        raise typer.Exit(EXIT_INVALID_INPUT)

@@ -1,0 +1,35 @@
+"""The game runner: Chameleon and SpyGame engines, agents, game metrics and theory.
+
+Games are played by agents (plain callables over an observation) and come out as
+``leakage.transcript/1`` transcripts with the outcome, tallies and invalid moves in
+``meta``. See docs/games.md.
+"""
+
+from leakage.games._cards import Card, load_cards
+from leakage.games._types import (
+    Agent,
+    ChameleonObservation,
+    InvalidMove,
+    Observation,
+    SpyObservation,
+    Statement,
+)
+from leakage.games.chameleon import ChameleonConfig, ChameleonGame, play_chameleon
+from leakage.games.spygame import SpyGame, SpyGameConfig, play_spygame
+
+__all__ = [
+    "Agent",
+    "Card",
+    "ChameleonConfig",
+    "ChameleonGame",
+    "ChameleonObservation",
+    "InvalidMove",
+    "Observation",
+    "SpyGame",
+    "SpyGameConfig",
+    "SpyObservation",
+    "Statement",
+    "load_cards",
+    "play_chameleon",
+    "play_spygame",
+]

@@ -1,0 +1,52 @@
+"""The Chameleon cards the engines deal from (``corpora/cards/chameleon_cards.json``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from leakage.errors import InvalidInput
+
+CARDS_PATH = Path(__file__).resolve().parents[2] / "corpora" / "cards" / "chameleon_cards.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """One category card: the category and its words (16 on the shipped cards)."""
+
+    category: str
+    words: tuple[str, ...]
+
+
+def parse_cards(data: object, *, source: str = "<cards>") -> tuple[Card, ...]:
+    """Cards from parsed JSON: a list of ``{"category": str, "words": [str, ...]}``."""
+    if not isinstance(data, list) or not data:
+        raise InvalidInput(f"{source}: expected a non-empty JSON list of cards")
+    cards = []
+    for i, item in enumerate(data):
+        if not isinstance(item, dict) or not isinstance(item.get("category"), str):
+            raise InvalidInput(f"{source}: card {i}: expected an object with a 'category'")
+        words = item.get("words")
+        if (
+            not isinstance(words, list)
+            or len(words) < 2
+            or not all(isinstance(w, str) and w.strip() for w in words)
+        ):
+            raise InvalidInput(f"{source}: card {i}: 'words' must list at least 2 words")
+        if len({w.casefold() for w in words}) != len(words):
+            raise InvalidInput(f"{source}: card {i}: a word appears twice")
+        cards.append(Card(item["category"], tuple(words)))
+    return tuple(cards)
+
+
+@lru_cache(maxsize=8)
+def load_cards(path: str | Path = CARDS_PATH) -> tuple[Card, ...]:
+    """The cards in ``path`` (default: the shipped set of 28 categories x 16 words)."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise InvalidInput(f"{p}: cannot read the cards: {err}") from err
+    return parse_cards(data, source=str(p))

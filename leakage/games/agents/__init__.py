@@ -1,0 +1,48 @@
+"""Agents: plain callables over an observation (scripted strategies, LLM players, and the
+leakage-aware non-chameleon)."""
+
+from leakage.games.agents._association import (
+    AssociationTable,
+    AssociationTables,
+    build_table,
+    clue_vocabulary,
+)
+from leakage.games.agents._spec import AgentFactory, parse_spec
+from leakage.games.agents.leakage_aware import (
+    LeakageAwareAgent,
+    LeakageOracle,
+    LibraryOracle,
+    ServiceOracle,
+)
+from leakage.games.agents.llm import ChameleonLLMAgent, ChameleonPrompts, SpyLLMAgent, SpyPrompts
+from leakage.games.agents.posterior import PosteriorChameleon
+from leakage.games.agents.scripted import (
+    AmbiguousAgent,
+    ConcealingAgent,
+    RandomChameleon,
+    RevealingAgent,
+)
+from leakage.games.agents.spy import AssociativeSpyPlayer
+
+__all__ = [
+    "AgentFactory",
+    "AmbiguousAgent",
+    "AssociationTable",
+    "AssociationTables",
+    "AssociativeSpyPlayer",
+    "ChameleonLLMAgent",
+    "ChameleonPrompts",
+    "ConcealingAgent",
+    "LeakageAwareAgent",
+    "LeakageOracle",
+    "LibraryOracle",
+    "PosteriorChameleon",
+    "RandomChameleon",
+    "RevealingAgent",
+    "ServiceOracle",
+    "SpyLLMAgent",
+    "SpyPrompts",
+    "build_table",
+    "clue_vocabulary",
+    "parse_spec",
+]

@@ -1,0 +1,126 @@
+"""``--agents`` specs: one agent name per role, ``non-chameleon=revealing,chameleon=posterior``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from leakage.errors import InvalidInput
+from leakage.games._types import Agent
+
+CHAMELEON_AGENTS = {
+    "non-chameleon": ("revealing", "concealing", "amb", "leakage-aware", "llm", "local"),
+    "chameleon": ("posterior", "random", "llm", "local"),
+}
+SPY_AGENTS = {
+    "civilian": ("associative", "vague", "llm", "local"),
+    "spy": ("associative", "vague", "llm", "local"),
+}
+DEFAULTS = {
+    "chameleon": {"non-chameleon": "revealing", "chameleon": "posterior"},
+    "spygame": {"civilian": "associative", "spy": "associative"},
+}
+
+
+def parse_spec(game: str, spec: str | None) -> dict[str, str]:
+    """Role -> agent name; roles not named keep the defaults. ``llm:MODEL`` and
+    ``local:MODEL`` name a model (the endpoint's, or a bundled local one)."""
+    table = CHAMELEON_AGENTS if game == "chameleon" else SPY_AGENTS
+    out = dict(DEFAULTS[game])
+    for part in (spec or "").split(","):
+        if not part.strip():
+            continue
+        role, eq, name = part.partition("=")
+        role, name = role.strip(), name.strip()
+        if not eq or role not in table:
+            raise InvalidInput(
+                f"--agents: {part.strip()!r}: expected ROLE=AGENT with ROLE one of "
+                f"{', '.join(table)}"
+            )
+        if name.partition(":")[0] not in table[role]:
+            raise InvalidInput(
+                f"--agents: unknown agent {name!r} for {role}; choose one of "
+                f"{', '.join(table[role])} (llm:MODEL, local:MODEL name a model)"
+            )
+        out[role] = name
+    return out
+
+
+@dataclass
+class AgentFactory:
+    """Builds the named agents, sharing one backend, one table cache and one LLM client."""
+
+    backend: Any = None
+    """A likelihood backend (default: the co-occurrence backend on the default index)."""
+    llm_endpoint: str | None = None
+    service_url: str | None = None
+    budget: float = 0.25
+    table_cache: Path | None = None
+    """Where association tables are kept between runs (default: in memory only)."""
+    _tables: Any = None
+    _clients: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tables(self) -> Any:
+        from leakage.games.agents._association import AssociationTables
+
+        if self._tables is None:
+            if self.backend is None:
+                from leakage.backends import create_backend
+
+                self.backend = create_backend("cooccurrence")
+            self._tables = AssociationTables(self.backend, cache_dir=self.table_cache)
+        return self._tables
+
+    def client(self, name: str) -> Any:
+        kind, _, model = name.partition(":")
+        if name not in self._clients:
+            if kind == "local":
+                from leakage.llm import LocalLM
+
+                self._clients[name] = LocalLM(model) if model else LocalLM()
+            else:
+                from leakage.llm import OpenAICompatibleClient
+
+                kw: dict[str, Any] = {"base_url": self.llm_endpoint} if self.llm_endpoint else {}
+                if model:
+                    kw["model"] = model
+                self._clients[name] = OpenAICompatibleClient.from_env(**kw)
+        return self._clients[name]
+
+    def oracle(self) -> Any:
+        from leakage.games.agents.leakage_aware import LibraryOracle, ServiceOracle
+
+        if self.service_url:
+            return ServiceOracle(self.service_url)
+        _ = self.tables  # makes the default backend
+        return LibraryOracle(self.backend)
+
+    def build(self, game: str, name: str) -> Agent:
+        from leakage.games.agents import llm, scripted
+        from leakage.games.agents.leakage_aware import LeakageAwareAgent
+        from leakage.games.agents.posterior import PosteriorChameleon
+        from leakage.games.agents.spy import AssociativeSpyPlayer
+
+        kind = name.partition(":")[0]
+        if kind in ("llm", "local"):
+            cls = llm.ChameleonLLMAgent if game == "chameleon" else llm.SpyLLMAgent
+            return cls(self.client(name))  # type: ignore[return-value]
+        makers: dict[str, Callable[[], Agent]] = {
+            "revealing": lambda: scripted.RevealingAgent(self.tables),
+            "concealing": lambda: scripted.ConcealingAgent(self.tables),
+            "amb": lambda: scripted.AmbiguousAgent(self.tables),
+            "random": lambda: scripted.RandomChameleon(self.tables),
+            "posterior": lambda: PosteriorChameleon(self.tables),
+            "leakage-aware": lambda: LeakageAwareAgent(
+                self.tables, self.oracle(), budget=self.budget
+            ),
+            "associative": lambda: AssociativeSpyPlayer(self.tables),
+            "vague": lambda: AssociativeSpyPlayer(self.tables, reveal=4, name="vague"),
+        }
+        return makers[name]()
+
+    def agents(self, game: str, spec: str | None) -> dict[str, Agent]:
+        return {role: self.build(game, name) for role, name in parse_spec(game, spec).items()}

@@ -1,0 +1,273 @@
+"""The Chameleon engine (Karabag & Topcu): one word per player, simultaneous votes, a guess.
+
+A game: N players (default 4) in a random speaking order, one of them the chameleon; K
+candidate words from a card (default 16, all of a shipped card), one the secret, which every
+player but the chameleon is told. Each player says one word in turn; then all vote at once
+for another player; the most-voted is accused, a tie broken by a randomly drawn player (see
+``_voting.tally``). An accused chameleon gets one guess at the secret. Outcomes:
+
+- ``chameleon_unidentified``: a non-chameleon was accused; the chameleon wins;
+- ``chameleon_guessed``: the chameleon was caught and guessed the secret; it wins;
+- ``chameleon_caught``: caught, wrong guess; the non-chameleons win;
+- ``invalid``: a player answered something the rules do not allow (more than one word, the
+  secret itself, a vote for itself or for nobody, a guess that is not a candidate). The game
+  stops there; ``meta.invalid`` says who, in which phase, why and what was said. Karabag &
+  Topcu report about 5% such games with LLM players; they are counted, not raised.
+
+The game loop is ``reset(seed)``, ``observation`` and ``step(text)``; :func:`play_chameleon`
+runs it with one agent per role. Everything random comes from ``numpy.random.default_rng``
+of the game's seed, so the same seed and the same agent answers give the same transcript.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from leakage.games._cards import Card, load_cards
+from leakage.games._loop import check_roles, run
+from leakage.games._types import (
+    Agent,
+    ChameleonObservation,
+    InvalidMove,
+    parse_candidate,
+    parse_one_word,
+    parse_player,
+)
+from leakage.games._voting import tally
+from leakage.transcripts import ChameleonTranscript
+
+ENGINE = "leakage.games.chameleon/1"
+ROLES = ("non-chameleon", "chameleon")
+
+
+@dataclass(frozen=True)
+class ChameleonConfig:
+    """Rules of a Chameleon game."""
+
+    n_players: int = 4
+    n_candidates: int = 16
+    """K: the card's words are sampled down to this many (all of them when the card has K)."""
+    forbid_secret: bool = True
+    """Saying the secret word itself (whoever says it) is an invalid move."""
+
+    def __post_init__(self) -> None:
+        if self.n_players < 3:
+            raise ValueError(f"The Chameleon needs at least 3 players, got {self.n_players}")
+        if self.n_candidates < 2:
+            raise ValueError(f"need at least 2 candidates, got {self.n_candidates}")
+
+
+class ChameleonGame:
+    """One game at a time: ``reset(seed)``, then ``step(answer)`` until ``done``."""
+
+    def __init__(
+        self,
+        config: ChameleonConfig = ChameleonConfig(),
+        *,
+        cards: Sequence[Card] | None = None,
+        agents: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config = config
+        self.cards = tuple(cards) if cards is not None else load_cards()
+        usable = [c for c in self.cards if len(c.words) >= config.n_candidates]
+        if not usable:
+            raise ValueError(f"no card has {config.n_candidates} words")
+        self._usable = usable
+        self._agent_names = dict(agents or {})
+        self.done = True
+
+    # -- the loop ------------------------------------------------------------------
+
+    def reset(self, seed: int, *, card: Card | None = None, game_id: str | None = None) -> None:
+        rng = np.random.default_rng(seed)
+        self._rng = rng
+        self.seed = seed
+        self.game_id = game_id or f"chameleon-{seed}"
+        card = card if card is not None else self._usable[int(rng.integers(len(self._usable)))]
+        k = self.config.n_candidates
+        words = list(card.words)
+        if len(words) > k:
+            words = [words[i] for i in sorted(rng.choice(len(words), size=k, replace=False))]
+        self.category = card.category
+        self.candidates = tuple(words)
+        self.secret = self.candidates[int(rng.integers(k))]
+        n = self.config.n_players
+        self.players = tuple(f"p{i + 1}" for i in rng.permutation(n))
+        self.chameleon = self.players[int(rng.integers(n))]
+        self.clues: list[tuple[str, str]] = []
+        self.votes: dict[str, str] = {}
+        self.vote_info: dict[str, Any] = {}
+        self.accused: str | None = None
+        self.guess: str | None = None
+        self.invalid: InvalidMove | None = None
+        self.phase = "clue"
+        self._cursor = 0
+        self._pending: ChameleonObservation | None = None
+        self.done = False
+
+    def role(self, player: str) -> str:
+        return "chameleon" if player == self.chameleon else "non-chameleon"
+
+    @property
+    def current_player(self) -> str:
+        if self.phase == "guess":
+            return self.chameleon
+        return self.players[self._cursor]
+
+    @property
+    def observation(self) -> ChameleonObservation:
+        """What the current player sees (the same object until the next ``step``: reading
+        it twice does not draw a second seed)."""
+        if self._pending is None:
+            self._pending = self._observe()
+        return self._pending
+
+    def _observe(self) -> ChameleonObservation:
+        player = self.current_player
+        return ChameleonObservation(
+            phase=self.phase,  # type: ignore[arg-type]
+            player=player,
+            role=self.role(player),  # type: ignore[arg-type]
+            category=self.category,
+            candidates=self.candidates,
+            secret=None if player == self.chameleon else self.secret,
+            players=self.players,
+            clues=tuple(self.clues),
+            seed=int(self._rng.integers(2**31)),
+            accused=self.accused if self.phase == "guess" else None,
+        )
+
+    def step(self, answer: str) -> bool:
+        """Apply the current player's answer; True when the game is over."""
+        if self.done:
+            raise RuntimeError("the game is over; call reset(seed) to start another")
+        self._pending = None
+        player = self.current_player
+        if self.phase == "clue":
+            word = parse_one_word(answer)
+            if word is None:
+                return self._invalid(player, answer, "not exactly one word")
+            if self.config.forbid_secret and parse_candidate(word, (self.secret,)) is not None:
+                return self._invalid(player, answer, "said the secret word")
+            self.clues.append((player, word))
+            self._advance("vote")
+        elif self.phase == "vote":
+            others = tuple(p for p in self.players if p != player)
+            target = parse_player(answer, others)
+            if target is None:
+                why = "voted for itself" if parse_player(answer, (player,)) else "no player named"
+                return self._invalid(player, answer, why)
+            self.votes[player] = target
+            self._advance(None)
+            if self.phase == "tally":
+                self._tally()
+        else:
+            guess = parse_candidate(answer, self.candidates)
+            if guess is None:
+                return self._invalid(player, answer, "the guess is not a candidate")
+            self.guess = guess
+            self.done = True
+        return self.done
+
+    def _advance(self, next_phase: str | None) -> None:
+        self._cursor += 1
+        if self._cursor == len(self.players):
+            self._cursor = 0
+            self.phase = next_phase or "tally"
+
+    def _tally(self) -> None:
+        accused, info = tally(self.votes, self.players, self._rng)
+        self.accused, self.vote_info = accused, info
+        if accused == self.chameleon:
+            self.phase = "guess"
+        else:
+            self.done = True
+
+    def _invalid(self, player: str, answer: str, reason: str) -> bool:
+        self.invalid = InvalidMove(player, self.phase, reason, answer)
+        self.done = True
+        return True
+
+    # -- results -------------------------------------------------------------------
+
+    @property
+    def outcome(self) -> str:
+        if self.invalid is not None:
+            return "invalid"
+        if self.accused != self.chameleon:
+            return "chameleon_unidentified"
+        return "chameleon_guessed" if self.guess == self.secret else "chameleon_caught"
+
+    def transcript(self, meta: Mapping[str, Any] | None = None) -> ChameleonTranscript:
+        """The game so far as ``leakage.transcript/1``; outcome and tally in ``meta``."""
+        outcome = self.outcome
+        winner = {"chameleon_caught": "non-chameleon", "invalid": None}.get(outcome, "chameleon")
+        data: dict[str, Any] = {
+            "engine": ENGINE,
+            "seed": self.seed,
+            "outcome": outcome,
+            "winner_role": winner,
+            "accused": self.accused,
+            "caught": self.accused == self.chameleon,
+            "speaking_order": list(self.players),
+            "tally": self.vote_info,
+            "n_players": self.config.n_players,
+            "n_candidates": self.config.n_candidates,
+        }
+        if self.invalid is not None:
+            data["invalid"] = self.invalid.as_dict()
+        data.update(meta or {})
+        names = self._agent_names
+        return ChameleonTranscript.model_construct(
+            game="chameleon",
+            id=self.game_id,
+            players=[_player(p, self.role(p), names.get(self.role(p))) for p in self.players],
+            turns=[_turn(p, text) for p, text in self.clues],
+            votes=[_vote(v, t) for v, t in self.votes.items()],
+            meta=data,
+            category=self.category,
+            candidates=list(self.candidates),
+            secret=self.secret,
+            chameleon_guess=self.guess,
+        )
+
+
+def _player(pid: str, role: str, agent: str | None) -> Any:
+    from leakage.transcripts import Player
+
+    return Player.model_construct(id=pid, role=role, agent=agent, word=None)
+
+
+def _turn(player: str, text: str, rnd: int | None = None) -> Any:
+    from leakage.transcripts import Turn
+
+    return Turn.model_construct(player=player, text=text, round=rnd)
+
+
+def _vote(voter: str, target: str, rnd: int | None = None) -> Any:
+    from leakage.transcripts import Vote
+
+    return Vote.model_construct(voter=voter, target=target, round=rnd)
+
+
+def play_chameleon(
+    agents: Mapping[str, Agent],
+    *,
+    seed: int,
+    config: ChameleonConfig = ChameleonConfig(),
+    cards: Sequence[Card] | None = None,
+    card: Card | None = None,
+    game: ChameleonGame | None = None,
+    game_id: str | None = None,
+) -> ChameleonTranscript:
+    """Play one game with one agent per role (``non-chameleon``, ``chameleon``)."""
+    names = check_roles(agents, ROLES)
+    if game is None:
+        game = ChameleonGame(config, cards=cards, agents=names)
+    game.reset(seed, card=card, game_id=game_id)
+    run(game, agents)
+    return game.transcript()

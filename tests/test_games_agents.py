@@ -1,0 +1,192 @@
+"""LLM players (fake OpenAI-compatible server, and the real bundled SmolLM2) and the
+leakage-aware non-chameleon (scoring library, and the service contract over HTTP)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import httpx
+import numpy as np
+import pytest
+
+from leakage.games import SpyGameConfig, play_chameleon, play_spygame
+from leakage.games.agents import (
+    ChameleonLLMAgent,
+    ChameleonPrompts,
+    LeakageAwareAgent,
+    LibraryOracle,
+    PosteriorChameleon,
+    RevealingAgent,
+    ServiceOracle,
+    SpyLLMAgent,
+    SpyPrompts,
+)
+from leakage.games.agents.llm import extract_answer
+from leakage.llm import OpenAICompatibleClient
+from leakage.transcripts import parse_transcript
+from tests.fakes.openai_api import MODEL, FakeOpenAI
+from tests.games_support import SPORTS, tables_fixture  # noqa: F401  (fixture)
+
+
+def test_extract_answer():
+    assert extract_answer("Let me think. Answer: racket.") == "racket."
+    assert extract_answer("answer: x\nAnswer: p3") == "p3"
+    assert extract_answer("  golf ") == "golf"
+
+
+def test_llm_chameleon_players_parse_strictly_and_retry(tmp_path):
+    # The fake answers "You said: <last user message>": the templates script the replies.
+    prompts = ChameleonPrompts(clue="Answer: racket", vote="Answer: p9 please", guess="x")
+    with FakeOpenAI() as fake:
+        client = OpenAICompatibleClient(fake.url, MODEL, backoff=0.01)
+        agent = ChameleonLLMAgent(client, prompts, retries=2)
+        t = play_chameleon({"non-chameleon": agent, "chameleon": agent}, seed=0, cards=SPORTS)
+        assert [x.text for x in t.turns] == ["racket"] * 4
+        assert t.meta["outcome"] == "invalid"
+        assert t.meta["invalid"]["phase"] == "vote"
+        assert t.meta["invalid"]["reason"] == "no player named"
+        # the last reply is kept as said (the fake echoes the retry request back)
+        assert t.meta["invalid"]["output"].startswith("You said: That answer could not be read")
+        assert len(fake.requests) == 4 + 3  # four clues, then one vote asked three times
+        retry = fake.requests[-1].body["messages"]
+        assert retry[-1]["content"].startswith("That answer could not be read")
+        assert t.players[0].agent == f"llm:{MODEL}"
+        parse_transcript(json.loads(t.model_dump_json()))
+
+
+def test_llm_spygame_players(tmp_path):
+    reflect = 'Answer: {{"self": "spy", "suspect": "p2"}}'  # templates are str.format
+    prompts = SpyPrompts(describe="Answer: a round thing you can hold", reflect=reflect,
+                         vote="Answer: p2")  # fmt: skip
+    with FakeOpenAI() as fake:
+        client = OpenAICompatibleClient(fake.url, MODEL, backoff=0.01)
+        agent = SpyLLMAgent(client, prompts, retries=0)
+        t = play_spygame({"civilian": agent, "spy": agent}, seed=2, cards=SPORTS,
+                         config=SpyGameConfig(max_rounds=2))  # fmt: skip
+    assert t.turns[0].text == "a round thing you can hold"
+    assert t.meta["outcome"] != "invalid"
+    assert any(r["suspect"] == "p2" for r in t.meta["reflections"])
+    assert t.eliminations and t.eliminations[0].player == "p2"  # everyone else voted p2
+
+
+@pytest.fixture(scope="module")
+def smollm2(tmp_path_factory):
+    pytest.importorskip("torch")
+    from leakage.llm import LocalLM
+
+    return LocalLM("smollm2-135m", cache_dir=tmp_path_factory.mktemp("games-llm") / "smollm2")
+
+
+def test_a_real_local_model_plays_or_its_moves_are_recorded_invalid(smollm2):
+    agent = ChameleonLLMAgent(smollm2, retries=0, max_tokens=8)
+    outcomes = Counter()
+    for seed in range(1):
+        t = play_chameleon({"non-chameleon": agent, "chameleon": agent}, seed=seed, cards=SPORTS)
+        parse_transcript(json.loads(t.model_dump_json()))
+        outcomes[t.meta["outcome"]] += 1
+        if t.meta["outcome"] == "invalid":
+            assert t.meta["invalid"]["reason"] and t.meta["invalid"]["phase"]
+        assert t.players[0].agent == "llm:" + smollm2.name
+    assert sum(outcomes.values()) == 1
+
+
+# -- leakage-aware ---------------------------------------------------------------------
+
+
+def test_leakage_aware_keeps_the_adversary_under_budget(tables, cooccurrence):
+    from leakage.games import ChameleonObservation
+
+    oracle = LibraryOracle(cooccurrence)
+    aware = LeakageAwareAgent(tables, oracle, budget=0.2)
+    reveal = RevealingAgent(tables)
+    card = SPORTS[0]
+    feasible = 0
+    for secret in card.words[:5]:
+        obs = ChameleonObservation("clue", "p1", "non-chameleon", card.category, card.words,
+                                   secret, ("p1", "p2", "p3", "p4"), (), seed=1)  # fmt: skip
+        clue = aware(obs)
+        choice = aware.last_choice
+        assert choice is not None and choice["chosen"] == clue
+        ok = [
+            lk <= 0.2 and m > 0 and not top
+            for lk, m, top in zip(choice["leak"], choice["margin"], choice["top"], strict=True)
+        ]
+        i = choice["proposals"].index(clue)
+        if any(ok):
+            feasible += 1
+            assert ok[i]  # under budget, recognisable, not the adversary's top guess
+            assert choice["margin"][i] == max(
+                m for m, o in zip(choice["margin"], ok, strict=True) if o
+            )
+        one = _one_clue(card, secret, clue)
+        leak_aware = oracle.posteriors([one])[0][secret]
+        leak_reveal = oracle.posteriors([_one_clue(card, secret, reveal(obs))])[0][secret]
+        assert leak_aware <= leak_reveal + 1e-9
+        assert leak_aware == pytest.approx(choice["leak"][i])
+    assert feasible >= 3
+    t = play_chameleon({"non-chameleon": aware, "chameleon": PosteriorChameleon(tables)},
+                       seed=3, cards=SPORTS)  # fmt: skip
+    assert t.meta["outcome"] != "invalid"
+
+
+def _one_clue(card, secret, clue):
+    from leakage.transcripts import ChameleonTranscript
+
+    return ChameleonTranscript.model_validate({
+        "game": "chameleon", "id": "x", "category": card.category,
+        "candidates": list(card.words), "secret": secret,
+        "players": [{"id": "a", "role": "non-chameleon"}, {"id": "b", "role": "chameleon"}],
+        "turns": [{"player": "a", "text": clue}],
+    })  # fmt: skip
+
+
+def test_service_client_mode_speaks_the_score_contract(tables, cooccurrence):
+    """Client mode against an in-test stub of ``POST /v1/score`` (the real service is built
+    elsewhere): the body is a leakage.transcript/1 record, the answer a leakage.report/1."""
+    from leakage.scoring import score_transcript
+
+    seen = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/v1/score" and request.method == "POST"
+        assert request.url.params["backend"] == "cooccurrence"
+        body = json.loads(request.content)
+        assert body["format"] == "leakage.transcript/1"
+        seen.append(body)
+        t = parse_transcript(body)
+        return httpx.Response(200, json=score_transcript(t, cooccurrence).model_dump(mode="json"))
+
+    client = httpx.Client(transport=httpx.MockTransport(handler))
+    remote = LeakageAwareAgent(tables, ServiceOracle("http://leakage.test", client=client))
+    local = LeakageAwareAgent(tables, LibraryOracle(cooccurrence))
+    cham = PosteriorChameleon(tables)
+    a = play_chameleon({"non-chameleon": remote, "chameleon": cham}, seed=5, cards=SPORTS)
+    b = play_chameleon({"non-chameleon": local, "chameleon": cham}, seed=5, cards=SPORTS)
+    assert a.model_dump_json() == b.model_dump_json()
+    assert seen and all(len(s["turns"]) >= 1 for s in seen)
+    np.testing.assert_allclose(remote.last_choice["leak"], local.last_choice["leak"])
+
+    def down(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, text="busy")
+
+    broken = ServiceOracle("http://x", client=httpx.Client(transport=httpx.MockTransport(down)))
+    from leakage.errors import LLMError
+
+    with pytest.raises(LLMError, match="HTTP 503"):
+        broken.posteriors([_one_clue(SPORTS[0], "Golf", "ball")])
+
+
+def test_leakage_aware_beats_revealing_against_the_posterior_chameleon(tables, cooccurrence):
+    cham = PosteriorChameleon(tables)
+    rates = {}
+    for name, agent in (
+        ("revealing", RevealingAgent(tables)),
+        ("aware", LeakageAwareAgent(tables, LibraryOracle(cooccurrence), budget=0.25)),
+    ):
+        games = [
+            play_chameleon({"non-chameleon": agent, "chameleon": cham}, seed=s, cards=SPORTS)
+            for s in range(40)
+        ]
+        rates[name] = np.mean([t.meta["outcome"] == "chameleon_caught" for t in games])
+    assert rates["aware"] > rates["revealing"] + 0.15, rates
