@@ -13,6 +13,7 @@ BENCHMARKS = (
     "faiss",
     "judge",
     "games",
+    "service_load",
 )
 
 __all__ = ["BENCHMARKS"]

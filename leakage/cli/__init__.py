@@ -24,6 +24,7 @@ from leakage.cli import (  # noqa: E402,F401  (register commands)
     play,
     schema,
     score,
+    serve,
     splits,
     vocab,
 )

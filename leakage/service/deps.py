@@ -1,0 +1,24 @@
+"""Dependencies the routes share (FastAPI ``Annotated`` aliases)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Query, Request
+
+from leakage.service.app import ServiceState
+from leakage.service.errors import ServiceError
+from leakage.service.inputs import ScoreParams
+
+
+def get_state(request: Request) -> ServiceState:
+    state: ServiceState = request.app.state.service
+    if not state.ready or state.store is None:
+        raise ServiceError(
+            503, "not_ready", "the server is starting or stopping", headers={"Retry-After": "1"}
+        )
+    return state
+
+
+State = Annotated[ServiceState, Depends(get_state)]
+Params = Annotated[ScoreParams, Query()]

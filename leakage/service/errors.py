@@ -1,0 +1,212 @@
+"""The one place errors become HTTP responses, all of one shape::
+
+    {"error": {"type": "invalid_transcript", "message": "...", "field": "turns[0].player",
+               "record": 3, "problems": [{"field": ..., "message": ...}]},
+     "request_id": "..."}
+
+``field`` names the request part at fault (a query parameter, ``body``, or a path inside the
+transcript); ``record`` the record of a batch or job. Library errors (``LeakageError``) are
+mapped to a status once (``STATUS``); unexpected exceptions become a 500 with a generic
+message and the traceback goes to the log only, never to the client.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from leakage.errors import (
+    BackendUnavailable,
+    BudgetExhausted,
+    CorpusError,
+    CountSourceError,
+    InvalidInput,
+    InvalidTranscript,
+    LeakageError,
+    LLMError,
+    UnknownBackend,
+    UnknownInputFormat,
+)
+
+log = logging.getLogger("leakage.service")
+
+STATUS: list[tuple[type[LeakageError], int, str]] = [
+    (InvalidTranscript, 422, "invalid_transcript"),
+    (UnknownInputFormat, 422, "unknown_input_format"),
+    (InvalidInput, 422, "invalid_input"),
+    (UnknownBackend, 422, "unknown_backend"),
+    (BackendUnavailable, 503, "backend_unavailable"),
+    (BudgetExhausted, 503, "budget_exhausted"),
+    (CountSourceError, 502, "count_source_failed"),
+    (LLMError, 502, "llm_failed"),
+    (CorpusError, 503, "corpus_unavailable"),
+]
+"""Library error -> (HTTP status, error type), first match wins."""
+
+
+class ServiceError(HTTPException):
+    """An error the service raises on purpose, already in the response's terms."""
+
+    def __init__(
+        self,
+        status: int,
+        type_: str,
+        message: str,
+        *,
+        field: str | None = None,
+        record: int | str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(status_code=status, detail=message, headers=headers)
+        self.type = type_
+        self.message = message
+        self.field = field
+        self.record = record
+
+
+class PayloadTooLarge(ServiceError):
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            413,
+            "payload_too_large",
+            f"request body larger than {limit:,} bytes; send fewer games per request or "
+            "submit a job (POST /v1/jobs)",
+            field="body",
+        )
+
+
+class QueueFull(ServiceError):
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(
+            503,
+            "queue_full",
+            f"the scoring queue is full; retry in {retry_after} s",
+            headers={"Retry-After": str(retry_after)},
+        )
+
+
+def error_body(
+    type_: str,
+    message: str,
+    *,
+    field: str | None = None,
+    record: int | str | None = None,
+    problems: list[tuple[str, str]] | None = None,
+    request_id: str | None = None,
+) -> dict[str, Any]:
+    err: dict[str, Any] = {"type": type_, "message": message, "field": field, "record": record}
+    if problems:
+        err["problems"] = [{"field": f or None, "message": m} for f, m in problems]
+    return {"error": err, "request_id": request_id}
+
+
+def describe_leakage_error(
+    err: LeakageError, *, field: str | None = None, record: int | str | None = None
+) -> tuple[int, dict[str, Any]]:
+    """(HTTP status, the ``error`` object) of a library error."""
+    status, type_ = 500, "internal_error"
+    for cls, code, name in STATUS:
+        if isinstance(err, cls):
+            status, type_ = code, name
+            break
+    problems: list[tuple[str, str]] | None = None
+    if isinstance(err, InvalidTranscript):
+        problems = err.problems
+        field = field or (problems[0][0] if problems and problems[0][0] else None)
+        record = record if record is not None else err.record
+    elif isinstance(err, UnknownBackend):
+        field = field or "backend"
+    elif isinstance(err, UnknownInputFormat):
+        field = field or "input_format"
+    body = error_body(type_, str(err), field=field, record=record, problems=problems)
+    return status, body["error"]
+
+
+def error_line(record: int, err: Exception) -> str:
+    """The NDJSON line (and stored job result) of a record that could not be scored."""
+    if isinstance(err, LeakageError):
+        _, body = describe_leakage_error(err, record=record)
+    else:
+        body = error_body("internal_error", "internal error scoring this game; see the log")
+        body = body["error"]
+        body["record"] = record
+    return json.dumps({"record": record, "error": body}, ensure_ascii=False)
+
+
+def _field_of(loc: tuple[Any, ...]) -> str:
+    """``("query", "top_k")`` -> ``top_k``; ``("body", "pairs", 3, 0)`` -> ``body.pairs[3][0]``."""
+    out = ""
+    parts = list(loc[1:]) if loc and loc[0] in ("query", "path", "header") else list(loc)
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def request_id(request: Request) -> str | None:
+    return request.scope.get("state", {}).get("request_id")
+
+
+def _json(request: Request, status: int, body: dict[str, Any], headers: Any = None) -> JSONResponse:
+    body["request_id"] = request_id(request)
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+async def _leakage_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, LeakageError)
+    status, err = describe_leakage_error(exc)
+    if status >= 500:
+        log.warning("library error: %s", exc)
+    return _json(request, status, {"error": err})
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    problems = []
+    for e in exc.errors():
+        field = _field_of(tuple(e.get("loc", ())))
+        msg = str(e.get("msg", "invalid"))
+        if e.get("type") == "json_invalid":
+            msg = f"malformed JSON: {e.get('ctx', {}).get('error', msg)}"
+            field = "body"
+        problems.append((field, msg))
+    first = problems[0] if problems else ("", "invalid request")
+    message = "; ".join(f"{f}: {m}" if f else m for f, m in problems) or "invalid request"
+    body = error_body("invalid_request", message, field=first[0] or None, problems=problems)
+    return _json(request, 422, body)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    if isinstance(exc, ServiceError):
+        body = error_body(exc.type, exc.message, field=exc.field, record=exc.record)
+        return _json(request, exc.status_code, body, exc.headers)
+    if isinstance(exc.__cause__, ServiceError):  # raised while FastAPI read the body
+        return await _http_error(request, exc.__cause__)
+    if exc.status_code == 400 and exc.__cause__ is not None:  # FastAPI could not parse it
+        reason = "not UTF-8" if isinstance(exc.__cause__, UnicodeDecodeError) else "unreadable"
+        message = f"the body is {reason}: send a UTF-8 JSON object"
+        return _json(request, 422, error_body("invalid_request", message, field="body"))
+    names = {404: "not_found", 405: "method_not_allowed", 400: "bad_request"}
+    type_ = names.get(exc.status_code, "http_error")
+    return _json(request, exc.status_code, error_body(type_, str(exc.detail)), exc.headers)
+
+
+def internal_error_body(request_id: str | None) -> dict[str, Any]:
+    return error_body(
+        "internal_error",
+        "internal error; the server log has the details under this request id",
+        request_id=request_id,
+    )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(LeakageError, _leakage_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    # Anything else is caught by the outermost middleware (AccessLog): a generic 500.

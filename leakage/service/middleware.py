@@ -1,0 +1,209 @@
+"""Pure ASGI middleware (no per-request task or body buffering, so streaming stays streaming).
+
+``AccessLog`` (outermost): request id, one structured log line and the metrics per request,
+and the last line of defence: an exception nothing else handled becomes a generic 500.
+``Guard`` (inside CORS): API keys, the per-key rate limit and the request size limit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import math
+import re
+import time
+import uuid
+from typing import Any
+
+from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from leakage.service.errors import PayloadTooLarge, error_body, internal_error_body
+from leakage.service.metrics import Metrics
+from leakage.service.settings import Settings
+
+access_log = logging.getLogger("leakage.service.access")
+log = logging.getLogger("leakage.service")
+
+PUBLIC_PATHS = frozenset(
+    {"/healthz", "/readyz", "/metrics", "/docs", "/docs/oauth2-redirect", "/openapi.json"}
+)
+"""Paths that need no API key: probes, the scraper, the API's own description."""
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+class AccessLog:
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = _header(scope, b"x-request-id")
+        rid = given if given and _REQUEST_ID.match(given) else uuid.uuid4().hex[:16]
+        scope.setdefault("state", {})["request_id"] = rid
+        start = time.perf_counter()
+        status = 500
+        started = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status, started
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                started = True
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", rid.encode())]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception:
+            log.exception("unhandled error (request %s)", rid)
+            status = 500
+            if not started:
+                response = JSONResponse(internal_error_body(rid), status_code=500)
+                await response(scope, receive, send_with_id)
+        finally:
+            seconds = time.perf_counter() - start
+            route = getattr(scope.get("route"), "path", None) or "<unmatched>"
+            method = scope.get("method", "")
+            self.metrics.requests.labels(route, method, str(status)).inc()
+            self.metrics.latency.labels(route, method, str(status)).observe(seconds)
+            if access_log.isEnabledFor(logging.INFO):
+                access_log.info(
+                    json.dumps(
+                        {
+                            "event": "request",
+                            "request_id": rid,
+                            "method": method,
+                            "route": route,
+                            "path": scope.get("path"),
+                            "status": status,
+                            "duration_ms": round(seconds * 1000, 2),
+                            "client": (scope.get("client") or ("", 0))[0],
+                            "key": scope["state"].get("key_id"),
+                        }
+                    )
+                )
+
+
+class _Buckets:
+    """Token buckets: ``burst`` requests at once, refilled at ``per_minute``."""
+
+    def __init__(self, per_minute: float, burst: int) -> None:
+        self.rate = per_minute / 60.0
+        self.burst = float(burst)
+        self._state: dict[str, tuple[float, float]] = {}
+
+    def take(self, key: str) -> float:
+        """0 when allowed; else the seconds until a request would be."""
+        now = time.monotonic()
+        tokens, last = self._state.get(key, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - last) * self.rate)
+        if tokens >= 1.0:
+            self._state[key] = (tokens - 1.0, now)
+            if len(self._state) > 100_000:  # forget idle clients
+                self._state = {k: v for k, v in self._state.items() if now - v[1] < 3600}
+            return 0.0
+        self._state[key] = (tokens, now)
+        return (1.0 - tokens) / self.rate
+
+
+class Guard:
+    def __init__(self, app: ASGIApp, settings: Settings, metrics: Metrics) -> None:
+        self.app = app
+        self.settings = settings
+        self.metrics = metrics
+        self._keys = [
+            (k.encode(), hashlib.sha256(k.encode()).hexdigest()[:8]) for k in settings.api_keys
+        ]
+        self._buckets = (
+            _Buckets(settings.rate_limit, settings.rate_burst) if settings.rate_limit else None
+        )
+
+    def _key_id(self, scope: Scope) -> str | None:
+        """The id of the API key the request carries, compared in constant time with every
+        configured key (no early exit); None when it carries no valid key."""
+        auth = _header(scope, b"authorization") or ""
+        token = auth[7:].strip() if auth[:7].lower() == "bearer " else _header(scope, b"x-api-key")
+        given = (token or "").encode()
+        found = None
+        for key, key_id in self._keys:
+            if hmac.compare_digest(given, key):
+                found = key_id
+        return found
+
+    def _limit(self, scope: Scope) -> int:
+        if scope.get("path") == "/v1/jobs" and scope.get("method") == "POST":
+            return self.settings.max_upload_bytes
+        return self.settings.max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") in PUBLIC_PATHS:
+            await self.app(scope, receive, send)
+            return
+        key_id = None
+        if self._keys:
+            key_id = self._key_id(scope)
+            if key_id is None:
+                await _refuse(
+                    scope, receive, send, 401, "unauthorized",
+                    "missing or unknown API key: send 'Authorization: Bearer KEY' or "
+                    "'X-API-Key: KEY'",
+                    {"WWW-Authenticate": "Bearer"},
+                )  # fmt: skip
+                return
+            scope["state"]["key_id"] = key_id
+        if self._buckets is not None:
+            who = key_id or (scope.get("client") or ("?", 0))[0]
+            wait = self._buckets.take(who)
+            if wait:
+                self.metrics.rate_limited.inc()
+                await _refuse(
+                    scope, receive, send, 429, "rate_limited",
+                    f"rate limit of {self.settings.rate_limit:g} requests per minute reached",
+                    {"Retry-After": str(max(1, math.ceil(wait)))},
+                )  # fmt: skip
+                return
+        limit = self._limit(scope)
+        length = _header(scope, b"content-length")
+        if length is not None and length.isdigit() and int(length) > limit:
+            err = PayloadTooLarge(limit)
+            await _refuse(scope, receive, send, 413, err.type, err.message, None, field="body")
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise PayloadTooLarge(limit)
+            return message
+
+        await self.app(scope, counted, send)
+
+
+async def _refuse(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    status: int,
+    type_: str,
+    message: str,
+    headers: dict[str, str] | None,
+    **where: Any,
+) -> None:
+    body = error_body(type_, message, request_id=scope["state"].get("request_id"), **where)
+    await JSONResponse(body, status_code=status, headers=headers)(scope, receive, send)

@@ -1,0 +1,103 @@
+"""``POST /v1/splits``: word pairs -> hard / medium / easy splits (as ``leakage splits build``)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from fastapi import APIRouter
+
+from leakage.errors import BackendUnavailable, UnknownBackend
+from leakage.service.app import ServiceState
+from leakage.service.deps import State
+from leakage.service.schemas import (
+    ScoredPair,
+    SplitsRequest,
+    SplitsResponse,
+    UnknownPair,
+    error_responses,
+)
+
+router = APIRouter(prefix="/v1", tags=["splits"])
+_describer_lock = threading.Lock()  # WordNetDescriber opens and closes its files per call
+
+
+class SuppliedDescriber:
+    """Descriptions sent with the request; a word without one is unknown."""
+
+    name = "supplied"
+    version = ""
+
+    def __init__(self, descriptions: dict[str, str]) -> None:
+        self._exact = descriptions
+        self._loose = {" ".join(w.split()).casefold(): d for w, d in descriptions.items()}
+
+    def describe(self, words: Sequence[str]) -> dict[str, str | None]:
+        return {
+            w: self._exact.get(w) or self._loose.get(" ".join(w.split()).casefold())
+            for w in dict.fromkeys(words)
+        }
+
+
+def _wordnet(state: ServiceState):  # type: ignore[no-untyped-def]
+    if state.describer is None:
+        from leakage.splits import CachedDescriber, WordNetDescriber
+
+        state.describer = CachedDescriber(
+            WordNetDescriber(), state.settings.home / "descriptions.sqlite"
+        )
+    return state.describer
+
+
+def _build(state: ServiceState, req: SplitsRequest) -> SplitsResponse:
+    from leakage.splits import SPLITS, PairTable, build_splits
+
+    try:
+        slot = state.backends.get("embedding")
+    except UnknownBackend as err:
+        raise BackendUnavailable(
+            f"splits embed descriptions with the embedding backend: {err}"
+        ) from None
+    table = PairTable.from_pairs(
+        [(" ".join(a.split()), " ".join(b.split())) for a, b in req.pairs], columns=("a", "b")
+    )
+    table = PairTable(table.pairs, columns=table.columns, source="request", format="json")
+    with _describer_lock, slot.lock:
+        describer = SuppliedDescriber(req.descriptions) if req.descriptions else _wordnet(state)
+        result = build_splits(
+            table,
+            describer,
+            slot.backend.encoder,  # type: ignore[attr-defined]
+            method=req.method,
+            hard_above=req.hard_above,
+            easy_below=req.easy_below,
+            sample_size=req.sample,
+            seed=req.seed,
+        )
+    sims = result.similarities
+    return SplitsResponse(
+        summary=result.summary,
+        splits={
+            name: [
+                ScoredPair(
+                    a=result.known[i].a, b=result.known[i].b, similarity=round(float(sims[i]), 4)
+                )
+                for i in result.selected[name]
+            ]
+            for name in SPLITS
+        },
+        unknown=[UnknownPair(a=p.a, b=p.b, unknown_words=ws) for p, ws in result.unknown],
+        descriptions=result.descriptions,
+    )
+
+
+@router.post(
+    "/splits",
+    summary="Hard / medium / easy splits of word pairs",
+    response_model=SplitsResponse,
+    responses=error_responses(401, 413, 422, 429, 503),
+)
+async def splits(req: SplitsRequest, state: State) -> SplitsResponse:
+    """Rank pairs by how similar their words' descriptions are (WordNet, or the ones sent)
+    and cut them into hard (most similar), medium and easy."""
+    return await state.pool.run(_build, state, req)

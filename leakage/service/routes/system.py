@@ -1,0 +1,101 @@
+"""``/v1/backends``, ``/healthz``, ``/readyz`` and ``/metrics``."""
+
+from __future__ import annotations
+
+import os
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from leakage.service.app import ServiceState
+from leakage.service.deps import State
+from leakage.service.schemas import (
+    BackendsResponse,
+    BackendStatus,
+    CountSourceStatus,
+    Readiness,
+    error_responses,
+)
+
+router = APIRouter()
+
+WEB_SOURCE_KEYS = {
+    "serpapi": ["SERPAPI_API_KEY"],
+    "google-cse": ["GOOGLE_API_KEY", "GOOGLE_CSE_ID"],
+    "infini-gram": [],
+}
+"""The environment variables each web count source reads its keys from."""
+
+
+@router.get(
+    "/v1/backends",
+    tags=["system"],
+    summary="Backends and count sources on this server",
+    response_model=BackendsResponse,
+    responses=error_responses(401, 429),
+)
+async def backends(state: State) -> BackendsResponse:
+    b = state.backends
+    out = []
+    for name in sorted(set(b.allowed) | set(b.slots) | set(state.settings.preload)):
+        slot = b.slots.get(name)
+        out.append(
+            BackendStatus(
+                name=name,
+                enabled=name in b.allowed,
+                loaded=slot is not None,
+                preload=name in state.settings.preload,
+                available=True if slot else (False if name in b.failed else None),
+                reason=b.failed.get(name),
+                load_seconds=round(slot.loaded_seconds, 3) if slot else None,
+                info=slot.backend.info() if slot else None,
+            )
+        )
+    sources = [
+        CountSourceStatus(
+            name="local", kind="local", configured=state.settings.index_path.exists(), needs=[]
+        ),
+        *(
+            CountSourceStatus(
+                name=name,
+                kind="web",
+                configured=all(os.environ.get(v, "").strip() for v in needs),
+                needs=needs,
+            )
+            for name, needs in WEB_SOURCE_KEYS.items()
+        ),
+    ]
+    return BackendsResponse(backends=out, count_sources=sources)
+
+
+@router.get("/healthz", tags=["system"], summary="Alive")
+async def healthz() -> dict[str, str]:
+    """200 while the process serves requests (no dependency checked)."""
+    return {"status": "ok"}
+
+
+@router.get(
+    "/readyz",
+    tags=["system"],
+    summary="Ready: models loaded, job worker running",
+    response_model=Readiness,
+    responses={503: {"model": Readiness, "description": "Not ready."}},
+)
+async def readyz(request: Request) -> JSONResponse:
+    state: ServiceState = request.app.state.service
+    problems = state.readiness()
+    body = Readiness(ready=not problems, problems=problems, loaded=sorted(state.backends.slots))
+    return JSONResponse(body.model_dump(), status_code=503 if problems else 200)
+
+
+@router.get(
+    "/metrics",
+    tags=["system"],
+    summary="Prometheus metrics",
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+)
+async def metrics(request: Request) -> Response:
+    state: ServiceState = request.app.state.service
+    return Response(generate_latest(state.metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,295 @@
+"""What the app holds for its lifetime: the backends, the scoring threads, the report cache.
+
+Thread safety: a backend is created once and shared, and every call into it holds that
+backend's lock. The co-occurrence backend keeps unlocked dict caches (rows, posting lists)
+and is GIL-bound anyway, so parallel threads would only race; the embedding backend runs a
+torch model that already uses every core for one batch. Different backends run in parallel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import suppress
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any, TypeVar
+
+from leakage.backends import LikelihoodBackend, backend_names, create_backend
+from leakage.errors import BackendUnavailable, LeakageError, UnknownBackend
+from leakage.reports import Report
+from leakage.scoring import ScoreOptions, prepare, score_transcript, scored_clues
+from leakage.service.errors import QueueFull, error_line
+from leakage.service.inputs import ScoreParams, finish
+from leakage.service.metrics import Metrics
+from leakage.service.settings import Settings
+from leakage.transcripts import AnyTranscript
+
+log = logging.getLogger("leakage.service")
+T = TypeVar("T")
+
+
+@dataclass
+class BackendSlot:
+    """One backend and the lock every call into it holds."""
+
+    name: str
+    backend: LikelihoodBackend
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    loaded_seconds: float = 0.0
+
+
+class Backends:
+    """The backends a request may use: preloaded at start-up or created on first use."""
+
+    def __init__(self, settings: Settings, metrics: Metrics) -> None:
+        self.settings = settings
+        self.metrics = metrics
+        self.slots: dict[str, BackendSlot] = {}
+        self.failed: dict[str, str] = {}
+        """Backends that could not be created here, with the reason (kept until restart)."""
+        self._create_lock = threading.Lock()
+
+    @property
+    def allowed(self) -> list[str]:
+        names = backend_names()
+        return [n for n in names if self.settings.backends is None or n in self.settings.backends]
+
+    def options(self, name: str) -> dict[str, Any]:
+        """Creation options: the service's own paths, never the library's env defaults."""
+        home = self.settings.home
+        if name == "cooccurrence":
+            return {"index": self.settings.index_path}
+        if name == "embedding":
+            return {"cache_path": str(home / "embeddings.sqlite")}
+        return {}
+
+    def get(self, name: str) -> BackendSlot:
+        """The backend ``name``, created now if needed (blocking: call from a thread)."""
+        slot = self.slots.get(name)
+        if slot is not None:
+            return slot
+        self.check(name)
+        with self._create_lock:
+            if name in self.slots:
+                return self.slots[name]
+            if name in self.failed:
+                raise BackendUnavailable(self.failed[name])
+            start = time.perf_counter()
+            try:
+                backend = create_backend(name, **self.options(name))
+            except BackendUnavailable as err:
+                self.failed[name] = str(err)
+                raise
+            slot = BackendSlot(name, backend, loaded_seconds=time.perf_counter() - start)
+            self.slots[name] = slot
+            log.info("backend %s loaded in %.2f s", name, slot.loaded_seconds)
+            return slot
+
+    def check(self, name: str) -> None:
+        """``UnknownBackend`` unless ``name`` is registered and enabled here."""
+        if name in self.slots:
+            return
+        if name not in backend_names():
+            raise UnknownBackend(f"unknown backend {name!r}; available: {', '.join(self.allowed)}")
+        if name not in self.allowed:
+            raise UnknownBackend(
+                f"backend {name!r} is not enabled on this server; enabled: "
+                f"{', '.join(self.allowed)} (LEAKAGE_BACKENDS)"
+            )
+
+    def close(self) -> None:
+        for slot in self.slots.values():
+            for part in ("source", "encoder"):  # SQLite connections of the index and caches
+                close = getattr(getattr(slot.backend, part, None), "close", None)
+                if callable(close):
+                    close()
+
+    # -- scoring (call from a worker thread) ----------------------------------------------
+
+    def prepare(
+        self, slot: BackendSlot, games: Sequence[AnyTranscript], opts: ScoreOptions
+    ) -> None:
+        """Let the backend batch its work for many games (embedding: one encode call)."""
+        # on an error, each game is scored (and fails) on its own afterwards
+        with slot.lock, suppress(LeakageError):
+            prepare(games, slot.backend, opts)
+
+    def score(self, slot: BackendSlot, game: AnyTranscript, opts: ScoreOptions) -> Report:
+        with slot.lock:
+            encoder = getattr(slot.backend, "encoder", None)
+            before = getattr(encoder, "encoded", None)
+            start = time.perf_counter()
+            try:
+                report = score_transcript(game, slot.backend, opts)
+            except Exception:
+                self.metrics.games.labels(slot.name, "error").inc()
+                raise
+            self.metrics.backend_latency.labels(slot.name).observe(time.perf_counter() - start)
+            self.metrics.games.labels(slot.name, "ok").inc()
+            if isinstance(before, int):
+                misses = int(getattr(encoder, "encoded", before)) - before
+                wanted = len(set(scored_clues(game, opts)) | set(game.candidates))
+                self.metrics.cache_hits("embedding", max(wanted - misses, 0), misses)
+        return report
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One record of a batch or job, scored: the report (or error line) as JSON text."""
+
+    index: int
+    ok: bool
+    game_id: str | None
+    body: str
+
+
+def score_records(
+    backends: Backends,
+    slot: BackendSlot,
+    items: Iterable[tuple[int, AnyTranscript | Exception]],
+    params: ScoreParams,
+    *,
+    stop: Callable[[], bool] = lambda: False,
+    chunk: int = 64,
+) -> Iterator[Scored]:
+    """Score records in order, each chunk prepared in bulk first; a record that is an error,
+    or fails to score, becomes an error line. Stops early (between games) when ``stop()``."""
+    opts = params.options()
+    it = iter(items)
+    while batch := list(islice(it, chunk)):
+        backends.prepare(slot, [g for _, g in batch if not isinstance(g, Exception)], opts)
+        for index, game in batch:
+            if stop():
+                return
+            if isinstance(game, Exception):
+                yield Scored(index, False, None, error_line(index, game))
+                continue
+            try:
+                body = finish(backends.score(slot, game, opts), params).decode()
+            except Exception as err:
+                if not isinstance(err, LeakageError):
+                    log.exception("record %d (game %s)", index, game.id)
+                yield Scored(index, False, game.id, error_line(index, err))
+            else:
+                yield Scored(index, True, game.id, body)
+
+
+class ScoringPool:
+    """Worker threads behind a bounded queue: past ``workers + queue_size`` tasks in flight
+    a new one is refused at once with ``QueueFull`` (503 + Retry-After)."""
+
+    def __init__(self, workers: int, queue_size: int, metrics: Metrics) -> None:
+        self.workers = workers
+        self.limit = workers + queue_size
+        self.metrics = metrics
+        self.in_flight = 0
+        self._seconds = 0.01  # moving average of a task's duration, for Retry-After
+        self._executor = ThreadPoolExecutor(workers, thread_name_prefix="leakage-score")
+
+    def _admit(self) -> None:
+        if self.in_flight >= self.limit:
+            self.metrics.queue_rejected.inc()
+            wait = self.in_flight * self._seconds / self.workers
+            raise QueueFull(max(1, math.ceil(wait)))
+        self.in_flight += 1
+        self._gauges()
+
+    def _release(self, seconds: float) -> None:
+        self.in_flight -= 1
+        self._seconds = 0.9 * self._seconds + 0.1 * seconds
+        self._gauges()
+
+    def _gauges(self) -> None:
+        self.metrics.queue_running.set(min(self.in_flight, self.workers))
+        self.metrics.queue_depth.set(max(self.in_flight - self.workers, 0))
+
+    def _submit(self, fn: Callable[[], T]) -> Future[T]:
+        loop = asyncio.get_running_loop()
+        started = time.perf_counter()
+
+        def done(_: Future[T]) -> None:
+            seconds = time.perf_counter() - started
+            with suppress(RuntimeError):  # the loop is closed: the server is shutting down
+                loop.call_soon_threadsafe(self._release, seconds)
+
+        future = self._executor.submit(fn)
+        future.add_done_callback(done)
+        return future
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(*args)`` on a worker thread (``QueueFull`` when the queue is full)."""
+        self._admit()
+        return await asyncio.wrap_future(self._submit(lambda: fn(*args)))
+
+    def stream(
+        self, produce: Callable[[Callable[[bytes], None], threading.Event], None]
+    ) -> AsyncIterator[bytes]:
+        """Run ``produce(emit, stop)`` on one worker thread and yield what it emits, as it
+        emits it. Admission happens now (so a full queue is a 503, not a broken stream);
+        ``stop`` is set when the consumer goes away."""
+        self._admit()
+        loop = asyncio.get_running_loop()
+        items: asyncio.Queue[bytes | None] = asyncio.Queue()
+        stop = threading.Event()
+
+        def put(item: bytes | None) -> None:
+            try:
+                loop.call_soon_threadsafe(items.put_nowait, item)
+            except RuntimeError:  # loop closed
+                stop.set()
+
+        def task() -> None:
+            try:
+                produce(put, stop)
+            finally:
+                put(None)
+
+        future = self._submit(task)
+
+        async def lines() -> AsyncIterator[bytes]:
+            try:
+                while (item := await items.get()) is not None:
+                    yield item
+                future.result()
+            finally:
+                stop.set()
+
+        return lines()
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+class ReportCache:
+    """Serialised reports by request key, least recently used dropped (event loop only)."""
+
+    def __init__(self, size: int, metrics: Metrics) -> None:
+        self.size = size
+        self.metrics = metrics
+        self._items: OrderedDict[bytes, bytes] = OrderedDict()
+
+    def get(self, key: bytes) -> bytes | None:
+        if not self.size:
+            return None
+        hit = self._items.get(key)
+        if hit is None:
+            self.metrics.cache_hits("report", 0, 1)
+            return None
+        self._items.move_to_end(key)
+        self.metrics.cache_hits("report", 1, 0)
+        return hit
+
+    def put(self, key: bytes, value: bytes) -> None:
+        if not self.size:
+            return
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)

@@ -1,0 +1,240 @@
+"""Request and response models of the HTTP API (the transcript and report formats are the
+library's own: ``leakage.transcript/1`` and ``leakage.report/1``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from leakage.service.inputs import ScoreParams
+from leakage.splits import GU_EASY_BELOW, GU_HARD_ABOVE, SplitSummary
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+
+EXAMPLE_TRANSCRIPT: dict[str, Any] = {
+    "format": "leakage.transcript/1",
+    "game": "chameleon",
+    "id": "example-sports",
+    "category": "Sports",
+    "candidates": [
+        "Football", "Basketball", "Tennis", "Golf", "Swimming", "Boxing", "Cycling",
+        "Ice Hockey", "Motor Racing", "Triathlon", "Table Tennis", "Rugby", "Cricket",
+        "Skiing", "Volleyball", "Fencing",
+    ],
+    "secret": "Tennis",
+    "players": [
+        {"id": "p1", "role": "non-chameleon"},
+        {"id": "p2", "role": "non-chameleon"},
+        {"id": "p3", "role": "chameleon"},
+        {"id": "p4", "role": "non-chameleon"},
+    ],
+    "turns": [
+        {"player": "p1", "text": "racket"},
+        {"player": "p2", "text": "court"},
+        {"player": "p3", "text": "point"},
+        {"player": "p4", "text": "serve"},
+    ],
+}  # fmt: skip
+"""A 4-player Chameleon game: the example body in the OpenAPI description."""
+
+
+# -- errors -----------------------------------------------------------------------------
+
+
+class Problem(_Out):
+    field: str | None
+    message: str
+
+
+class ErrorDetail(_Out):
+    type: str
+    """Machine-readable kind, e.g. ``invalid_transcript``, ``unknown_backend``, ``queue_full``."""
+    message: str
+    """What was wrong and how to fix it."""
+    field: str | None = None
+    """The request part at fault: a query parameter, ``body``, or a path in the transcript."""
+    record: int | str | None = None
+    """The record of a batch or job, from 0."""
+    problems: list[Problem] | None = None
+    """Every problem found, when there were several."""
+
+
+class ErrorBody(_Out):
+    error: ErrorDetail
+    request_id: str | None = None
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries for error statuses, all with the one error shape."""
+    text = {
+        401: "Missing or unknown API key.",
+        403: "A server-side path outside LEAKAGE_ALLOWED_PATHS, or paths are disabled.",
+        404: "No such job.",
+        409: "The job has already finished.",
+        413: "The body is larger than the server accepts.",
+        422: "Bad input: the body, a query parameter or a path parameter.",
+        429: "Rate limit reached (see Retry-After).",
+        502: "A count source or LLM endpoint failed.",
+        503: "Queue full (see Retry-After), or the backend cannot run on this server.",
+    }
+    return {c: {"model": ErrorBody, "description": text[c]} for c in codes}
+
+
+# -- backends ---------------------------------------------------------------------------
+
+
+class BackendStatus(_Out):
+    name: str
+    enabled: bool
+    """Whether requests may use it (``LEAKAGE_BACKENDS``)."""
+    loaded: bool
+    preload: bool
+    """Loaded at start-up (else on first use)."""
+    available: bool | None
+    """False when it failed to load here; None when not tried yet."""
+    reason: str | None = None
+    load_seconds: float | None = None
+    info: dict[str, Any] | None = None
+    """The backend's ``info()`` (model name and dimension, corpus, smoothing) once loaded."""
+
+
+class CountSourceStatus(_Out):
+    name: str
+    kind: Literal["local", "web"]
+    configured: bool
+    """Local: the index exists. Web: its API keys are set (``needs``)."""
+    needs: list[str]
+    """Environment variables it reads its keys from."""
+
+
+class BackendsResponse(_Out):
+    backends: list[BackendStatus]
+    count_sources: list[CountSourceStatus]
+
+
+class Readiness(_Out):
+    ready: bool
+    problems: list[str]
+    loaded: list[str]
+
+
+# -- jobs -------------------------------------------------------------------------------
+
+
+class JobPathRequest(_In):
+    """A job over files already on the server, inside a folder the operator allowed."""
+
+    path: str | None = Field(default=None, min_length=1, max_length=4096)
+    paths: list[Annotated[str, Field(min_length=1, max_length=4096)]] | None = Field(
+        default=None, min_length=1, max_length=1000
+    )
+
+    @model_validator(mode="after")
+    def _one(self) -> JobPathRequest:
+        if (self.path is None) == (self.paths is None):
+            raise ValueError("give either path or paths")
+        return self
+
+    def all_paths(self) -> list[str]:
+        return [self.path] if self.path is not None else list(self.paths or [])
+
+
+class JobStatus(_Out):
+    id: str
+    state: Literal["queued", "running", "done", "failed", "cancelled"]
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+    params: ScoreParams
+    source: Literal["upload", "path"]
+    paths: list[str] | None
+    """Server-side paths (path jobs only)."""
+    total: int | None
+    """Records in the input, once the worker has counted them."""
+    done: int
+    """Records finished (scored or failed)."""
+    ok: int
+    failed: int
+    progress: float | None
+    runs: int
+    """How many times a worker has started the job (more than 1: resumed after a restart)."""
+    error: str | None
+    """Why the whole job failed."""
+    errors: list[dict[str, Any]]
+    """The first records that failed, each ``{"record", "error"}``."""
+    links: dict[str, str]
+
+
+# -- splits -----------------------------------------------------------------------------
+
+
+class SplitsRequest(_In):
+    """Word pairs to cut into hard / medium / easy (the options of ``leakage splits build``)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"pairs": [["sun", "moon"], ["cat", "dog"], ["piano", "guitar"], ["car", "bus"]]}
+            ]
+        }
+    )
+
+    pairs: list[tuple[Annotated[str, Field(min_length=1, max_length=200)], ...]] = Field(
+        min_length=1, max_length=50_000
+    )
+    """Each pair as a two-element list, e.g. ``["sun", "moon"]``."""
+    method: Literal["terciles", "thresholds"] = "terciles"
+    hard_above: float = Field(default=GU_HARD_ABOVE, ge=-1, le=1)
+    easy_below: float = Field(default=GU_EASY_BELOW, ge=-1, le=1)
+    sample: int | None = Field(default=None, ge=1)
+    seed: int = Field(default=0, ge=0)
+    descriptions: dict[str, Annotated[str, Field(max_length=5000)]] | None = None
+    """Descriptions to use instead of WordNet's (word -> two or three sentences); a word not
+    here is unknown."""
+
+    @model_validator(mode="after")
+    def _pairs(self) -> SplitsRequest:
+        problems = []
+        for i, pair in enumerate(self.pairs):
+            words = [" ".join(w.split()) for w in pair]
+            if len(words) != 2:
+                problems.append(f"pairs[{i}]: a pair needs exactly two words, got {len(words)}")
+            elif not all(words):
+                problems.append(f"pairs[{i}]: a word is blank")
+            elif words[0].casefold() == words[1].casefold():
+                problems.append(f"pairs[{i}]: both words are {words[0]!r}")
+        if problems:
+            raise ValueError("; ".join(problems[:20]))
+        if self.method == "thresholds" and self.easy_below > self.hard_above:
+            raise ValueError(
+                f"easy_below ({self.easy_below}) exceeds hard_above ({self.hard_above})"
+            )
+        return self
+
+
+class ScoredPair(_Out):
+    a: str
+    b: str
+    similarity: float
+
+
+class UnknownPair(_Out):
+    a: str
+    b: str
+    unknown_words: list[str]
+
+
+class SplitsResponse(_Out):
+    summary: SplitSummary
+    splits: dict[str, list[ScoredPair]]
+    """``hard``, ``medium``, ``easy`` (the sample, when one was asked for), most similar first."""
+    unknown: list[UnknownPair]
+    descriptions: dict[str, str]

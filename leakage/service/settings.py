@@ -1,0 +1,112 @@
+"""The service's settings: one object, read once from ``LEAKAGE_*`` environment variables.
+
+``Settings.from_env()`` is what ``leakage serve`` and ``create_app()`` use; tests build a
+``Settings`` directly. Only ``cli/`` and ``service/`` read the environment (STYLE.md).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from leakage.errors import InvalidInput
+
+ENV_PREFIX = "LEAKAGE_"
+
+
+def _default_home() -> Path:
+    return Path.home() / ".cache" / "leakage"
+
+
+class Settings(BaseModel):
+    """Everything an operator can set. Environment: ``LEAKAGE_`` + the upper-case field name;
+    lists are comma-separated (paths: ``os.pathsep``-separated)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+
+    home: Path = Field(default_factory=_default_home)
+    """``LEAKAGE_HOME``: default index (``corpus/default.sqlite``), caches, and ``service/``."""
+    jobs_db: Path | None = None
+    """SQLite file of the jobs and their results (default ``$LEAKAGE_HOME/service/jobs.sqlite``)."""
+    index: Path | None = None
+    """Co-occurrence index (default ``$LEAKAGE_HOME/corpus/default.sqlite``, built if missing)."""
+    api_keys: list[str] = Field(default_factory=list)
+    """Accepted API keys (``Authorization: Bearer KEY`` or ``X-API-Key``); empty: no auth."""
+    allowed_paths: list[Path] = Field(default_factory=list)
+    """Server-side folders a job may read from (``POST /v1/jobs`` with ``{"path": ...}``)."""
+    cors_origins: list[str] = Field(default_factory=list)
+    """Origins allowed by CORS (``*`` for any); empty: no CORS headers."""
+    preload: list[str] = Field(default_factory=lambda: ["cooccurrence", "embedding"])
+    """Backends created at start-up. ``cooccurrence`` must load; the others are skipped (and
+    reported by ``/v1/backends``) when their extra is missing."""
+    backends: list[str] | None = None
+    """Backends a request may use (created on first use when not preloaded); default: all."""
+    workers: int = Field(default=2, ge=1, le=64)
+    """Scoring threads."""
+    queue_size: int = Field(default=64, ge=0)
+    """Scoring tasks that may wait for a thread; past this a request gets 503 + Retry-After."""
+    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    """Largest request body for ``/v1/score``, ``/v1/score/batch`` and ``/v1/splits``."""
+    max_upload_bytes: int = Field(default=256 * 1024 * 1024, ge=1024)
+    """Largest job upload (``POST /v1/jobs``)."""
+    rate_limit: float = Field(default=0.0, ge=0)
+    """Requests per minute per API key (per client address without keys); 0: no limit."""
+    rate_burst: int = Field(default=20, ge=1)
+    """How many requests a key may send at once before the rate limit applies."""
+    report_cache: int = Field(default=1024, ge=0)
+    """Reports kept in memory, keyed by request (body, backend, options); 0: off."""
+    max_batch_games: int = Field(default=10_000, ge=1)
+    """Most games one ``/v1/score/batch`` request may carry (more: use a job)."""
+    on_restart: Literal["resume", "fail"] = "resume"
+    """What happens to a job that was running when the server stopped."""
+    log_level: str = "info"
+
+    @property
+    def jobs_path(self) -> Path:
+        return self.jobs_db or self.home / "service" / "jobs.sqlite"
+
+    @property
+    def uploads_dir(self) -> Path:
+        return self.jobs_path.parent / "uploads"
+
+    @property
+    def index_path(self) -> Path:
+        return self.index or self.home / "corpus" / "default.sqlite"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Settings from ``LEAKAGE_*`` variables (``environ`` defaults to ``os.environ``);
+        ``overrides`` (e.g. command-line options) win. Bad values raise ``InvalidInput``
+        naming the variable."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for name, field in cls.model_fields.items():
+            raw = env.get(ENV_PREFIX + name.upper())
+            if raw is None or not raw.strip():
+                continue
+            if name == "allowed_paths":
+                values[name] = [p for p in raw.split(os.pathsep) if p.strip()]
+            elif name == "backends" or field.annotation == list[str]:
+                values[name] = [p.strip() for p in raw.split(",") if p.strip()]
+            else:
+                values[name] = raw.strip()
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            return cls.model_validate(values)
+        except ValidationError as err:
+            problems = "; ".join(
+                f"{ENV_PREFIX}{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}"
+                for e in err.errors(include_url=False)
+            )
+            raise InvalidInput(f"bad service setting: {problems}") from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process's settings, read once (``create_app()`` without arguments uses them)."""
+    return Settings.from_env()
