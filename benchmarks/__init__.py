@@ -11,6 +11,7 @@ BENCHMARKS = (
     "embedding",
     "splits",
     "faiss",
+    "batch",
     "judge",
     "games",
     "service_load",

@@ -14,6 +14,7 @@ from benchmarks._common import Skip
 _MODULES = {
     "splits": "splits_bench",
     "faiss": "faiss_vs_numpy",
+    "batch": "batch_bench",
     "games": "games_bench",
 }
 

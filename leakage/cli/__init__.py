@@ -19,6 +19,7 @@ app = typer.Typer(
 )
 
 from leakage.cli import (  # noqa: E402,F401  (register commands)
+    batch,
     calibrate,
     corpus,
     play,

@@ -1,0 +1,91 @@
+"""Where chunks are scored on one machine: in the calling process, or in a process pool.
+
+The pool uses the ``spawn`` start method: torch (embedding, judge) and ``fork`` do not mix,
+and a spawned worker sees the environment (``LEAKAGE_HOME``) as it is when the run starts.
+Each worker builds its backend once (``init_process``); the parent keeps at most two chunks
+per worker in flight, so neither the queue nor the results grow with the number of games,
+and it takes results in submission order, so that a file's records are committed in order.
+Workers share the backends' on-disk caches (count cache, embedding cache, LLM response cache
+in ``$LEAKAGE_HOME``): SQLite in WAL mode with a busy timeout, safe for concurrent writers.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Protocol
+
+from leakage.batch._inputs import RawRecord
+from leakage.batch._worker import (
+    ChunkResult,
+    SafeScorer,
+    ScorerSpec,
+    init_process,
+    score_in_process,
+)
+from leakage.errors import LeakageError
+
+
+class LocalEngine(Protocol):
+    name: str
+
+    def run(self, chunks: Iterable[Sequence[RawRecord]]) -> Iterator[ChunkResult]: ...
+
+    def close(self) -> None: ...
+
+
+class InProcessEngine:
+    """Scores in the calling process (``--workers 0``): no start-up cost, no parallelism."""
+
+    name = "local"
+
+    def __init__(self, spec: ScorerSpec) -> None:
+        self._scorer = SafeScorer(spec)
+
+    def run(self, chunks: Iterable[Sequence[RawRecord]]) -> Iterator[ChunkResult]:
+        for chunk in chunks:
+            yield self._scorer.score(chunk)
+
+    def close(self) -> None:
+        pass
+
+
+class ProcessEngine:
+    """A pool of ``workers`` spawned processes, each with its own backend."""
+
+    name = "local"
+
+    def __init__(self, spec: ScorerSpec, workers: int) -> None:
+        self.workers = workers
+        self._pool = ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=init_process,
+            initargs=(spec,),
+        )
+
+    def run(self, chunks: Iterable[Sequence[RawRecord]]) -> Iterator[ChunkResult]:
+        window: deque[Future[ChunkResult]] = deque()
+        try:
+            for chunk in chunks:
+                window.append(self._pool.submit(score_in_process, chunk))
+                if len(window) >= 2 * self.workers:
+                    yield window.popleft().result()
+            while window:
+                yield window.popleft().result()
+        except BrokenProcessPool:
+            raise LeakageError(
+                "a worker process died (killed, or out of memory); what was committed is "
+                "kept: rerun with --resume, perhaps with fewer --workers or a smaller "
+                "--chunk-size"
+            ) from None
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def local_engine(spec: ScorerSpec, workers: int) -> LocalEngine:
+    return InProcessEngine(spec) if workers <= 0 else ProcessEngine(spec, workers)

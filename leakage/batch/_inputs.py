@@ -1,0 +1,233 @@
+"""Reading batch inputs: files, directories and globs of JSON, JSONL and Parquet, gzip or not.
+
+``iter_records`` streams one :class:`RawRecord` per record without parsing it into a
+transcript: a JSONL line stays text, so that the parent process only reads and the workers
+parse, convert and score. A record is identified by its file and its position in the file
+(``record``, from 0, blank JSONL lines not counted, the same index the transcript loader
+gives adapters), which stays stable between runs and is what ``--resume`` keys on.
+
+Parquet inputs hold either one string column ``record`` (or ``transcript``, ``json``) with a
+JSON record per row, or one column per top-level field of the record (nested structs and
+lists); in the latter, null fields are dropped (outside ``meta``), since a table that mixes
+Chameleon and SpyGame rows has a null ``words`` in every Chameleon row.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import io
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import ValidationError
+
+from leakage.errors import InvalidInput, InvalidTranscript
+from leakage.transcripts import AnyTranscript, convert_record
+from leakage.transcripts._load import _locate, _records
+from leakage.transcripts._models import TRANSCRIPT_ADAPTER
+
+KINDS = (".json", ".jsonl", ".ndjson", ".parquet")
+_JSON_COLUMNS = ("record", "transcript", "json")
+_GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True, slots=True)
+class RawRecord:
+    """One input record, not yet parsed: what a worker needs to turn it into a report."""
+
+    source: str
+    """The file, as an absolute path."""
+    record: int
+    """Position of the record in the file, from 0."""
+    label: str
+    """How an error names the record: ``line 12``, ``row 3``, ``0``."""
+    payload: Any
+    """JSON text, an already parsed record, or the ``InvalidInput`` met while reading it."""
+
+
+def kind_of(path: Path) -> str | None:
+    """``.json`` / ``.jsonl`` / ``.parquet`` for a readable input (``.gz`` looked through)."""
+    suffixes = [s.lower() for s in path.suffixes[-2:]]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    if not suffixes or suffixes[-1] not in KINDS:
+        return None
+    return ".jsonl" if suffixes[-1] == ".ndjson" else suffixes[-1]
+
+
+def expand_inputs(inputs: Iterable[str | Path]) -> list[Path]:
+    """Files named, found under directories (recursively) or matched by globs, in order.
+
+    A name that is neither a file, a directory nor a glob matching something is kept, so that
+    reading it reports the problem as a record error.
+    """
+    out: dict[Path, None] = {}
+    for item in inputs:
+        text = str(item)
+        path = Path(text).expanduser()
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and kind_of(p))
+        elif not path.exists() and _GLOB_CHARS & set(text):
+            found = sorted(
+                Path(p) for p in glob.glob(str(path), recursive=True) if Path(p).is_file()
+            )
+            if not found:
+                found = [path]
+        else:
+            found = [path]
+        for p in found:
+            out.setdefault(p.resolve(), None)
+    return list(out)
+
+
+def _open_binary(path: Path, data: bytes | None) -> IO[bytes]:
+    """The file's bytes (``data`` when the caller read them already), gzip undone."""
+    # Bytes read by someone else may come decompressed already (Ray Data undoes .gz itself).
+    gzipped = data is None or data[:2] == b"\x1f\x8b"
+    if path.suffix.lower() != ".gz" or not gzipped:
+        return path.open("rb") if data is None else io.BytesIO(data)
+    # gzip.open(path) owns (and closes) the file it opens; a BytesIO needs no closing.
+    return gzip.open(path if data is None else io.BytesIO(data), "rb")  # type: ignore[return-value]
+
+
+def _open_text(path: Path, data: bytes | None = None) -> IO[str]:
+    return io.TextIOWrapper(_open_binary(path, data), encoding="utf-8-sig", newline=None)
+
+
+def _file_error(source: str, index: int, message: str) -> RawRecord:
+    """An error record placed after the records already read from the file."""
+    label = str(index) if index == 0 else f"{index} (reading stopped here)"
+    return RawRecord(source, index, label, InvalidTranscript([("", message)], source=source))
+
+
+def _jsonl(path: Path, source: str, data: bytes | None) -> Iterator[RawRecord]:
+    index = 0
+    with _open_text(path, data) as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if line.strip():
+                yield RawRecord(source, index, f"line {lineno}", line)
+                index += 1
+
+
+def _json(path: Path, source: str, data: bytes | None) -> Iterator[RawRecord]:
+    with _open_text(path, data) as fh:
+        text = fh.read()
+    for index, (label, record) in enumerate(_records(text, path)):
+        yield RawRecord(source, index, str(label), record)
+
+
+def _drop_nulls(value: Any, *, inside_meta: bool = False) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: _drop_nulls(v, inside_meta=inside_meta or k == "meta")
+            for k, v in value.items()
+            if v is not None or inside_meta
+        }
+    if isinstance(value, list):
+        return [_drop_nulls(v, inside_meta=inside_meta) for v in value]
+    return value
+
+
+def _parquet(path: Path, source: str, data: bytes | None) -> Iterator[RawRecord]:
+    import pyarrow.parquet as pq
+
+    with _open_binary(path, data) as fh:
+        pf = pq.ParquetFile(fh)
+        names = pf.schema_arrow.names
+        column = next((c for c in _JSON_COLUMNS if names == [c]), None)
+        index = 0
+        for batch in pf.iter_batches(batch_size=1024):
+            rows = batch.column(0).to_pylist() if column else batch.to_pylist()
+            for row in rows:
+                payload = row if column else _drop_nulls(row)
+                yield RawRecord(source, index, f"row {index}", payload)
+                index += 1
+
+
+_READERS = {".jsonl": _jsonl, ".json": _json, ".parquet": _parquet}
+
+
+def iter_file(path: Path, data: bytes | None = None) -> Iterator[RawRecord]:
+    """The records of one file (read from ``data`` when given, e.g. by Ray Data); a file that
+    cannot be read (or stops being readable) yields one error record after the good ones."""
+    source = str(path)
+    kind = kind_of(path)
+    if kind is None:
+        msg = "not a JSON, JSONL or Parquet file (.json, .jsonl, .parquet, .gz of those)"
+        yield _file_error(source, 0, msg)
+        return
+    n = 0
+    try:
+        for rec in _READERS[kind](path, source, data):
+            yield rec
+            n += 1
+    except OSError as err:  # gzip's BadGzipFile and EOFError included
+        yield _file_error(source, n, f"cannot read file: {err.strerror or err}")
+    except EOFError as err:
+        yield _file_error(source, n, f"cannot read file: truncated ({err})")
+    except UnicodeDecodeError as err:
+        yield _file_error(source, n, f"not UTF-8 text (byte {err.start}); re-save it as UTF-8")
+    except Exception as err:  # pyarrow's errors: a damaged or foreign Parquet file
+        if not type(err).__module__.startswith("pyarrow"):
+            raise
+        yield _file_error(source, n, f"cannot read Parquet: {err}")
+
+
+def iter_records(paths: Iterable[Path]) -> Iterator[RawRecord]:
+    for path in paths:
+        yield from iter_file(path)
+
+
+def count_records(path: Path) -> int:
+    """A quick estimate of how many records a file holds (for the progress bar's ETA)."""
+    kind = kind_of(path)
+    try:
+        if kind == ".parquet":
+            import pyarrow.parquet as pq
+
+            return int(pq.ParquetFile(path).metadata.num_rows)
+        if kind == ".jsonl":
+            with _open_text(path) as fh:
+                return sum(1 for line in fh if line.strip())
+    except (OSError, UnicodeDecodeError):
+        return 1
+    return 1
+
+
+_NATIVE_TAG = '"leakage.transcript/1"'
+
+
+def to_transcript(raw: RawRecord, input_format: str = "auto") -> AnyTranscript | InvalidInput:
+    """Parse and convert one record (what ``iter_transcripts`` does for one record)."""
+    payload = raw.payload
+    if isinstance(payload, InvalidInput):
+        return payload
+    if isinstance(payload, str):
+        if input_format in ("auto", "leakage") and _NATIVE_TAG in payload:
+            native = _fast_native(payload)
+            if native is not None:
+                return native
+        try:
+            payload = json.loads(payload)
+        except json.JSONDecodeError as err:
+            problem = ("", f"malformed JSON: {err.msg} at column {err.colno}")
+            return InvalidTranscript([problem], source=raw.source, record=raw.label)
+    try:
+        return convert_record(
+            payload, input_format=input_format, path=Path(raw.source), index=raw.record
+        )
+    except InvalidInput as err:
+        return _locate(err, raw.source, raw.label)
+
+
+def _fast_native(text: str) -> AnyTranscript | None:
+    """A native record validated straight from its JSON text (pydantic's parser, no dict in
+    between); None when it does not validate, so that the slow path words the error."""
+    try:
+        return TRANSCRIPT_ADAPTER.validate_json(text)
+    except ValidationError:
+        return None

@@ -1,0 +1,163 @@
+"""The Ray engine (``--engine ray``): the same job on a Ray cluster, or on Ray in local mode.
+
+Ray Data reads the input files (``read_binary_files``, so that JSON, JSONL, Parquet and their
+gzip forms all go through the same record readers as the local engine, each record keeping
+its file and position), ``flat_map`` splits them into records (leaving out those the ledger
+has committed, on ``--resume``), and ``map_batches`` sends batches of ``chunk_size`` records
+to a pool of actors that build the backend once each and score them. Every batch comes back
+to the driver as one pickled :class:`ChunkResult`, which the driver writes and commits as
+the local engine does: the same Parquet schema, reports, errors and ledger.
+
+Ray is an optional extra (``pip install 'leakage[ray]'``), imported only here.
+``address=None`` starts a local Ray with ``workers + 1`` CPUs (actors plus reading);
+``address="auto"`` or ``ray://...`` joins a cluster, where the inputs, ``$LEAKAGE_HOME`` and,
+for ``--resume``, the output directory must be readable at the same paths on every node.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import pickle
+import sqlite3
+import warnings
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from leakage.batch._inputs import RawRecord, iter_file
+from leakage.batch._worker import ChunkResult, SafeScorer, ScorerSpec, tune_gc
+from leakage.errors import BackendUnavailable, InvalidInput, InvalidTranscript
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+        import ray.data
+    except ImportError:
+        raise BackendUnavailable("--engine ray needs Ray: pip install 'leakage[ray]'") from None
+    return ray
+
+
+def _committed(ledger: Path | None, source: str) -> set[int]:
+    if ledger is None or not ledger.is_file():
+        return set()
+    with sqlite3.connect(f"file:{ledger}?mode=ro", uri=True) as db:
+        rows = db.execute(
+            "SELECT c.record FROM committed c JOIN sources s ON s.id = c.source WHERE s.path = ?",
+            (source,),
+        )
+        return {r for (r,) in rows}
+
+
+def _explode(row: dict[str, Any], *, ledger: str | None) -> list[dict[str, Any]]:
+    """A file row (path, bytes) -> its records, as plain columns Arrow can carry."""
+    path = Path(row["path"])
+    done = _committed(Path(ledger) if ledger else None, str(path))
+    out = []
+    for rec in iter_file(path, row["bytes"]):
+        if rec.record in done:
+            continue
+        payload, error = rec.payload, ""
+        if isinstance(payload, InvalidInput):
+            problems = payload.problems if isinstance(payload, InvalidTranscript) else []
+            error = json.dumps(problems or [["", str(payload)]])
+            payload = ""
+        elif not isinstance(payload, str):
+            payload = json.dumps(payload, ensure_ascii=False)
+        out.append(
+            {
+                "source": rec.source,
+                "record": rec.record,
+                "label": rec.label,
+                "payload": payload,
+                "error": error,
+            }
+        )
+    return out
+
+
+class _ScoreActor:
+    """A Ray actor: one backend, built once, scoring batch after batch."""
+
+    def __init__(self, spec: ScorerSpec) -> None:
+        from leakage._runtime import prepare_model_runtime
+
+        prepare_model_runtime()
+        self.scorer = SafeScorer(spec)
+        tune_gc()
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        import numpy as np
+
+        records = []
+        for source, record, label, payload, error in zip(
+            batch["source"], batch["record"], batch["label"], batch["payload"], batch["error"],
+            strict=True,
+        ):  # fmt: skip
+            item: Any = payload
+            if error:
+                problems = [tuple(p) for p in json.loads(error)]
+                item = InvalidTranscript(problems, source=str(source), record=str(label))
+            records.append(RawRecord(str(source), int(record), str(label), item))
+        result = self.scorer.score(records)
+        return {"result": np.array([pickle.dumps(result)], dtype=object)}
+
+
+def _env_vars() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k.startswith("LEAKAGE_")}
+
+
+def ray_results(
+    spec: ScorerSpec,
+    files: list[Path],
+    *,
+    ledger: Path | None,
+    workers: int,
+    chunk_size: int,
+    address: str | None = None,
+) -> Iterator[ChunkResult]:
+    """Score ``files`` on Ray; yields one :class:`ChunkResult` per batch as they finish."""
+    ray = _import_ray()
+    started = False
+    if not ray.is_initialized():
+        local = address is None
+        ray.init(
+            address=address,
+            num_cpus=workers + 1 if local else None,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.WARNING,
+            runtime_env={"env_vars": _env_vars()} if local else None,
+        )
+        started = True
+    # Ray Data logs every execution plan at INFO on standard error, over our progress bar.
+    logging.getLogger("ray.data").setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            # Ray 2.60 warns about its own deprecated fields while building its default
+            # DataContext (not about anything we set); pytest turns warnings into errors.
+            warnings.filterwarnings(
+                "ignore", category=DeprecationWarning, module=r"ray\.data\.context"
+            )
+            ctx = ray.data.DataContext.get_current()
+        ctx.enable_progress_bars = False
+        ds = ray.data.read_binary_files([str(f) for f in files], include_paths=True)
+        ds = ds.flat_map(partial(_explode, ledger=str(ledger) if ledger else None))
+        ds = ds.map_batches(
+            _ScoreActor,
+            fn_constructor_args=(spec,),
+            compute=ray.data.ActorPoolStrategy(size=workers),
+            batch_size=chunk_size,
+            batch_format="numpy",
+        )
+        for row in ds.iter_rows():
+            result: ChunkResult = pickle.loads(row["result"])
+            yield result
+            if result.fatal is not None:
+                return
+    finally:
+        if started:
+            ray.shutdown()

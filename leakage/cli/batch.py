@@ -1,0 +1,227 @@
+"""``leakage batch`` (score many games into Parquet, resumable) and ``leakage report`` (curves).
+
+Details: docs/batch.md.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from leakage.cli import app
+from leakage.cli._errors import EXIT_INVALID_INPUT
+from leakage.errors import InvalidInput, LeakageError
+from leakage.transcripts import INPUT_FORMATS
+
+
+class Engine(StrEnum):
+    local = "local"
+    ray = "ray"
+
+
+class GroupBy(StrEnum):
+    model = "model"
+    matchup = "matchup"
+    difficulty = "difficulty"
+    role = "role"
+
+
+def _parse_options(pairs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` backend options; a VALUE that is JSON (numbers, true, lists) is parsed."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise InvalidInput(f"--backend-option expects KEY=VALUE, got {pair!r}")
+        try:
+            out[key.strip().replace("-", "_")] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip().replace("-", "_")] = value
+    return out
+
+
+def _progress(console: Console, enabled: bool) -> Progress:
+    return Progress(
+        TextColumn("[bold]scoring[/bold]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("games"),
+        TextColumn("{task.fields[rate]:>8.1f} games/s"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not enabled,
+    )
+
+
+@app.command()
+def batch(
+    inputs: Annotated[
+        list[str],
+        typer.Argument(help="Files, directories or globs of JSON / JSONL / Parquet (.gz too)."),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Results directory.")],
+    backend: Annotated[str, typer.Option("--backend", "-b", help="Likelihood backend.")] = (
+        "cooccurrence"
+    ),
+    input_format: Annotated[
+        str, typer.Option(help=f"Format of the inputs: {', '.join(INPUT_FORMATS)}.")
+    ] = "auto",
+    workers: Annotated[
+        int, typer.Option(help="Scoring processes (0: score in this process).", min=0)
+    ] = 1,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Continue a killed or stopped run in --out.")
+    ] = False,
+    engine: Annotated[Engine, typer.Option(help="local (this machine) or ray.")] = Engine.local,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="Ray cluster to join ('auto', 'ray://host:10001'); implies --engine ray."
+        ),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Model of the embedding or judge backend.")
+    ] = None,
+    index: Annotated[
+        Path | None, typer.Option(help="Co-occurrence: local FTS5 index (default: built on use).")
+    ] = None,
+    backend_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--backend-option",
+            "-O",
+            help="Any backend option as KEY=VALUE (repeat), e.g. -O beta=10 -O source=serpapi.",
+        ),
+    ] = None,
+    include_chameleon: Annotated[
+        bool, typer.Option(help="Chameleon: let the chameleon's turns update the posterior too.")
+    ] = False,
+    spy_assignment: Annotated[
+        str, typer.Option(help="SpyGame spy posterior: 'known' civilian word, or 'marginalise'.")
+    ] = "known",
+    difficulty: Annotated[
+        Path | None,
+        typer.Option(help="Splits directory or CSV giving each SpyGame word pair's difficulty."),
+    ] = None,
+    chunk_size: Annotated[int, typer.Option(help="Games per task sent to a worker.", min=1)] = 256,
+    checkpoint_games: Annotated[
+        int, typer.Option(help="Commit at least every this many games.", min=1)
+    ] = 20_000,
+    checkpoint_seconds: Annotated[
+        float, typer.Option(help="Commit at least every this many seconds.", min=0.0)
+    ] = 30.0,
+    reports: Annotated[
+        bool, typer.Option(help="Write reports.jsonl (one leakage.report/1 per game).")
+    ] = True,
+    progress: Annotated[bool, typer.Option(help="Show the progress bar.")] = True,
+) -> None:
+    """Score many games into a Parquet step table, per-game reports and an errors file.
+
+    Resumable: a killed run continues with --resume, scoring no game twice and losing none.
+    Exit code 2 when any record was bad (listed in errors.jsonl, the rest is scored).
+    """
+    from leakage.batch import BatchJob, run_batch
+    from leakage.scoring import ScoreOptions
+
+    options = _parse_options(backend_option or [])
+    if model:
+        options["model"] = model
+    if index:
+        options["index"] = str(index)
+    job = BatchJob(
+        inputs=inputs,
+        out=out,
+        backend=backend,
+        backend_options=options,
+        input_format=input_format,
+        options=ScoreOptions(include_chameleon=include_chameleon, spy_assignment=spy_assignment),
+        workers=workers,
+        engine="ray" if ray_address else engine.value,
+        ray_address=ray_address,
+        resume=resume,
+        chunk_size=chunk_size,
+        checkpoint_games=checkpoint_games,
+        checkpoint_seconds=checkpoint_seconds,
+        difficulty=difficulty,
+        write_reports=reports,
+    )
+    err = Console(stderr=True)
+    start = time.perf_counter()
+    with _progress(err, progress) as bar:
+        task = bar.add_task("scoring", total=None, rate=0.0)
+
+        def on_progress(done: int, expected: int) -> None:
+            rate = done / max(time.perf_counter() - start, 1e-9)
+            bar.update(task, completed=done, total=max(expected, done), rate=rate)
+
+        try:
+            stats = run_batch(job, on_progress=on_progress)
+        except LeakageError:
+            bar.stop()
+            err.print(
+                f"stopped; what was committed is in {out}: rerun with --resume to continue.",
+                highlight=False,
+            )
+            raise
+    summary = (
+        f"{stats.games:,} game(s) scored, {stats.failed:,} bad record(s)"
+        + (f", {stats.skipped:,} already done" if stats.skipped else "")
+        + f" in {stats.seconds:.1f} s ({stats.games_per_s:,.0f} games/s); results in {out}"
+    )
+    err.print(summary, highlight=False)
+    if stats.failed:
+        err.print(f"bad records: {out / 'errors.jsonl'}", highlight=False)
+        raise typer.Exit(EXIT_INVALID_INPUT)
+
+
+@app.command()
+def report(
+    results: Annotated[
+        Path, typer.Argument(help="A `leakage batch` results directory or a steps Parquet.")
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the report.")],
+    by: Annotated[GroupBy, typer.Option(help="Group curves by this.")] = GroupBy.model,
+    bootstrap: Annotated[
+        int, typer.Option(help="Bootstrap replicates for the 95% intervals.", min=0)
+    ] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    max_clues: Annotated[int, typer.Option(help="Longest curve, in clues.", min=1)] = 16,
+    top: Annotated[int, typer.Option(help="How many most / least revealing clues.", min=0)] = 20,
+    difficulty: Annotated[
+        Path | None,
+        typer.Option(help="Splits directory or CSV to (re)join SpyGame pairs' difficulty."),
+    ] = None,
+) -> None:
+    """Leakage curves (entropy and top-k after m clues, with bootstrap 95% intervals), per-clue
+    information gain, most and least revealing clues, leakage by model: PNG, SVG, CSV, HTML."""
+    from leakage.batch import load_difficulty
+    from leakage.curves import build_report
+
+    table = load_difficulty(difficulty) if difficulty else None
+    rep = build_report(
+        results,
+        out,
+        by=by.value,
+        replicates=bootstrap,
+        seed=seed,
+        max_clues=max_clues,
+        top=top,
+        difficulty=table,
+    )
+    typer.echo(f"{rep.games:,} games; wrote {len(rep.files)} files to {out} (open report.html)")

@@ -1,0 +1,209 @@
+"""``build_report``: a step table in, figures, CSVs and one HTML file out.
+
+Files written in ``out`` (overwritten):
+
+- ``entropy.png`` / ``.svg`` and ``curves.csv``: mean entropy after m clues (m = 0: prior);
+- ``topk.png`` / ``.svg`` (same ``curves.csv``, metrics ``top1``, ``top3``, ``top5``);
+- ``info_gain.png`` / ``.svg`` and ``info_gain.csv``: per-clue information gain histograms;
+- ``leakage_by_group.png`` / ``.svg`` and ``leakage_by_group.csv``: mean gain per clue and
+  top-1 share by speaker group (the speaking player's model with ``--by model``);
+- ``most_revealing.csv``, ``least_revealing.csv``: the clues with the largest and smallest
+  information gain;
+- ``report.html``: all of it in one self-contained page.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from leakage.curves import _html
+from leakage.curves._compute import (
+    TOP_K,
+    curves,
+    extreme_clues,
+    gain_histogram,
+    leakage_by_group,
+)
+from leakage.curves._data import GROUPINGS, Steps, load_steps
+from leakage.curves._figures import (
+    MAX_GROUPS,
+    by_group_figure,
+    entropy_figure,
+    gain_figure,
+    topk_figure,
+)
+
+
+@dataclass
+class ReportFiles:
+    """What ``build_report`` wrote, and the numbers behind it."""
+
+    out: Path
+    files: list[Path] = field(default_factory=list)
+    games: int = 0
+    curves: list[dict[str, Any]] = field(default_factory=list)
+    by_group: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> Path:
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def _single_k(s: Steps) -> int | None:
+    ks = np.unique(s.n_candidates[s.counted])
+    return int(ks[0]) if len(ks) == 1 else None
+
+
+def _provenance(s: Steps) -> str:
+    m = s.manifest or {}
+    facts = [
+        ("results", str(s.location)),
+        ("games", f"{s.n_games:,}"),
+        ("backend", m.get("backend")),
+        ("models", ", ".join(map(str, m.get("models") or [])) or None),
+        ("corpus", (m.get("corpus") or {}).get("index")),
+        ("code version", (m.get("code_version") or {}).get("leakage")),
+        ("git commit", (m.get("code_version") or {}).get("git_commit")),
+        ("failed records", (m.get("totals") or {}).get("failed")),
+    ]
+    rows = [{"what": k, "value": v} for k, v in facts if v is not None]
+    return _html.table(rows, [("what", "what"), ("value", "value")])
+
+
+_CURVE_COLS = ["group", "metric", "m", "value", "low", "high", "games"]
+_GAIN_COLS = ["group", "bin_low", "bin_high", "count", "density"]
+_GROUP_COLS = [
+    "group", "clues", "games", "mean_gain_bits", "mean_gain_low", "mean_gain_high",
+    "median_gain_bits", "top1_share", "top1_low", "top1_high",
+]  # fmt: skip
+_CLUE_HEADINGS = [
+    ("information_gain_bits", "gain (bits)"),
+    ("text", "clue"),
+    ("model", "model"),
+    ("role", "role"),
+    ("secret", "secret"),
+    ("secret_rank", "secret rank after"),
+    ("clues_so_far", "m"),
+    ("game_id", "game"),
+]
+
+
+def build_report(
+    results: str | Path,
+    out: str | Path,
+    *,
+    by: str = "model",
+    replicates: int = 1000,
+    seed: int = 0,
+    max_clues: int = 16,
+    top: int = 20,
+    difficulty: dict[str, str] | None = None,
+) -> ReportFiles:
+    """Read a step table and write the figures, CSVs and ``report.html`` into ``out``."""
+    s = load_steps(results, by, difficulty=difficulty)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    rep = ReportFiles(out=out, games=s.n_games)
+    curve_rows = curves(s, max_clues=max_clues, replicates=replicates, seed=seed)
+    gain_rows = gain_histogram(s)
+    group_rows = leakage_by_group(s, replicates=replicates, seed=seed)
+    most, least = extreme_clues(s, n=top)
+    rep.curves, rep.by_group = curve_rows, group_rows
+    rep.files += [
+        _write_csv(out / "curves.csv", curve_rows, _CURVE_COLS),
+        _write_csv(out / "info_gain.csv", gain_rows, _GAIN_COLS),
+        _write_csv(out / "leakage_by_group.csv", group_rows, _GROUP_COLS),
+        _write_csv(out / "most_revealing.csv", most, [k for k, _ in _CLUE_HEADINGS]),
+        _write_csv(out / "least_revealing.csv", least, [k for k, _ in _CLUE_HEADINGS]),
+    ]
+    curve_col, clue_col = GROUPINGS[by]
+    k = _single_k(s)
+    prior = f" (K = {k}: the prior is log2 {k} = {np.log2(k):.2f} bits)" if k else ""
+    svg_entropy = entropy_figure(
+        curve_rows, out, title=f"Mean entropy after m clues, by {by}{prior}"
+    )
+    svg_topk = topk_figure(curve_rows, out, ks=TOP_K, chance_k=k)
+    svg_gain = gain_figure(gain_rows, out)
+    svg_group = by_group_figure(group_rows, out, label=f"{clue_col} (speaker)")
+    for stem in ("entropy", "topk", "info_gain", "leakage_by_group"):
+        rep.files += [out / f"{stem}.png", out / f"{stem}.svg"]
+    n_groups = len({r["group"] for r in curve_rows})
+    cut = (
+        f" The {MAX_GROUPS} groups with the most games are drawn; curves.csv has all {n_groups}."
+        if n_groups > MAX_GROUPS
+        else ""
+    )
+    sizes = [
+        {"group": r["group"], "games": r["games"]}
+        for r in curve_rows
+        if r["metric"] == "entropy_bits" and r["m"] == 0
+    ]
+    intro = (
+        f'<p class="note">Made {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC by '
+        f"<code>leakage report --by {_html._e(by)}</code>. Intervals are bootstrap 95% "
+        f"percentile intervals over games ({replicates} replicates, seed {seed}). "
+        "Every plotted number is in the CSV named under its figure.</p>"
+    )
+    sections = [
+        ("Data", _provenance(s) + _html.table(sizes, [("group", by), ("games", "games")])),
+        (
+            "Entropy after m clues",
+            _html.figure(
+                svg_entropy,
+                f"Mean entropy of the posterior over the candidates after m counted clues, "
+                f"grouped by {curve_col}; m = 0 is the prior. A game counts at m only when "
+                f"it has m counted clues.{cut} Data: curves.csv (metric entropy_bits).",
+            ),
+        ),
+        (
+            "Secret in the top k after m clues",
+            _html.figure(
+                svg_topk,
+                "Share of games whose secret is among the k most probable candidates after "
+                "m clues (ties count against the secret); dashed: chance, k / K. "
+                "Data: curves.csv (metrics top1, top3, top5).",
+            ),
+        ),
+        (
+            "Information gain per clue",
+            _html.figure(
+                svg_gain,
+                f"Distribution of the entropy drop caused by each counted clue, by "
+                f"{clue_col}; negative: the clue made the posterior less certain. "
+                "Data: info_gain.csv.",
+            ),
+        ),
+        (
+            f"Leakage by {clue_col}",
+            _html.figure(svg_group, "Data: leakage_by_group.csv.")
+            + _html.table(
+                group_rows,
+                [
+                    ("group", clue_col),
+                    ("clues", "clues"),
+                    ("games", "games"),
+                    ("mean_gain_bits", "mean gain (bits)"),
+                    ("mean_gain_low", "95% low"),
+                    ("mean_gain_high", "95% high"),
+                    ("top1_share", "secret first after the clue"),
+                ],
+            ),
+        ),
+        ("Most revealing clues", _html.table(most, _CLUE_HEADINGS)),
+        ("Least revealing clues", _html.table(least, _CLUE_HEADINGS)),
+    ]
+    html_path = out / "report.html"
+    title = f"Leakage report: {s.n_games:,} games by {by}"
+    html_path.write_text(_html.page(title, sections, intro=intro), encoding="utf-8")
+    rep.files.append(html_path)
+    return rep

@@ -1,0 +1,67 @@
+"""The Ray engine in local mode: the same Parquet, reports and errors as the local engine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from leakage.batch import BatchJob, run_batch
+
+from .batch_helpers import game_keys, many_games, read_steps, sorted_rows
+from .conftest import EXAMPLES
+
+pytest.importorskip("ray")
+pq = pytest.importorskip("pyarrow.parquet")
+pa = pytest.importorskip("pyarrow")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray(leakage_home: Path):
+    """One local Ray for the module (started after LEAKAGE_HOME is set: workers inherit it);
+    the engine joins a Ray that is already running and leaves it running."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def test_ray_engine_matches_the_local_engine_and_resumes(tmp_path: Path, leakage_home: Path):
+    src = tmp_path / "in"
+    src.mkdir()
+    many_games(src / "games.jsonl.gz", 60, gz=True)
+    lines = many_games(tmp_path / "plain.jsonl", 8).read_text().splitlines()
+    pq.write_table(pa.table({"record": lines}), src / "games.parquet")
+    (src / "fruit.json").write_text((EXAMPLES / "spygame_fruit.json").read_text())
+    (src / "bad.jsonl").write_text('{"format": "leakage.transcript/1"}\n')
+    inputs = [src]
+
+    local = run_batch(BatchJob(inputs=inputs, out=tmp_path / "local", workers=0))
+    assert (local.games, local.failed) == (69, 1)
+    ray_out = tmp_path / "ray"
+    on_ray = run_batch(BatchJob(inputs=inputs, out=ray_out, engine="ray", workers=1, chunk_size=16))
+    assert (on_ray.games, on_ray.failed) == (69, 1)
+    assert sorted_rows(read_steps(ray_out)) == sorted_rows(read_steps(tmp_path / "local"))
+    errors = [json.loads(x) for x in (ray_out / "errors.jsonl").read_text().splitlines()]
+    assert [(Path(e["source"]).name, e["label"]) for e in errors] == [("bad.jsonl", "line 1")]
+    manifest = json.loads((ray_out / "manifest.json").read_text())
+    assert manifest["engine"] == "ray" and manifest["status"] == "complete"
+
+
+def test_ray_resume_leaves_out_what_the_ledger_holds(tmp_path: Path, leakage_home: Path):
+    many_games(tmp_path / "a.jsonl", 40)
+    many_games(tmp_path / "b.jsonl.gz", 25, gz=True)
+    out = tmp_path / "out"
+    # A first run that covered a.jsonl only (locally), then the whole job resumed on Ray.
+    run_batch(BatchJob(inputs=[tmp_path / "a.jsonl"], out=out, workers=0))
+    again = run_batch(
+        BatchJob(inputs=[tmp_path], out=out, engine="ray", workers=1, resume=True, chunk_size=8)
+    )
+    assert (again.games, again.skipped) == (25, 40)
+    keys = game_keys(read_steps(out))
+    assert set(keys.values()) == {1}
+    assert sorted((Path(s).name, r) for s, r in keys) == sorted(
+        [("a.jsonl", i) for i in range(40)] + [("b.jsonl.gz", i) for i in range(25)]
+    )
