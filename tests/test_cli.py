@@ -185,3 +185,26 @@ def test_web_source_without_key_says_which_variable(tmp_path: Path):
         env_extra={"SERPAPI_API_KEY": ""},
     )
     assert p.returncode == 3 and "SERPAPI_API_KEY" in p.stderr
+
+
+def test_error_messages_are_printed_verbatim(monkeypatch, capsys):
+    """Brackets in a message (an extra's name, a field path) are not taken as markup."""
+    import leakage.cli as cli
+    from leakage.errors import BackendUnavailable
+
+    def fail() -> None:
+        raise BackendUnavailable("needs its extra: pip install 'leakage[service]' (turns[0])")
+
+    monkeypatch.setattr(cli, "app", fail)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main()
+    assert exit_info.value.code == 3
+    assert "pip install 'leakage[service]' (turns[0])" in capsys.readouterr().err
+
+
+def test_a_missing_extra_is_named():
+    from leakage.cli.batch import _need_extra
+    from leakage.errors import BackendUnavailable
+
+    with pytest.raises(BackendUnavailable, match=r"pip install 'leakage\[batch\]'"):
+        _need_extra("leakage_no_such_module", "batch")

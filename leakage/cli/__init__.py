@@ -6,6 +6,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from leakage.cli._errors import exit_code
 from leakage.errors import LeakageError
@@ -36,5 +37,7 @@ def main() -> None:
     try:
         app()
     except LeakageError as err:
-        Console(stderr=True).print(f"[red]error:[/red] {err}", highlight=False, soft_wrap=True)
+        Console(stderr=True).print(
+            f"[red]error:[/red] {escape(str(err))}", highlight=False, soft_wrap=True
+        )
         sys.exit(exit_code(err))

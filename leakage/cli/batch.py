@@ -5,6 +5,7 @@ Details: docs/batch.md.
 
 from __future__ import annotations
 
+import importlib
 import json
 import time
 from enum import StrEnum
@@ -24,7 +25,7 @@ from rich.progress import (
 
 from leakage.cli import app
 from leakage.cli._errors import EXIT_INVALID_INPUT
-from leakage.errors import InvalidInput, LeakageError
+from leakage.errors import BackendUnavailable, InvalidInput, LeakageError
 from leakage.transcripts import INPUT_FORMATS
 
 
@@ -67,6 +68,16 @@ def _progress(console: Console, enabled: bool) -> Progress:
         console=console,
         disable=not enabled,
     )
+
+
+def _need_extra(module: str, extra: str) -> None:
+    """A clear error, not a traceback from a worker, when an optional dependency is missing."""
+    try:
+        importlib.import_module(module)
+    except ImportError as err:
+        raise BackendUnavailable(
+            f"this command needs the {extra!r} extra: pip install 'leakage[{extra}]' ({err})"
+        ) from None
 
 
 @app.command()
@@ -136,6 +147,9 @@ def batch(
     Resumable: a killed run continues with --resume, scoring no game twice and losing none.
     Exit code 2 when any record was bad (listed in errors.jsonl, the rest is scored).
     """
+    _need_extra("pyarrow", "batch")
+    if engine == Engine.ray or ray_address:
+        _need_extra("ray", "ray")
     from leakage.batch import BatchJob, run_batch
     from leakage.scoring import ScoreOptions
 
@@ -210,6 +224,8 @@ def report(
 ) -> None:
     """Leakage curves (entropy and top-k after m clues, with bootstrap 95% intervals), per-clue
     information gain, most and least revealing clues, leakage by model: PNG, SVG, CSV, HTML."""
+    _need_extra("pyarrow", "batch")
+    _need_extra("matplotlib", "batch")
     from leakage.batch import load_difficulty
     from leakage.curves import build_report
 
