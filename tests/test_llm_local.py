@@ -121,13 +121,17 @@ def test_rows_path_equals_packed_path(
     np.testing.assert_allclose(rows, packed, atol=1e-4, rtol=0)
 
 
-def test_score_groups_equals_score_many_per_group(lm: LocalLM):
+def test_score_groups_equals_score_many_per_group(lm: LocalLM, monkeypatch: pytest.MonkeyPatch):
     """Groups share one projection onto the vocabulary; each group's numbers are its own,
     whether its prompts are new, known from an earlier call, or repeated in another group."""
     lm._states.clear()
     lm.score_many(SHARED[:2], ["x"])  # the first group's prompts are known, others are new
     groups = [(SHARED[:2], CONTINUATIONS), (PROMPTS, ['net"', "ball"]), (SHARED[:2], ["pool"])]
+    joint = lm._later_joint
+    used = []
+    monkeypatch.setattr(lm, "_later_joint", lambda items: used.append(joint(items)) or used[-1])
     got = lm.score_groups(groups)
+    assert used[0] is not None  # the later tokens of all groups went through one packed pass
     for (prompts, conts), block in zip(groups, got, strict=True):
         want = np.array([[plain_logprob(lm, p, c) for c in conts] for p in prompts])
         np.testing.assert_allclose(block, want, atol=1e-3, rtol=0)

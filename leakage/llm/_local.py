@@ -253,17 +253,87 @@ class LocalLM:
         for a chunk costs about what one pass for a game did."""
         outs = [np.zeros((len(p), len(c)), dtype=np.float64) for p, c in groups]
         with self._lock, self._torch.inference_mode():
-            work: list[tuple[NDArray[np.float64], list[int], _PromptStates, Any, Any]] = []
+            found: list[tuple[NDArray[np.float64], list[int], _PromptStates, Any]] = []
             for out, (prompts, continuations) in zip(outs, groups, strict=True):
                 if not len(prompts) or not len(continuations):
                     continue
                 prompt_ids, cont_ids = self._tokenize_pairs(prompts, continuations)
                 for group in _length_groups([len(p) for p in prompt_ids], _MAX_PROMPT_TOKENS):
                     states = self._encode_prompts(tuple(tuple(prompt_ids[i]) for i in group))
-                    conts = [cont_ids[i] for i in group]
-                    work.append((out, group, states, conts, self._later(states, conts)))
-            self._project(work)
+                    found.append((out, group, states, [cont_ids[i] for i in group]))
+            joint = self._later_joint([(st, conts) for _, _, st, conts in found])
+            if joint is None:
+                joint = [self._later(st, conts) for _, _, st, conts in found]
+            self._project([(*f, later) for f, later in zip(found, joint, strict=True)])
         return outs
+
+    def _later_joint(
+        self, items: list[tuple[_PromptStates, list[list[list[int]]]]]
+    ) -> list[list[Any]] | None:
+        """``_later`` for several prompt groups in one packed decoder pass: the rows that have
+        later tokens are taken from every group's cache, left-padded to one width, stacked
+        and ordered by length, so that the small passes of many cards become a few large ones
+        (the arithmetic per token is the same, the matrices are larger). None when the packed
+        pass does not apply (no SDPA, a sliding window within reach, fewer than two groups
+        with later tokens): then each group is run on its own."""
+        torch = self._torch
+        rows = [
+            (sum(max(len(c) - 1, 0) for c in row), i, g)
+            for i, (_, conts) in enumerate(items)
+            for g, row in enumerate(conts)
+        ]
+        rows = sorted(r for r in rows if r[0] > 0)
+        sdpa = getattr(self._config, "_attn_implementation", None) == "sdpa"
+        if len({i for _, i, _ in rows}) < 2 or not sdpa:
+            return None
+        width = max(int(items[i][0].mask.shape[1]) for _, i, _ in rows)
+        if width + rows[-1][0] >= self._window:
+            return None
+        n_max = max(len(items[i][1][0]) for _, i, _ in rows)
+        left = torch.nn.functional.pad
+        padded: dict[int, tuple[list[tuple[Any, Any]], Any]] = {}
+        for _, i, _ in rows:
+            if i not in padded:
+                st = items[i][0]
+                pad = width - int(st.mask.shape[1])
+                kv = [
+                    (left(x.keys, (0, 0, pad, 0)), left(x.values, (0, 0, pad, 0)))
+                    for x in st.cache.layers
+                ]
+                padded[i] = (kv, left(st.mask, (pad, 0)))
+        from transformers import DynamicCache
+
+        n_layers = len(items[rows[0][1]][0].cache.layers)
+        cache = DynamicCache(
+            ddp_cache_data=[
+                tuple(
+                    torch.stack([padded[i][0][layer][kv][g] for _, i, g in rows]) for kv in (0, 1)
+                )
+                for layer in range(n_layers)
+            ],
+            config=self._config,
+        )
+        merged = _PromptStates(
+            cache,
+            torch.stack([padded[i][1][g] for _, i, g in rows]),
+            torch.stack([items[i][0].lens[g] for _, i, g in rows]),
+            None,
+            None,
+        )
+        conts_all: list[list[list[int]]] = []
+        for _, i, g in rows:
+            row = items[i][1][g]
+            conts_all.append([*row, *([[]] * (n_max - len(row)))])
+        where = torch.tensor([[i, g] for _, i, g in rows])
+        out: list[list[Any]] = [[] for _ in items]
+        for h, target, owner in self._later_packed(merged, conts_all, n_max):
+            item, g = where[owner // n_max].unbind(-1)
+            col = owner % n_max
+            for i in item.unique().tolist():
+                sel = item == i
+                local = g[sel] * len(items[i][1][0]) + col[sel]
+                out[i].append((h[sel], target[sel], local))
+        return out
 
     def _tokenize_pairs(
         self, prompts: Sequence[str], continuations: Sequence[str]
