@@ -87,9 +87,11 @@ class _TranscriptBase(_Input):
     def _problems(self) -> list[tuple[str, str]]:
         problems: list[tuple[str, str]] = []
         ids = [p.id for p in self.players]
-        for pid, n in Counter(ids).items():
-            if n > 1:
-                problems.append(("players", f"player id {pid!r} appears {n} times"))
+        known = set(ids)
+        if len(known) < len(ids):  # (a Counter only when there is something to count)
+            for pid, n in Counter(ids).items():
+                if n > 1:
+                    problems.append(("players", f"player id {pid!r} appears {n} times"))
         for i, p in enumerate(self.players):
             if p.role not in self._roles:
                 problems.append(
@@ -99,7 +101,6 @@ class _TranscriptBase(_Input):
                         f"(use one of {', '.join(self._roles)})",
                     )
                 )
-        known = set(ids)
         for i, t in enumerate(self.turns):
             if t.player not in known:
                 problems.append((f"turns[{i}].player", f"unknown player {t.player!r}"))
@@ -125,8 +126,11 @@ class _TranscriptBase(_Input):
 
 
 def _duplicates(words: list[str]) -> list[str]:
-    counts = Counter(w.strip().casefold() for w in words)
-    return [w for w in words if counts[w.strip().casefold()] > 1]
+    folded = [w.strip().casefold() for w in words]
+    if len(set(folded)) == len(folded):  # the usual case, without a Counter
+        return []
+    counts = Counter(folded)
+    return [w for w, f in zip(words, folded, strict=True) if counts[f] > 1]
 
 
 class ChameleonTranscript(_TranscriptBase):
