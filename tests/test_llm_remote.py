@@ -152,9 +152,11 @@ def test_score_sums_exactly_the_continuation_tokens(fake):
     assert got == pytest.approx([-0.6, -0.4 - 0.7 - 0.6, -0.1, 0.0])
     assert got[:3] == pytest.approx([lp(c) for c in continuations[:3]])
     assert fake.hits() == 3  # the empty continuation needs no request
-    body = fake.requests[0].body
-    assert body["echo"] is True and body["max_tokens"] == 0 and body["logprobs"] == 1
-    assert body["prompt"].startswith("The secret is ")
+    bodies = [r.body for r in fake.requests]  # sent concurrently: in no particular order
+    assert all(b["echo"] is True and b["max_tokens"] == 0 and b["logprobs"] == 1 for b in bodies)
+    assert sorted(b["prompt"] for b in bodies) == sorted(
+        ["The secret is Paris", "The secret is the Eiffel Tower", "The secret is!"]
+    )
 
 
 def test_score_keeps_a_token_that_straddles_the_boundary(fake):
