@@ -3,13 +3,13 @@
 Importing this package does not import torch; building a ``SentenceTransformerEncoder`` does.
 """
 
+from leakage._runtime import cpu_supports_bf16
 from leakage.encoders._base import Encoder
 from leakage.encoders._cache import CachedEncoder
 from leakage.encoders._st import (
     DEFAULT_MODEL,
     MINILM_NAME,
     SentenceTransformerEncoder,
-    cpu_supports_bf16,
     default_cache_path,
     resolve_model,
 )

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from leakage._runtime import prepare_model_runtime
+from leakage._runtime import prepare_model_runtime, resolve_precision
 from leakage.errors import BackendUnavailable
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -53,15 +53,6 @@ def resolve_model(model: str) -> tuple[str, str | Path]:
     return model, model
 
 
-def cpu_supports_bf16() -> bool:
-    """Whether this CPU has native bf16 arithmetic (AVX512-BF16 or AMX-BF16)."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
-
-
 class SentenceTransformerEncoder:
     """An ``Encoder`` over a sentence-transformers model, on the CPU.
 
@@ -77,8 +68,7 @@ class SentenceTransformerEncoder:
         threads: int | None = None,
         batch_size: int = 128,
     ) -> None:
-        if precision not in ("auto", "fp32", "bf16"):
-            raise ValueError("precision must be auto, fp32 or bf16")
+        resolved = resolve_precision(precision)
         prepare_model_runtime()
         try:
             import torch
@@ -92,9 +82,7 @@ class SentenceTransformerEncoder:
         self.name, source = resolve_model(model)
         if threads is not None:
             torch.set_num_threads(threads)
-        self.precision = (
-            ("bf16" if cpu_supports_bf16() else "fp32") if precision == "auto" else precision
-        )
+        self.precision = resolved
         self.batch_size = batch_size
         kwargs: dict[str, Any] = {"device": "cpu"}
         if isinstance(source, str):

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from leakage._runtime import prepare_model_runtime
+from leakage._runtime import prepare_model_runtime, resolve_precision
 from leakage.errors import BackendUnavailable
 from leakage.llm._base import Generation, Message
 from leakage.llm._gguf import (
@@ -115,8 +115,7 @@ class LocalLM:
         seed: int = 0,
         prompt_cache: int = 512,
     ) -> None:
-        if precision not in ("auto", "fp32", "bf16"):
-            raise ValueError("precision must be auto, fp32 or bf16")
+        resolved = resolve_precision(precision)
         prepare_model_runtime()
         try:
             import torch
@@ -126,8 +125,6 @@ class LocalLM:
             raise BackendUnavailable(
                 f"the local LLM backend needs torch and transformers: {INSTALL_HINT}"
             ) from err
-        from leakage.encoders._st import cpu_supports_bf16
-
         transformers.utils.logging.disable_progress_bar()
         self._torch = torch
         source = resolve_source(model)
@@ -146,9 +143,7 @@ class LocalLM:
         if threads is not None:
             torch.set_num_threads(threads)
         self.threads = torch.get_num_threads()
-        self.precision = (
-            ("bf16" if cpu_supports_bf16() else "fp32") if precision == "auto" else precision
-        )
+        self.precision = resolved
         dtype = torch.bfloat16 if self.precision == "bf16" else torch.float32
         try:
             self._tok: Any = AutoTokenizer.from_pretrained(load_from, local_files_only=True)
