@@ -38,7 +38,6 @@ from typing import Any, Literal
 
 import httpx
 import numpy as np
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 from leakage.backends.cooccurrence._budget import QueryBudget
 from leakage.backends.cooccurrence._web import (
@@ -46,8 +45,8 @@ from leakage.backends.cooccurrence._web import (
     _run_sync,
     _Transient,
     http_client_scope,
-    retry_after_seconds,
-    transient_wait,
+    raise_if_transient,
+    transient_retrying,
 )
 from leakage.errors import BackendUnavailable, BudgetExhausted, LeakageError, LLMError
 from leakage.llm._base import Generation, Message, Usage
@@ -583,11 +582,8 @@ class OpenAICompatibleClient:
 
     async def _send(self, client: httpx.AsyncClient, job: _Job) -> dict[str, Any]:
         url = f"{self.base_url}/{'chat/completions' if job.kind == 'chat' else 'completions'}"
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_attempts),
-            wait=self._wait,
-            retry=retry_if_exception_type(_Transient),
-            reraise=True,
+        retrying = transient_retrying(
+            self.max_attempts, backoff=self.backoff, max_wait=self.max_wait
         )
         try:
             async for attempt in retrying:
@@ -620,9 +616,6 @@ class OpenAICompatibleClient:
         except httpx.TransportError as exc:
             raise _Transient(f"{type(exc).__name__}: {exc}".rstrip(": ")) from exc
 
-    def _wait(self, state: RetryCallState) -> float:
-        return transient_wait(state, backoff=self.backoff, max_wait=self.max_wait)
-
     def _redact(self, text: str) -> str:
         return text.replace(self._api_key, "***") if self._api_key else text
 
@@ -636,11 +629,7 @@ class OpenAICompatibleClient:
                 f"{self.name}: the account's quota is used up (HTTP 429 from {url}: {message}); "
                 "waiting will not help: check the plan and billing (not retried)"
             )
-        if status == 429 or status >= 500:
-            retry_after = None
-            if status in (429, 503):
-                retry_after = retry_after_seconds(response.headers.get("Retry-After"))
-            raise _Transient(f"HTTP {status}: {message}", status=status, retry_after=retry_after)
+        raise_if_transient(response, message)
         if status in (401, 403):
             raise LLMError(
                 f"{self.name}: the endpoint rejected the API key (HTTP {status} from {url}: "

@@ -90,6 +90,27 @@ def transient_wait(state: RetryCallState, *, backoff: float, max_wait: float) ->
     return min(max_wait, backoff * 2.0 ** (state.attempt_number - 1))
 
 
+def transient_retrying(max_attempts: int, *, backoff: float, max_wait: float) -> AsyncRetrying:
+    """Up to ``max_attempts`` tries of a block that raises :class:`_Transient` when it is
+    worth retrying, waiting as :func:`transient_wait` says; the last failure is re-raised."""
+    return AsyncRetrying(
+        stop=stop_after_attempt(max_attempts),
+        wait=lambda state: transient_wait(state, backoff=backoff, max_wait=max_wait),
+        retry=retry_if_exception_type(_Transient),
+        reraise=True,
+    )
+
+
+def raise_if_transient(response: httpx.Response, message: str) -> None:
+    """:class:`_Transient` for a 429 or a 5xx, with the server's ``Retry-After`` (429, 503)."""
+    status = response.status_code
+    if status == 429 or status >= 500:
+        retry_after = None
+        if status in (429, 503):
+            retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+        raise _Transient(f"HTTP {status}: {message}", status=status, retry_after=retry_after)
+
+
 @asynccontextmanager
 async def http_client_scope(
     injected: httpx.AsyncClient | None, *, concurrency: int, timeout: float, agent: str
@@ -372,11 +393,8 @@ class WebCountSource(ABC):
 
     async def _fetch_one(self, client: httpx.AsyncClient, query: Query) -> tuple[int, bool | None]:
         text = self.format_query(query)
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_attempts),
-            wait=self._wait,
-            retry=retry_if_exception_type(_Transient),
-            reraise=True,
+        retrying = transient_retrying(
+            self.max_attempts, backoff=self.backoff, max_wait=self.max_wait
         )
         try:
             async for attempt in retrying:
@@ -394,9 +412,6 @@ class WebCountSource(ABC):
             ) from exc
         raise AssertionError("unreachable: tenacity either returns or raises")
 
-    def _wait(self, state: RetryCallState) -> float:
-        return transient_wait(state, backoff=self.backoff, max_wait=self.max_wait)
-
     def _check_status(self, response: httpx.Response, text: str) -> None:
         status = response.status_code
         if 200 <= status < 300:
@@ -407,11 +422,7 @@ class WebCountSource(ABC):
                 f"{self.name}: the API quota is used up (HTTP 429: {message}); waiting will "
                 f"not help: raise the plan's limit or wait for its reset (query {text!r})"
             )
-        if status == 429 or status >= 500:
-            retry_after = None
-            if status in (429, 503):
-                retry_after = retry_after_seconds(response.headers.get("Retry-After"))
-            raise _Transient(f"HTTP {status}: {message}", status=status, retry_after=retry_after)
+        raise_if_transient(response, message)
         if self._key_rejected(status, message):
             where = " and ".join(self.key_env) or "the credentials"
             raise CountSourceError(
