@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
+
+_IN_CHUNK = 500
+"""Keys per ``IN (...)`` statement: well under SQLite's limit on host parameters."""
 
 
 class SqliteStore:
@@ -28,3 +32,13 @@ class SqliteStore:
             conn.execute("PRAGMA synchronous=NORMAL")
             with conn:  # commits on success, rolls back on error
                 yield conn
+
+
+def select_in(
+    conn: sqlite3.Connection, sql: str, params: Sequence[Any], keys: Sequence[Any]
+) -> Iterator[tuple[Any, ...]]:
+    """The rows of ``sql``, whose last condition is ``IN ({marks})``, for every key of
+    ``keys`` (after ``params``), in statements of at most ``_IN_CHUNK`` keys."""
+    for start in range(0, len(keys), _IN_CHUNK):
+        chunk = keys[start : start + _IN_CHUNK]
+        yield from conn.execute(sql.format(marks=",".join("?" * len(chunk))), (*params, *chunk))

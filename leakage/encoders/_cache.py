@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from leakage._sqlite import select_in
 from leakage.encoders._base import Encoder
 
 _SCHEMA = """
@@ -25,7 +26,6 @@ CREATE TABLE IF NOT EXISTS vectors (
     PRIMARY KEY (model, hash)
 ) WITHOUT ROWID;
 """
-_CHUNK = 500  # SQLite host parameters per SELECT
 
 
 def _digest(text: str) -> bytes:
@@ -82,17 +82,11 @@ class CachedEncoder:
         by_hash = {_digest(t): t for t in texts}
         found: dict[str, NDArray[np.float32]] = {}
         keys = list(by_hash)
-        for i in range(0, len(keys), _CHUNK):
-            chunk = keys[i : i + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            rows = con.execute(
-                f"SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({marks})",
-                [self.name, *chunk],
-            ).fetchall()
-            for h, blob in rows:
-                vec = np.frombuffer(blob, dtype=np.float32)
-                if vec.size == self.dimension:
-                    found[by_hash[h]] = vec
+        sql = "SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({marks})"
+        for h, blob in select_in(con, sql, (self.name,), keys):
+            vec = np.frombuffer(blob, dtype=np.float32)
+            if vec.size == self.dimension:
+                found[by_hash[h]] = vec
         return found
 
     def _to_disk(self, items: dict[str, NDArray[np.float32]]) -> None:

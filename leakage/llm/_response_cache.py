@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from leakage._sqlite import SqliteStore
+from leakage._sqlite import SqliteStore, select_in
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -35,7 +35,6 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 # SQLite limits the number of bound parameters per statement (999 on old builds).
-_CHUNK = 500
 
 
 def request_key(model: str, kind: str, request: Mapping[str, Any]) -> str:
@@ -66,15 +65,14 @@ class ResponseCache(SqliteStore):
         if not wanted:
             return found
         with self._connect() as conn:
-            for start in range(0, len(wanted), _CHUNK):
-                chunk = wanted[start : start + _CHUNK]
-                marks = ",".join("?" * len(chunk))
-                rows = conn.execute(
-                    "SELECT request_key, response FROM responses"
-                    f" WHERE model = ? AND request_key IN ({marks})",
-                    (model, *chunk),
-                )
-                found.update((key, json.loads(text)) for key, text in rows)
+            rows = select_in(
+                conn,
+                "SELECT request_key, response FROM responses"
+                " WHERE model = ? AND request_key IN ({marks})",
+                (model,),
+                wanted,
+            )
+            found.update((key, json.loads(text)) for key, text in rows)
         return found
 
     def put_many(self, model: str, rows: Iterable[tuple[str, str, Mapping[str, Any]]]) -> int:

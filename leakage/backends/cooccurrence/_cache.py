@@ -18,7 +18,7 @@ import os
 import time
 from collections.abc import Iterable
 
-from leakage._sqlite import SqliteStore
+from leakage._sqlite import SqliteStore, select_in
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS counts (
@@ -33,7 +33,6 @@ CREATE TABLE IF NOT EXISTS counts (
 """
 
 # SQLite limits the number of bound parameters per statement (999 on old builds).
-_CHUNK = 500
 
 
 class CountCache(SqliteStore):
@@ -49,15 +48,15 @@ class CountCache(SqliteStore):
         if not wanted:
             return found
         with self._connect() as conn:
-            for start in range(0, len(wanted), _CHUNK):
-                chunk = wanted[start : start + _CHUNK]
-                marks = ",".join("?" * len(chunk))
-                rows = conn.execute(
+            found.update(
+                select_in(
+                    conn,
                     "SELECT query_key, count FROM counts"
-                    f" WHERE source = ? AND endpoint = ? AND query_key IN ({marks})",
-                    (source, endpoint, *chunk),
+                    " WHERE source = ? AND endpoint = ? AND query_key IN ({marks})",
+                    (source, endpoint),
+                    wanted,
                 )
-                found.update(rows)
+            )
         return found
 
     def put_many(
