@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -181,47 +182,68 @@ def bench_synthetic(tmp: Path, games: Path) -> dict[str, Any]:
 
 def bench_breakdown(games: Path, n: int = 5_000) -> dict[str, Any]:
     """Where a batch game's time goes, per stage, in this process (µs per game, median of 3):
-    the stages the batch path adds (parse + validate, step rows, report JSON, Parquet) beside
-    the scoring that the raw rate measures. The first ``n`` games, scored once untimed first,
-    so that scoring is warm and its share is the smallest it gets."""
+    the stages the batch path adds beside the scoring that the raw rate measures, split as
+    the local pool splits them: the worker runs the backend stage (``score_input``), the
+    parent everything else. The first ``n`` games, scored once untimed first, so that
+    scoring is warm and its share is the smallest it gets; the garbage collector tuned as in
+    a batch run."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from leakage import create_backend
     from leakage.batch._inputs import RawRecord, to_transcript
     from leakage.batch._rows import StepColumns
-    from leakage.scoring import score_transcript
+    from leakage.batch._worker import PackedNumbers, fewer_collections, report_json
+    from leakage.scoring import game_input, report_data, score_input, score_transcript
 
     with games.open(encoding="utf-8") as fh:
         lines = [next(fh) for _ in range(n)]
     backend = create_backend("cooccurrence")
+    info = backend.info()
     records = [RawRecord(str(games), i, f"line {i + 1}", x) for i, x in enumerate(lines)]
-    parsed = [to_transcript(r) for r in records]
-    reports = [score_transcript(t, backend) for t in parsed]  # type: ignore[arg-type]
+    parsed: list[Any] = [to_transcript(r) for r in records]
+    inputs = [game_input(t) for t in parsed]
+    numbers = [score_input(x, backend) for x in inputs]
+    datas = [report_data(t, x, backend.name, info) for t, x in zip(parsed, numbers, strict=True)]
 
     def rows() -> Any:
         cols = StepColumns()
-        for r, t, rep in zip(records, parsed, reports, strict=True):
-            cols.add(r.source, r.record, t, rep)  # type: ignore[arg-type]
+        for r, t, data in zip(records, parsed, datas, strict=True):
+            cols.add(r.source, r.record, t, data)
         return cols.to_batch()
+
+    def packed() -> None:
+        for at in range(0, n, 256):
+            list(pickle.loads(pickle.dumps(PackedNumbers(numbers[at : at + 256]))).unpack())
 
     batch = rows()
     out = games.parent / "breakdown.parquet"
     stages = {
-        "parse_and_validate": lambda: [to_transcript(r) for r in records],
-        "score (raw)": lambda: [score_transcript(t, backend) for t in parsed],  # type: ignore[arg-type]
-        "step_rows": rows,
-        "report_json": lambda: [rep.model_dump_json() for rep in reports],
-        "parquet_write": lambda: pq.write_table(pa.Table.from_batches([batch]), out),
+        "raw: score_transcript (both stages, pydantic report)": lambda: [
+            score_transcript(t, backend) for t in parsed
+        ],
+        "worker: backend stage (score_input)": lambda: [score_input(x, backend) for x in inputs],
+        "both: numbers packed, pickled, unpacked": packed,
+        "parent: parse and validate, game input": lambda: [
+            game_input(to_transcript(r))
+            for r in records  # type: ignore[arg-type]
+        ],
+        "parent: report data": lambda: [
+            report_data(t, x, backend.name, info) for t, x in zip(parsed, numbers, strict=True)
+        ],
+        "parent: step rows": rows,
+        "parent: report JSON": lambda: [report_json(d) for d in datas],
+        "parent: Parquet": lambda: pq.write_table(pa.Table.from_batches([batch]), out),
     }
     result = {}
-    for name, fn in stages.items():
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-        result[name] = round(1e6 * float(np.median(times)) / n, 1)
+    with fewer_collections():
+        for name, fn in stages.items():
+            times = []
+            for _ in range(3):
+                start = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - start)
+            result[name] = round(1e6 * float(np.median(times)) / n, 1)
     result["load"] = load()
     return result
 

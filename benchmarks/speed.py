@@ -98,7 +98,7 @@ _STAGES = {
     "posterior_trace (numpy)": ("posterior.py", "posterior_trace"),
     "backend.info (copied into each report)": ("_backend.py", "info"),
     "pydantic model construction (Step, Summary, Report)": ("main.py", "__init__"),
-    "score_chameleon total": ("scoring.py", "score_chameleon"),
+    "score_transcript total": ("scoring.py", "score_transcript"),
 }
 
 

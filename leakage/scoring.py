@@ -1,15 +1,30 @@
-"""Scoring a transcript: backend matrix -> posterior engine -> ``leakage.report/1``."""
+"""Scoring a transcript: backend matrix -> posterior engine -> ``leakage.report/1``.
+
+Scoring runs in two stages, so that a batch can split them between processes:
+
+1. :func:`score_input` asks the backend about one game's clues and runs the posterior
+   engine over the answers. Its input, :class:`GameInput`, holds only plain values taken
+   from the transcript, and its output is a dict of numbers (numpy arrays): both are cheap
+   to send between processes.
+2. :func:`build_report` puts those numbers together with the transcript (players, roles,
+   rounds, texts) into a :class:`~leakage.reports.Report`.
+
+:func:`score_transcript` runs both in one go.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
+from pydantic import BaseModel
 
 from leakage.backends.base import LikelihoodBackend
 from leakage.metrics import outlier_trace
 from leakage.posterior import (
+    Trace,
     entropy_bits,
     kl_bits,
     normalize_log,
@@ -19,6 +34,11 @@ from leakage.posterior import (
 )
 from leakage.reports import Report, Step, Summary
 from leakage.transcripts import AnyTranscript, ChameleonTranscript, SpyGameTranscript
+
+Numbers = dict[str, Any]
+"""What :func:`score_input` found for one game: numpy arrays (and a few scalars) by name."""
+
+_TRACE_FIELDS = tuple(f.name for f in fields(Trace))
 
 
 @dataclass(frozen=True)
@@ -31,112 +51,201 @@ class ScoreOptions:
     """SpyGame: ``known`` (which word is the civilians' is known) or ``marginalise``."""
 
 
+class GameInput(NamedTuple):
+    """What the backend stage needs from one transcript, as plain values."""
+
+    game: Literal["chameleon", "spygame"]
+    texts: tuple[str, ...]
+    """Every turn's text, in order."""
+    speakers: tuple[str, ...]
+    """Every turn's player id."""
+    candidates: tuple[str, ...]
+    category: str | None
+    counted: tuple[bool, ...]
+    """Which turns update the posterior (SpyGame: all)."""
+    secret_index: int | None
+    """Chameleon: position of the secret among the candidates (None without a secret)."""
+
+    @property
+    def clues(self) -> list[str]:
+        """The texts the backend is asked about."""
+        return [x for x, c in zip(self.texts, self.counted, strict=True) if c]
+
+
 def _as_dict(words: list[str], p: np.ndarray) -> dict[str, float]:
     return dict(zip(words, p.tolist(), strict=True))
 
 
-def _counted(t: ChameleonTranscript, options: ScoreOptions) -> np.ndarray:
+def _counted(t: ChameleonTranscript, options: ScoreOptions) -> tuple[bool, ...]:
     chameleons = t.chameleons()
-    return np.array(
-        [options.include_chameleon or turn.player not in chameleons for turn in t.turns], bool
-    )
+    return tuple(options.include_chameleon or turn.player not in chameleons for turn in t.turns)
+
+
+def game_input(t: AnyTranscript, options: ScoreOptions = ScoreOptions()) -> GameInput:
+    """The plain values :func:`score_input` needs from ``t``."""
+    texts = tuple(turn.text for turn in t.turns)
+    speakers = tuple(turn.player for turn in t.turns)
+    if isinstance(t, ChameleonTranscript):
+        secret_index = t.candidates.index(t.secret) if t.secret is not None else None
+        return GameInput(
+            "chameleon", texts, speakers, tuple(t.candidates), t.category,
+            _counted(t, options), secret_index,
+        )  # fmt: skip
+    counted = (True,) * len(texts)
+    return GameInput("spygame", texts, speakers, tuple(t.candidates), None, counted, None)
 
 
 def scored_clues(t: AnyTranscript, options: ScoreOptions = ScoreOptions()) -> list[str]:
     """The clue texts scoring ``t`` sends to the backend (what a dry run must price)."""
+    return game_input(t, options).clues
+
+
+def score_input(inp: GameInput, backend: LikelihoodBackend) -> Numbers:
+    """Stage 1: the backend's log-likelihoods of one game's clues, and (Chameleon) the
+    posterior trace they give; SpyGame adds per-statement outlier scores when the backend
+    can embed text."""
+    k = len(inp.candidates)
+    if inp.game == "chameleon":
+        loglik = np.zeros((len(inp.texts), k))
+        idx = np.flatnonzero(inp.counted)
+        if idx.size:
+            loglik[idx] = backend.loglik(inp.clues, list(inp.candidates), category=inp.category)
+        counted = np.array(inp.counted, dtype=bool)
+        tr = posterior_trace(loglik, counted=counted, secret_index=inp.secret_index)
+        return {name: getattr(tr, name) for name in _TRACE_FIELDS}
+    texts = list(inp.texts)
+    loglik = backend.loglik(texts, list(inp.candidates)) if texts else np.zeros((0, k))
+    out: Numbers = {"loglik": np.asarray(loglik, dtype=np.float64)}
+    embed = getattr(backend, "embed", None)
+    if embed is not None and texts:
+        out["outliers"] = outlier_trace(list(inp.speakers), embed(texts))
+    return out
+
+
+def report_data(
+    t: AnyTranscript,
+    numbers: Numbers,
+    backend: str,
+    backend_info: dict[str, Any],
+    options: ScoreOptions = ScoreOptions(),
+) -> dict[str, Any]:
+    """Stage 2 as plain data: what ``build_report(...).model_dump(mode="json")`` gives, with
+    every field in the report's order, built without validating it (for writers that only
+    serialise it, such as the batch path)."""
     if isinstance(t, ChameleonTranscript):
-        return [turn.text for turn, c in zip(t.turns, _counted(t, options), strict=True) if c]
-    return [turn.text for turn in t.turns]
+        return _chameleon_report(t, Trace(**numbers), backend, backend_info, options)
+    return _spygame_report(t, numbers, backend, backend_info, options)
 
 
-def score_chameleon(
-    t: ChameleonTranscript, backend: LikelihoodBackend, options: ScoreOptions = ScoreOptions()
+def build_report(
+    t: AnyTranscript,
+    numbers: Numbers,
+    backend: str,
+    backend_info: dict[str, Any],
+    options: ScoreOptions = ScoreOptions(),
 ) -> Report:
-    counted = _counted(t, options)
-    k = len(t.candidates)
-    loglik = np.zeros((len(t.turns), k))
-    idx = np.flatnonzero(counted)
-    if idx.size:
-        loglik[idx] = backend.loglik(
-            [t.turns[i].text for i in idx], t.candidates, category=t.category
-        )
-    secret_index = t.candidates.index(t.secret) if t.secret is not None else None
-    tr = posterior_trace(loglik, counted=counted, secret_index=secret_index)
+    """Stage 2: the report of ``t`` from what :func:`score_input` found for it."""
+    return Report.model_validate(report_data(t, numbers, backend, backend_info, options))
+
+
+def _defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """Every field of ``model`` in order, set to its default; a required field is left
+    ``PydanticUndefined``, which neither serialises nor validates if it is not set."""
+    return {name: f.get_default() for name, f in model.model_fields.items()}
+
+
+_STEP = _defaults(Step)
+_SUMMARY = _defaults(Summary)
+_REPORT = _defaults(Report)
+
+
+def _chameleon_report(
+    t: ChameleonTranscript,
+    tr: Trace,
+    backend: str,
+    backend_info: dict[str, Any],
+    options: ScoreOptions,
+) -> dict[str, Any]:
     roles = {p.id: p.role for p in t.players}
+    candidates = t.candidates
+    counted = tr.counted.tolist()
+    entropy = tr.entropy_bits.tolist()
+    gain = tr.information_gain_bits.tolist()
+    kl = tr.kl_bits.tolist()
+    probability = None if tr.secret_probability is None else tr.secret_probability.tolist()
+    rank = None if tr.secret_rank is None else tr.secret_rank.tolist()
     steps = [
-        Step(
-            index=i,
-            player=turn.player,
-            role=roles[turn.player],
-            round=turn.round,
-            text=turn.text,
-            counted=bool(counted[i]),
-            posterior=_as_dict(t.candidates, tr.posterior[i]),
-            entropy_bits=float(tr.entropy_bits[i]),
-            information_gain_bits=float(tr.information_gain_bits[i]),
-            kl_bits=float(tr.kl_bits[i]),
-            secret_probability=None
-            if tr.secret_probability is None
-            else float(tr.secret_probability[i]),
-            secret_rank=None if tr.secret_rank is None else int(tr.secret_rank[i]),
-        )
-        for i, turn in enumerate(t.turns)
+        {
+            **_STEP,
+            "index": i,
+            "player": turn.player,
+            "role": roles[turn.player],
+            "round": turn.round,
+            "text": turn.text,
+            "counted": counted[i],
+            "posterior": dict(zip(candidates, row, strict=True)),
+            "entropy_bits": entropy[i],
+            "information_gain_bits": gain[i],
+            "kl_bits": kl[i],
+            "secret_probability": None if probability is None else probability[i],
+            "secret_rank": None if rank is None else rank[i],
+        }
+        for i, (turn, row) in enumerate(zip(t.turns, tr.posterior.tolist(), strict=True))
     ]
     last = steps[-1] if steps else None
-    summary = Summary(
-        counted_turns=int(counted.sum()),
-        prior_entropy_bits=tr.prior_entropy_bits,
-        final_entropy_bits=last.entropy_bits if last else None,
-        total_information_gain_bits=float(tr.information_gain_bits.sum()) if last else None,
-        final_secret_probability=last.secret_probability if last else None,
-        final_secret_rank=last.secret_rank if last else None,
-        top1=None if not last or last.secret_rank is None else last.secret_rank <= 1,
-        top3=None if not last or last.secret_rank is None else last.secret_rank <= 3,
-    )
-    return Report(
-        game_id=t.id,
-        game="chameleon",
-        backend=backend.name,
-        backend_info=backend.info(),
-        category=t.category,
-        candidates=list(t.candidates),
-        secret=t.secret,
-        settings={"include_chameleon": options.include_chameleon},
-        steps=steps,
-        summary=summary,
-        meta=dict(t.meta),
-    )
+    last_rank = None if last is None else last["secret_rank"]
+    summary = {
+        **_SUMMARY,
+        "counted_turns": sum(counted),
+        "prior_entropy_bits": float(tr.prior_entropy_bits),
+        "final_entropy_bits": None if last is None else last["entropy_bits"],
+        "total_information_gain_bits": (
+            None if last is None else float(tr.information_gain_bits.sum())
+        ),
+        "final_secret_probability": None if last is None else last["secret_probability"],
+        "final_secret_rank": last_rank,
+        "top1": None if last_rank is None else last_rank <= 1,
+        "top3": None if last_rank is None else last_rank <= 3,
+    }
+    return {
+        **_REPORT,
+        "game_id": t.id,
+        "game": "chameleon",
+        "backend": backend,
+        "backend_info": backend_info,
+        "category": t.category,
+        "candidates": list(candidates),
+        "secret": t.secret,
+        "settings": {"include_chameleon": options.include_chameleon},
+        "steps": steps,
+        "summary": summary,
+        "meta": dict(t.meta),
+    }
 
 
-def _outliers(t: SpyGameTranscript, backend: LikelihoodBackend) -> list[dict[str, float]] | None:
-    """Per-statement outlier scores, for backends that can embed text (``embed(texts)``)."""
-    embed = getattr(backend, "embed", None)
-    if embed is None or not t.turns:
-        return None
-    return outlier_trace([turn.player for turn in t.turns], embed([x.text for x in t.turns]))
-
-
-def score_spygame(
-    t: SpyGameTranscript, backend: LikelihoodBackend, options: ScoreOptions = ScoreOptions()
-) -> Report:
+def _spygame_report(
+    t: SpyGameTranscript,
+    numbers: Numbers,
+    backend: str,
+    backend_info: dict[str, Any],
+    options: ScoreOptions,
+) -> dict[str, Any]:
     candidates = t.candidates
     k = len(candidates)
     player_ids = [p.id for p in t.players]
     column = {pid: j for j, pid in enumerate(player_ids)}
     n_spies = len(t.spies())
-    loglik = (
-        backend.loglik([turn.text for turn in t.turns], candidates) if t.turns else np.zeros((0, k))
-    )
+    loglik = numbers["loglik"]
+    outliers: list[dict[str, float]] | None = numbers.get("outliers")
     post = normalize_log(loglik) if len(t.turns) else np.zeros((0, k))
     uniform = np.full(k, 1.0 / k)
     h = entropy_bits(post)
     kl = kl_bits(post, uniform)
     prior_h = float(np.log2(k))
     evidence = np.zeros(len(player_ids))
-    steps: list[Step] = []
+    steps: list[dict[str, Any]] = []
     spy_round1: list[str] | None = None
     outlier_round1: list[str] | None = None
-    outliers = _outliers(t, backend)
     first_round = t.turns[0].round if t.turns else None
     for i, turn in enumerate(t.turns):
         evidence[column[turn.player]] += loglik[i, 0] - loglik[i, 1]
@@ -144,23 +253,24 @@ def score_spygame(
         word = t.word_of(turn.player)
         wi = candidates.index(word)
         steps.append(
-            Step(
-                index=i,
-                player=turn.player,
-                role=t.player(turn.player).role,
-                round=turn.round,
-                text=turn.text,
-                counted=True,
-                posterior=_as_dict(candidates, post[i]),
-                entropy_bits=float(h[i]),
-                information_gain_bits=prior_h - float(h[i]),
-                kl_bits=float(kl[i]),
-                secret_probability=float(post[i, wi]),
-                secret_rank=int(ranks_of(post[i], wi)[0]),
-                speaker_word=word,
-                spy_posterior=_as_dict(player_ids, spy_p),
-                outlier_scores=None if outliers is None else outliers[i],
-            )
+            {
+                **_STEP,
+                "index": i,
+                "player": turn.player,
+                "role": t.player(turn.player).role,
+                "round": turn.round,
+                "text": turn.text,
+                "counted": True,
+                "posterior": _as_dict(candidates, post[i]),
+                "entropy_bits": float(h[i]),
+                "information_gain_bits": prior_h - float(h[i]),
+                "kl_bits": float(kl[i]),
+                "secret_probability": float(post[i, wi]),
+                "secret_rank": int(ranks_of(post[i], wi)[0]),
+                "speaker_word": word,
+                "spy_posterior": _as_dict(player_ids, spy_p),
+                "outlier_scores": None if outliers is None else outliers[i],
+            }
         )
         next_round = t.turns[i + 1].round if i + 1 < len(t.turns) else None
         if spy_round1 is None and first_round is not None and next_round != first_round:
@@ -169,40 +279,41 @@ def score_spygame(
             if outliers is not None:
                 ranked = sorted(outliers[i], key=lambda p: -outliers[i][p])
                 outlier_round1 = ranked[:n_spies]
-    summary = Summary(
-        counted_turns=len(steps),
-        prior_entropy_bits=prior_h,
-        final_entropy_bits=steps[-1].entropy_bits if steps else None,
-        mean_entropy_bits=float(h.mean()) if len(steps) else None,
-        total_information_gain_bits=float((prior_h - h).sum()) if len(steps) else None,
-        spy_top_after_round1=spy_round1,
-        spy_hit_after_round1=None if spy_round1 is None else bool(set(spy_round1) & t.spies()),
-        outlier_top_after_round1=outlier_round1,
-        outlier_hit_after_round1=(
+    summary = {
+        **_SUMMARY,
+        "counted_turns": len(steps),
+        "prior_entropy_bits": prior_h,
+        "final_entropy_bits": steps[-1]["entropy_bits"] if steps else None,
+        "mean_entropy_bits": float(h.mean()) if len(steps) else None,
+        "total_information_gain_bits": float((prior_h - h).sum()) if len(steps) else None,
+        "spy_top_after_round1": spy_round1,
+        "spy_hit_after_round1": None if spy_round1 is None else bool(set(spy_round1) & t.spies()),
+        "outlier_top_after_round1": outlier_round1,
+        "outlier_hit_after_round1": (
             None if outlier_round1 is None else bool(set(outlier_round1) & t.spies())
         ),
-    )
-    return Report(
-        game_id=t.id,
-        game="spygame",
-        backend=backend.name,
-        backend_info=backend.info(),
-        candidates=candidates,
-        secret=t.words.civilian,
-        settings={"spy_assignment": options.spy_assignment, "n_spies": n_spies},
-        steps=steps,
-        summary=summary,
-        meta=dict(t.meta),
-    )
+    }
+    return {
+        **_REPORT,
+        "game_id": t.id,
+        "game": "spygame",
+        "backend": backend,
+        "backend_info": backend_info,
+        "candidates": list(candidates),
+        "secret": t.words.civilian,
+        "settings": {"spy_assignment": options.spy_assignment, "n_spies": n_spies},
+        "steps": steps,
+        "summary": summary,
+        "meta": dict(t.meta),
+    }
 
 
 def score_transcript(
     t: AnyTranscript, backend: LikelihoodBackend, options: ScoreOptions = ScoreOptions()
 ) -> Report:
-    """Score one game with one backend."""
-    if isinstance(t, ChameleonTranscript):
-        return score_chameleon(t, backend, options)
-    return score_spygame(t, backend, options)
+    """Score one game with one backend: both stages in one go."""
+    numbers = score_input(game_input(t, options), backend)
+    return build_report(t, numbers, backend.name, backend.info(), options)
 
 
 def prepare(
@@ -215,17 +326,15 @@ def prepare(
     The embedding backend embeds every clue and candidate in large batches, far faster than
     game by game; backends without the hook are left alone.
     """
+    prepare_inputs([game_input(t, options) for t in transcripts], backend)
+
+
+def prepare_inputs(inputs: Iterable[GameInput], backend: LikelihoodBackend) -> None:
+    """:func:`prepare` for games already turned into :class:`GameInput`."""
     hook = getattr(backend, "prepare", None)
     if hook is None:
         return
-    hook(
-        (
-            scored_clues(t, options),
-            t.candidates,
-            t.category if isinstance(t, ChameleonTranscript) else None,
-        )
-        for t in transcripts
-    )
+    hook((inp.clues, list(inp.candidates), inp.category) for inp in inputs)
 
 
 def score_many(

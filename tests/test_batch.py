@@ -166,7 +166,9 @@ def test_two_worker_processes_write_what_one_process_writes(tmp_path: Path, leak
     one = run_batch(BatchJob(inputs=[src], out=tmp_path / "one", workers=0))
     two = run_batch(BatchJob(inputs=[src], out=tmp_path / "two", workers=2, chunk_size=7))
     assert one.games == two.games == 120
-    assert len(two.worker_peak_rss_mb) == 2  # both processes scored
+    # Worker processes scored (one or both: the parent parses and writes, and when it is
+    # the slower side the first worker to start may take every chunk).
+    assert 1 <= len(two.worker_peak_rss_mb) <= 2 and os.getpid() not in two.worker_peak_rss_mb
     assert sorted_rows(read_steps(tmp_path / "one")) == sorted_rows(read_steps(tmp_path / "two"))
     lines = (tmp_path / "two" / "reports.jsonl").read_text().splitlines()
     assert len(lines) == len(set(lines)) == 120

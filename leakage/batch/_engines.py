@@ -2,9 +2,11 @@
 
 The pool uses the ``spawn`` start method: torch (embedding, judge) and ``fork`` do not mix,
 and a spawned worker sees the environment (``LEAKAGE_HOME``) as it is when the run starts.
-Each worker builds its backend once (``init_process``); the parent keeps at most two chunks
-per worker in flight, so neither the queue nor the results grow with the number of games,
-and it takes results in submission order, so that a file's records are committed in order.
+Each worker builds its backend once (``init_process``). The parent parses each chunk, sends
+its game inputs to the pool and turns the numbers that come back into reports and step rows
+(see ``_worker``), so that it works while the workers score. It keeps at most two chunks per
+worker in flight, so neither the queue nor the results grow with the number of games, and
+takes results in submission order, so that a file's records are committed in order.
 Workers share the backends' on-disk caches (count cache, embedding cache, LLM response cache
 in ``$LEAKAGE_HOME``): SQLite in WAL mode with a busy timeout, safe for concurrent writers.
 """
@@ -20,8 +22,11 @@ from typing import Protocol
 
 from leakage.batch._inputs import RawRecord
 from leakage.batch._worker import (
+    Assembler,
     ChunkResult,
+    Parsed,
     SafeScorer,
+    Scored,
     ScorerSpec,
     init_process,
     score_in_process,
@@ -60,6 +65,7 @@ class ProcessEngine:
 
     def __init__(self, spec: ScorerSpec, workers: int) -> None:
         self.workers = workers
+        self._assembler = Assembler(spec)
         self._pool = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
@@ -68,14 +74,18 @@ class ProcessEngine:
         )
 
     def run(self, chunks: Iterable[Sequence[RawRecord]]) -> Iterator[ChunkResult]:
-        window: deque[Future[ChunkResult]] = deque()
+        window: deque[tuple[Parsed, Future[Scored]]] = deque()
+        assemble = self._assembler.assemble
         try:
             for chunk in chunks:
-                window.append(self._pool.submit(score_in_process, chunk))
+                parsed = self._assembler.parse(chunk)
+                window.append((parsed, self._pool.submit(score_in_process, parsed.inputs)))
                 if len(window) >= 2 * self.workers:
-                    yield window.popleft().result()
+                    parsed, future = window.popleft()
+                    yield assemble(parsed, future.result())
             while window:
-                yield window.popleft().result()
+                parsed, future = window.popleft()
+                yield assemble(parsed, future.result())
         except BrokenProcessPool:
             raise LeakageError(
                 "a worker process died (killed, or out of memory); what was committed is "

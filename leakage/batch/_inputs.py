@@ -1,9 +1,9 @@
 """Reading batch inputs: files, directories and globs of JSON, JSONL and Parquet, gzip or not.
 
 ``iter_records`` streams one :class:`RawRecord` per record without parsing it into a
-transcript: a JSONL line stays text, so that the parent process only reads and the workers
-parse, convert and score. A record is identified by its file and its position in the file
-(``record``, from 0, blank JSONL lines not counted, the same index the transcript loader
+transcript: a JSONL line stays text until its chunk is parsed (by the batch's parent for a
+local pool, by the actor on Ray). A record is identified by its file and its position in the
+file (``record``, from 0, blank JSONL lines not counted, the same index the transcript loader
 gives adapters), which stays stable between runs and is what ``--resume`` keys on.
 
 Parquet inputs hold either one string column ``record`` (or ``transcript``, ``json``) with a

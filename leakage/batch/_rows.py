@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any, Final
 
-from leakage.reports import Report
 from leakage.transcripts import AnyTranscript, ChameleonTranscript
 
 STEPS_FORMAT: Final = "leakage.steps/1"
@@ -126,13 +125,14 @@ class StepColumns:
         source: str,
         record: int,
         t: AnyTranscript,
-        report: Report,
+        report: Mapping[str, Any],
         difficulty: Mapping[str, str] | None = None,
     ) -> int:
-        """Append the rows of one scored game; returns how many."""
+        """Append the rows of one scored game, its report as plain data
+        (:func:`leakage.scoring.report_data`, or ``Report.model_dump()``); returns how many."""
         models = _models(t)
-        steps = report.steps
-        counted = sorted({m for s in steps if s.counted and (m := models[s.player])})
+        steps = report["steps"]
+        counted = sorted({m for s in steps if s["counted"] and (m := models[s["player"]])})
         pair = category = None
         if isinstance(t, ChameleonTranscript):
             category = t.category
@@ -143,28 +143,30 @@ class StepColumns:
             level = difficulty.get(pair_key(t.words.civilian, t.words.spy))  # type: ignore[union-attr]
         self._games.append(
             (
-                source, record, report.game_id, report.game, report.backend,
-                "+".join(counted) or None, report.summary.prior_entropy_bits, report.secret,
-                category, _text(t.meta.get("matchup")), level, pair,
+                source, record, report["game_id"], report["game"], report["backend"],
+                "+".join(counted) or None, report["summary"]["prior_entropy_bits"],
+                report["secret"], category, _text(t.meta.get("matchup")), level, pair,
             )
         )  # fmt: skip
         clues = 0
         append = self._steps.append
         probabilities = self._probabilities
         for s in steps:
-            clues += s.counted
+            clues += s["counted"]
             append(
                 (
-                    s.index, clues, s.player, s.role, models.get(s.player), s.round, s.text,
-                    s.counted, s.entropy_bits, s.information_gain_bits, s.kl_bits,
-                    s.secret_probability, s.secret_rank, s.speaker_word,
+                    s["index"], clues, s["player"], s["role"], models.get(s["player"]),
+                    s["round"], s["text"], s["counted"], s["entropy_bits"],
+                    s["information_gain_bits"], s["kl_bits"], s["secret_probability"],
+                    s["secret_rank"], s["speaker_word"],
                 )
             )  # fmt: skip
-            probabilities.extend(s.posterior.values())
+            probabilities.extend(s["posterior"].values())
         n = len(steps)
         self._per_game.append(n)
-        k = len(report.candidates)
-        self._candidates.extend(report.candidates * n)
+        candidates = report["candidates"]
+        k = len(candidates)
+        self._candidates.extend(candidates * n)
         last = self._cand_offsets[-1]
         self._cand_offsets.extend(range(last + k, last + k * n + 1, k))
         return n

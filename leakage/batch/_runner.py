@@ -30,7 +30,7 @@ from leakage.batch._manifest import (
     write_manifest,
 )
 from leakage.batch._output import ResultsDir
-from leakage.batch._worker import ChunkResult, ScorerSpec, peak_rss_mb
+from leakage.batch._worker import ChunkResult, ScorerSpec, fewer_collections, peak_rss_mb
 from leakage.errors import InvalidInput, LeakageError
 from leakage.scoring import ScoreOptions
 
@@ -260,6 +260,7 @@ def _results(
 
     engine = local_engine(spec, job.workers)
     try:
-        yield from engine.run(_chunks(_pending(files, results, job.resume), job.chunk_size))
+        with fewer_collections():
+            yield from engine.run(_chunks(_pending(files, results, job.resume), job.chunk_size))
     finally:
         engine.close()

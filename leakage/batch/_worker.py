@@ -1,26 +1,46 @@
-"""Scoring one chunk of raw records: parse, convert, score, and shape the outputs.
+"""Scoring chunks of raw records: parse, score, and shape the outputs.
 
-The same code runs in the parent (``--workers 0``), in each process of the local pool and in
-each Ray actor. A :class:`Scorer` creates its backend once; a chunk comes back as a
-:class:`ChunkResult` holding an Arrow record batch of step rows, the report lines and the
-error lines, ready for the parent to append. A backend failure (count source down, budget
-spent) is returned as ``fatal`` rather than raised: library errors do not all survive
-pickling, and the parent stops the run cleanly with what was committed.
+A chunk goes through three steps. :meth:`Assembler.parse` turns raw records into
+transcripts and their :class:`~leakage.scoring.GameInput`; :meth:`Scorer.score_inputs` runs
+the backend stage of scoring on those inputs (the only step that needs the backend); and
+:meth:`Assembler.assemble` turns what it found into a :class:`ChunkResult` holding an Arrow
+record batch of step rows, the report lines and the error lines, ready to append.
+
+``--workers 0`` and each Ray actor run all three in one process (:meth:`Scorer.score`). A
+local pool splits them: the parent parses and assembles while the workers score, so that
+with one worker the parent's core reads, validates and writes while the worker's core
+scores. Between the two only plain values travel: game inputs one way, the numbers packed
+into a few arrays (:class:`PackedNumbers`) the other way. A backend failure (count source
+down, budget spent) is returned as ``fatal`` rather than raised: library errors do not all
+survive pickling, and the parent stops the run cleanly with what was committed.
 """
 
 from __future__ import annotations
 
 import gc
 import json
+import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
+from pydantic_core import to_json
 
 from leakage.batch._inputs import RawRecord, to_transcript
 from leakage.batch._rows import StepColumns
 from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
-from leakage.scoring import ScoreOptions, prepare, score_transcript
+from leakage.scoring import (
+    GameInput,
+    Numbers,
+    ScoreOptions,
+    game_input,
+    prepare_inputs,
+    report_data,
+    score_input,
+)
 from leakage.transcripts import AnyTranscript
 
 
@@ -55,17 +75,108 @@ class ChunkResult:
     peak_rss_mb: float | None = None
 
 
-def error_line(source: str, record: int, label: str, err: InvalidInput) -> str:
+GameError = tuple[str, str, list[list[str]]]
+"""A game the backend stage rejected: ``(error class name, message, problems)``."""
+
+
+def _game_error(err: InvalidInput) -> GameError:
+    problems = [list(p) for p in err.problems] if isinstance(err, InvalidTranscript) else []
+    return (type(err).__name__, str(err), problems)
+
+
+def error_line(source: str, record: int, label: str, err: InvalidInput | GameError) -> str:
+    name, message, problems = _game_error(err) if isinstance(err, InvalidInput) else err
     doc: dict[str, Any] = {
         "source": source,
         "record": record,
         "label": label,
-        "type": type(err).__name__,
-        "error": str(err),
+        "type": name,
+        "error": message,
     }
-    if isinstance(err, InvalidTranscript):
-        doc["problems"] = [list(p) for p in err.problems]
+    if problems:
+        doc["problems"] = problems
     return json.dumps(doc, ensure_ascii=False)
+
+
+def report_json(data: dict[str, Any]) -> str:
+    """A report's plain data (:func:`~leakage.scoring.report_data`) as one JSON line, by
+    pydantic's own serialiser with the report's settings (NaN and infinity as null), without
+    building and validating the model first: that costs about as much again."""
+    return to_json(data, inf_nan_mode="null").decode()
+
+
+class PackedNumbers:
+    """The numbers of a chunk's games in a few flat arrays, cheap to pickle.
+
+    A list of per-game dicts of small arrays pickles at tens of µs per game, as much as a
+    cheap backend takes to score it; here every array of a name is raveled into one array
+    (per name), with each game's shape kept beside it, and values that are not arrays (a
+    float, SpyGame's outlier dicts) travel as they are. A game the backend stage rejected
+    travels as its :data:`GameError`.
+    """
+
+    def __init__(self, items: Sequence[Numbers | GameError]) -> None:
+        self.n = len(items)
+        self.errors: dict[int, GameError] = {}
+        self.arrays: dict[str, tuple[np.ndarray, list[tuple[int, ...] | None]]] = {}
+        self.values: dict[str, dict[int, Any]] = {}
+        flat: dict[str, list[np.ndarray]] = {}
+        shapes: dict[str, list[tuple[int, ...] | None]] = {}
+        for i, item in enumerate(items):
+            if isinstance(item, tuple):
+                self.errors[i] = item
+                continue
+            for name, value in item.items():
+                if isinstance(value, np.ndarray):
+                    flat.setdefault(name, []).append(value.ravel())
+                    shapes.setdefault(name, [None] * self.n)[i] = value.shape
+                else:
+                    self.values.setdefault(name, {})[i] = value
+        for name, parts in flat.items():
+            self.arrays[name] = (np.concatenate(parts), shapes[name])
+
+    def unpack(self) -> Iterator[Numbers | GameError]:
+        offsets = dict.fromkeys(self.arrays, 0)
+        for i in range(self.n):
+            if i in self.errors:
+                yield self.errors[i]
+                continue
+            numbers: Numbers = {name: v[i] for name, v in self.values.items() if i in v}
+            for name, (data, shapes) in self.arrays.items():
+                shape = shapes[i]
+                if shape is None:  # this game has no such array
+                    continue
+                at = offsets[name]
+                end = offsets[name] = at + math.prod(shape)
+                numbers[name] = data[at:end].reshape(shape)
+            yield numbers
+
+
+@dataclass
+class Scored:
+    """What the backend stage found for one chunk's games, in their order."""
+
+    numbers: list[Numbers | GameError] | PackedNumbers = field(default_factory=list)
+    backend: str = ""
+    backend_info: dict[str, Any] = field(default_factory=dict)
+    fatal: tuple[str, str] | None = None
+    pid: int = 0
+    peak_rss_mb: float | None = None
+
+    def items(self) -> Iterator[Numbers | GameError]:
+        if isinstance(self.numbers, PackedNumbers):
+            return self.numbers.unpack()
+        return iter(self.numbers)
+
+
+@dataclass
+class Parsed:
+    """One chunk, parsed: the games that are transcripts, and the records that are not."""
+
+    keys: list[tuple[str, int]]
+    good: list[tuple[RawRecord, AnyTranscript]]
+    inputs: list[GameInput]
+    errors: list[str]
 
 
 @dataclass
@@ -80,6 +191,54 @@ class ScorerSpec:
     write_reports: bool = True
 
 
+class Assembler:
+    """The steps of a chunk that need no backend: parsing records and shaping the outputs."""
+
+    def __init__(self, spec: ScorerSpec) -> None:
+        self.spec = spec
+
+    def parse(self, chunk: Sequence[RawRecord]) -> Parsed:
+        spec = self.spec
+        parsed = Parsed([(r.source, r.record) for r in chunk], [], [], [])
+        for raw in chunk:
+            item = to_transcript(raw, spec.input_format)
+            if isinstance(item, InvalidInput):
+                parsed.errors.append(error_line(raw.source, raw.record, raw.label, item))
+            else:
+                parsed.good.append((raw, item))
+                parsed.inputs.append(game_input(item, spec.options))
+        return parsed
+
+    def assemble(self, parsed: Parsed, scored: Scored) -> ChunkResult:
+        if scored.fatal is not None:
+            return ChunkResult(keys=[], fatal=scored.fatal, pid=scored.pid)
+        spec = self.spec
+        result = ChunkResult(
+            keys=parsed.keys,
+            backend_info=scored.backend_info,
+            pid=scored.pid,
+            peak_rss_mb=scored.peak_rss_mb,
+        )
+        errors = list(parsed.errors)
+        cols = StepColumns()
+        reports: list[str] = []
+        for (raw, t), numbers in zip(parsed.good, scored.items(), strict=True):
+            if isinstance(numbers, tuple):
+                errors.append(error_line(raw.source, raw.record, raw.label, numbers))
+                continue
+            data = report_data(t, numbers, scored.backend, scored.backend_info, spec.options)
+            cols.add(raw.source, raw.record, t, data, spec.difficulty)
+            if spec.write_reports:
+                reports.append(report_json(data))
+            result.games += 1
+        if cols.rows:
+            result.steps = cols.to_batch()
+        result.reports = "".join(f"{r}\n" for r in reports)
+        result.errors = "".join(f"{e}\n" for e in errors)
+        result.failed = len(errors)
+        return result
+
+
 class Scorer:
     """One backend, created once, scoring chunk after chunk."""
 
@@ -88,6 +247,7 @@ class Scorer:
 
         self.spec = spec
         self.backend = create_backend(spec.backend, **spec.backend_options)
+        self.assembler = Assembler(spec)
         self._info: dict[str, Any] | None = None
 
     def info(self) -> dict[str, Any]:
@@ -95,42 +255,31 @@ class Scorer:
             self._info = self.backend.info()
         return self._info
 
-    def score(self, chunk: Sequence[RawRecord]) -> ChunkResult:
-        spec = self.spec
-        result = ChunkResult(keys=[(r.source, r.record) for r in chunk], pid=os.getpid())
-        errors: list[str] = []
-        good: list[tuple[RawRecord, AnyTranscript]] = []
-        for raw in chunk:
-            item = to_transcript(raw, spec.input_format)
-            if isinstance(item, InvalidInput):
-                errors.append(error_line(raw.source, raw.record, raw.label, item))
-            else:
-                good.append((raw, item))
-        cols = StepColumns()
-        reports: list[str] = []
+    def score_inputs(self, inputs: Sequence[GameInput], *, pack: bool = False) -> Scored:
+        """The backend stage for a chunk's games; ``pack`` when the result crosses processes."""
+        numbers: list[Numbers | GameError] = []
         try:
-            if good:
-                prepare([t for _, t in good], self.backend, spec.options)
-            for raw, t in good:
+            if inputs:
+                prepare_inputs(inputs, self.backend)
+            for inp in inputs:
                 try:
-                    report = score_transcript(t, self.backend, spec.options)
+                    numbers.append(score_input(inp, self.backend))
                 except InvalidInput as err:
-                    errors.append(error_line(raw.source, raw.record, raw.label, err))
-                    continue
-                cols.add(raw.source, raw.record, t, report, spec.difficulty)
-                if spec.write_reports:
-                    reports.append(report.model_dump_json())
-                result.games += 1
+                    numbers.append(_game_error(err))
         except LeakageError as err:
-            return ChunkResult(keys=[], fatal=(type(err).__name__, str(err)), pid=os.getpid())
-        if cols.rows:
-            result.steps = cols.to_batch()
-        result.reports = "".join(f"{r}\n" for r in reports)
-        result.errors = "".join(f"{e}\n" for e in errors)
-        result.failed = len(errors)
-        result.backend_info = self.info()
-        result.peak_rss_mb = peak_rss_mb()
-        return result
+            return Scored(fatal=(type(err).__name__, str(err)), pid=os.getpid())
+        return Scored(
+            numbers=PackedNumbers(numbers) if pack else numbers,
+            backend=self.backend.name,
+            backend_info=self.info(),
+            pid=os.getpid(),
+            peak_rss_mb=peak_rss_mb(),
+        )
+
+    def score(self, chunk: Sequence[RawRecord]) -> ChunkResult:
+        """All three steps in this process."""
+        parsed = self.assembler.parse(chunk)
+        return self.assembler.assemble(parsed, self.score_inputs(parsed.inputs))
 
 
 class SafeScorer:
@@ -154,13 +303,19 @@ class SafeScorer:
             return ChunkResult(keys=[], fatal=self.failed, pid=os.getpid())
         return self.scorer.score(chunk)
 
+    def score_inputs(self, inputs: Sequence[GameInput], *, pack: bool = False) -> Scored:
+        if self.scorer is None:
+            return Scored(fatal=self.failed, pid=os.getpid())
+        return self.scorer.score_inputs(inputs, pack=pack)
+
 
 # The scorer of a pool process, created once by ``init_process``.
 _SCORER: SafeScorer | None = None
 
 
 def tune_gc() -> None:
-    """Fewer cyclic garbage collections in a scoring process (not in a caller's process).
+    """Fewer cyclic garbage collections in a scoring process (see :func:`fewer_collections`
+    for a caller's process).
 
     Scoring allocates many short-lived objects (pydantic models, lists) and few cycles;
     with the default thresholds the collector ran often enough over the backend's caches
@@ -172,6 +327,18 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, 50, 100)
 
 
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """:func:`tune_gc` for the duration of a run in a caller's process, undone after it."""
+    threshold = gc.get_threshold()
+    tune_gc()
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
+
+
 def init_process(spec: ScorerSpec) -> None:
     global _SCORER
     from leakage._runtime import prepare_model_runtime
@@ -181,7 +348,7 @@ def init_process(spec: ScorerSpec) -> None:
     tune_gc()
 
 
-def score_in_process(chunk: Sequence[RawRecord]) -> ChunkResult:
+def score_in_process(inputs: Sequence[GameInput]) -> Scored:
     if _SCORER is None:  # pragma: no cover - the pool runs init_process first
         raise RuntimeError("init_process was not run in this worker")
-    return _SCORER.score(chunk)
+    return _SCORER.score_inputs(inputs, pack=True)
