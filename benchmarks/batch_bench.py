@@ -7,9 +7,9 @@
    without I/O or bookkeeping. *Batch*: ``python -m leakage batch FILE --out DIR --workers W
    --no-progress`` for W = 1 and 2, timed from the manifest (the run itself: reading,
    parsing, scoring, Parquet, reports, checkpoints; process start-up excluded) and on the
-   wall clock (everything). Peak memory: ``ru_maxrss`` of the parent and of each worker, as
-   the run records them in its manifest; the same run on the first 10,000 games shows
-   whether it grows with the number of games.
+   wall clock (everything). Peak memory: the peak RSS (``VmHWM``) of the parent and of
+   each worker, as the run records them in its manifest; the same run on the first 10,000
+   games shows whether it grows with the number of games.
 2. **CK-Arena dev logs** (227 games; skipped without ``../shared/data``), 1 and 2 workers,
    for the co-occurrence backend and the embedding backend (bundled MiniLM), each *cold*
    (a fresh ``LEAKAGE_HOME`` holding only the corpus index: empty embedding cache) then
@@ -52,8 +52,9 @@ KILL_AFTER_COMMITS = 3
 TARGETS = {"batch_vs_raw_min": 0.80, "resume_lost_games": 0}
 
 _RAW_CHILD = """
-import json, resource, sys, time
+import json, sys, time
 from leakage import create_backend
+from leakage.batch._worker import peak_rss_mb
 from leakage.scoring import score_many
 from leakage.transcripts import parse_transcript
 backend = create_backend(sys.argv[2], **json.loads(sys.argv[3]))
@@ -70,8 +71,7 @@ with open(sys.argv[1], encoding="utf-8") as fh:
             k, s = run(block); n += k; seconds += s; block = []
 if block:
     k, s = run(block); n += k; seconds += s
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"games": n, "seconds": seconds, "peak_rss_mb": peak / 1024}))
+print(json.dumps({"games": n, "seconds": seconds, "peak_rss_mb": peak_rss_mb()}))
 """
 
 

@@ -45,7 +45,20 @@ from leakage.transcripts import AnyTranscript
 
 
 def peak_rss_mb() -> float | None:
-    """This process's peak resident memory (Linux/macOS), in MB."""
+    """This process's peak resident memory, in MB.
+
+    On Linux the high-water mark of the process's own memory (``VmHWM``): ``ru_maxrss``
+    there also keeps the peak of the process it was forked from, before ``exec``, so a
+    small process started by a large one would report the large one's peak. Elsewhere
+    ``ru_maxrss`` (macOS, BSD); None on Windows.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     try:
         import resource
     except ImportError:  # Windows
