@@ -22,6 +22,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from leakage.backends.base import LikelihoodBackend
+from leakage.errors import InvalidInput
 from leakage.metrics import outlier_trace
 from leakage.posterior import (
     Trace,
@@ -29,6 +30,7 @@ from leakage.posterior import (
     kl_bits,
     normalize_log,
     posterior_trace,
+    posterior_traces,
     ranks_of,
     spy_posterior,
 )
@@ -100,25 +102,66 @@ def scored_clues(t: AnyTranscript, options: ScoreOptions = ScoreOptions()) -> li
     return game_input(t, options).clues
 
 
+def _chameleon_loglik(inp: GameInput, backend: LikelihoodBackend) -> np.ndarray:
+    """The backend's log-likelihoods, one row per turn (zeros for turns not counted)."""
+    loglik = np.zeros((len(inp.texts), len(inp.candidates)))
+    if any(inp.counted):
+        rows = backend.loglik(inp.clues, list(inp.candidates), category=inp.category)
+        loglik[np.flatnonzero(inp.counted)] = rows
+    return loglik
+
+
+def _trace_numbers(tr: Trace) -> Numbers:
+    return {name: getattr(tr, name) for name in _TRACE_FIELDS}
+
+
 def score_input(inp: GameInput, backend: LikelihoodBackend) -> Numbers:
     """Stage 1: the backend's log-likelihoods of one game's clues, and (Chameleon) the
     posterior trace they give; SpyGame adds per-statement outlier scores when the backend
     can embed text."""
-    k = len(inp.candidates)
     if inp.game == "chameleon":
-        loglik = np.zeros((len(inp.texts), k))
-        idx = np.flatnonzero(inp.counted)
-        if idx.size:
-            loglik[idx] = backend.loglik(inp.clues, list(inp.candidates), category=inp.category)
         counted = np.array(inp.counted, dtype=bool)
-        tr = posterior_trace(loglik, counted=counted, secret_index=inp.secret_index)
-        return {name: getattr(tr, name) for name in _TRACE_FIELDS}
+        loglik = _chameleon_loglik(inp, backend)
+        return _trace_numbers(
+            posterior_trace(loglik, counted=counted, secret_index=inp.secret_index)
+        )
+    k = len(inp.candidates)
     texts = list(inp.texts)
     loglik = backend.loglik(texts, list(inp.candidates)) if texts else np.zeros((0, k))
     out: Numbers = {"loglik": np.asarray(loglik, dtype=np.float64)}
     embed = getattr(backend, "embed", None)
     if embed is not None and texts:
         out["outliers"] = outlier_trace(list(inp.speakers), embed(texts))
+    return out
+
+
+def score_inputs(
+    inputs: Sequence[GameInput], backend: LikelihoodBackend
+) -> list[Numbers | InvalidInput]:
+    """:func:`score_input` for many games, in order: the backend is asked game by game, the
+    posterior engine runs once per group of Chameleon games of the same shape (turns,
+    candidates, with or without a secret). A game the backend rejects comes back as its
+    :class:`~leakage.errors.InvalidInput`; any other backend error is raised."""
+    out: list[Numbers | InvalidInput] = [{} for _ in inputs]
+    groups: dict[tuple[int, int, bool], list[tuple[int, np.ndarray]]] = {}
+    for i, inp in enumerate(inputs):
+        try:
+            if inp.game == "chameleon":
+                key = (len(inp.texts), len(inp.candidates), inp.secret_index is not None)
+                groups.setdefault(key, []).append((i, _chameleon_loglik(inp, backend)))
+            else:
+                out[i] = score_input(inp, backend)
+        except InvalidInput as err:
+            out[i] = err
+    for (m, _, has_secret), members in groups.items():
+        games = [inputs[i] for i, _ in members]
+        traces = posterior_traces(
+            np.stack([loglik for _, loglik in members]),
+            counted=np.array([g.counted for g in games], dtype=bool).reshape(len(games), m),
+            secret_index=[g.secret_index or 0 for g in games] if has_secret else None,
+        )
+        for (i, _), tr in zip(members, traces, strict=True):
+            out[i] = _trace_numbers(tr)
     return out
 
 
@@ -344,7 +387,9 @@ def score_many(
     *,
     chunk: int = 1000,
 ) -> Iterator[Report]:
-    """Score games in order, letting the backend prepare each chunk of games in bulk."""
+    """Score games in order, a chunk at a time: the backend prepares each chunk in bulk
+    (:func:`prepare`) and the posterior engine runs over a chunk's games at once
+    (:func:`score_inputs`). A game the backend rejects raises when its turn comes."""
     batch: list[AnyTranscript] = []
     for t in transcripts:
         batch.append(t)
@@ -357,7 +402,12 @@ def score_many(
 def _score_chunk(
     batch: list[AnyTranscript], backend: LikelihoodBackend, options: ScoreOptions
 ) -> Iterator[Report]:
-    if batch:
-        prepare(batch, backend, options)
-    for t in batch:
-        yield score_transcript(t, backend, options)
+    if not batch:
+        return
+    inputs = [game_input(t, options) for t in batch]
+    prepare_inputs(inputs, backend)
+    name, info = backend.name, backend.info()
+    for t, numbers in zip(batch, score_inputs(inputs, backend), strict=True):
+        if isinstance(numbers, InvalidInput):
+            raise numbers
+        yield build_report(t, numbers, name, info, options)

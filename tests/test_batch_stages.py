@@ -135,3 +135,48 @@ def test_a_fatal_backend_failure_keeps_nothing_of_the_chunk():
     parsed = assembler.parse([])
     result = assembler.assemble(parsed, Scored(fatal=("BudgetExceeded", "budget spent")))
     assert result.fatal == ("BudgetExceeded", "budget spent") and result.keys == []
+
+
+class Picky(EmbeddingLike):
+    """Rejects any clue that mentions 'tennis', as a backend may reject what it cannot score."""
+
+    def loglik(
+        self, clues: Sequence[str], candidates: Sequence[str], *, category: str | None = None
+    ) -> np.ndarray:
+        from leakage.errors import InvalidInput
+
+        if any("tennis" in c.lower() for c in clues):
+            raise InvalidInput("cannot score 'tennis'")
+        return super().loglik(clues, candidates, category=category)
+
+
+def test_many_games_at_once_give_what_each_game_gives_alone(cooccurrence):
+    from leakage.errors import InvalidInput
+    from leakage.scoring import score_inputs
+
+    games = _games()
+    chameleon = next(t for t in games if t.game == "chameleon")
+    more = [
+        chameleon.model_copy(update={"secret": None}),
+        chameleon.model_copy(update={"turns": chameleon.turns[:2]}),
+        chameleon.model_copy(
+            update={"turns": [t.model_copy(update={"text": "tennis"}) for t in chameleon.turns]}
+        ),
+    ]
+    inputs = [game_input(t) for t in [*games, *more, *games]]
+    for backend in (cooccurrence, Picky()):
+        together = score_inputs(inputs, backend)
+        assert len(together) == len(inputs)
+        for inp, got in zip(inputs, together, strict=True):
+            try:
+                want = score_input(inp, backend)
+            except InvalidInput as err:
+                assert isinstance(got, InvalidInput) and str(got) == str(err)
+                continue
+            assert not isinstance(got, InvalidInput) and got.keys() == want.keys()
+            for name, value in want.items():
+                if isinstance(value, np.ndarray):
+                    np.testing.assert_allclose(got[name], value, rtol=1e-12, atol=1e-12)
+                else:
+                    assert got[name] == value
+    assert any(isinstance(x, InvalidInput) for x in score_inputs(inputs, Picky()))

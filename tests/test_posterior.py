@@ -8,7 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from leakage.posterior import entropy_bits, posterior_trace, ranks_of, spy_posterior
+from leakage.posterior import (
+    entropy_bits,
+    posterior_trace,
+    posterior_traces,
+    ranks_of,
+    spy_posterior,
+)
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
 any_float = st.one_of(finite, st.just(-np.inf), st.just(np.inf), st.just(np.nan))
@@ -136,3 +142,47 @@ def test_bad_shapes_are_errors():
         posterior_trace(np.zeros((2, 3)), counted=[True])
     with pytest.raises(ValueError):
         spy_posterior(np.zeros(3), 3)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_many_games_at_once_give_what_each_game_gives_alone(data):
+    g = data.draw(st.integers(1, 5))
+    m = data.draw(st.integers(0, 5))
+    k = data.draw(st.integers(1, 12))
+    L = data.draw(arrays(np.float64, (g, m, k), elements=any_float))
+    counted = data.draw(arrays(np.bool_, (g, m)))
+    with_secret = data.draw(st.booleans())
+    secret = data.draw(st.lists(st.integers(0, k - 1), min_size=g, max_size=g))
+
+    many = posterior_traces(L, counted, secret if with_secret else None)
+
+    assert len(many) == g
+    for i, got in enumerate(many):
+        if m == 0:
+            want_h = np.log2(k)
+            assert got.posterior.shape == (0, k) and got.prior_entropy_bits == pytest.approx(want_h)
+            continue
+        want = posterior_trace(
+            L[i], counted=counted[i], secret_index=secret[i] if with_secret else None
+        )
+        for name in ("prior", "posterior", "entropy_bits", "information_gain_bits", "kl_bits"):
+            np.testing.assert_allclose(
+                getattr(got, name), getattr(want, name), rtol=1e-12, atol=1e-12, err_msg=name
+            )
+        np.testing.assert_array_equal(got.counted, want.counted)
+        assert got.prior_entropy_bits == pytest.approx(want.prior_entropy_bits, rel=1e-12)
+        if with_secret:
+            np.testing.assert_allclose(got.secret_probability, want.secret_probability, rtol=1e-12)
+            np.testing.assert_array_equal(got.secret_rank, want.secret_rank)
+        else:
+            assert got.secret_probability is None and got.secret_rank is None
+
+
+def test_many_games_check_their_shapes():
+    with pytest.raises(ValueError, match="games x clues x candidates"):
+        posterior_traces(np.zeros((4, 16)), np.ones((4,), bool))
+    with pytest.raises(ValueError, match="counted"):
+        posterior_traces(np.zeros((2, 4, 16)), np.ones((2, 3), bool))
+    with pytest.raises(ValueError, match="secret_index"):
+        posterior_traces(np.zeros((2, 4, 16)), np.ones((2, 4), bool), [0, 16])

@@ -2,11 +2,14 @@
 
 The pool uses the ``spawn`` start method: torch (embedding, judge) and ``fork`` do not mix,
 and a spawned worker sees the environment (``LEAKAGE_HOME``) as it is when the run starts.
-Each worker builds its backend once (``init_process``). The parent parses each chunk, sends
-its game inputs to the pool and turns the numbers that come back into reports and step rows
-(see ``_worker``), so that it works while the workers score. It keeps at most two chunks per
-worker in flight, so neither the queue nor the results grow with the number of games, and
-takes results in submission order, so that a file's records are committed in order.
+Each worker builds its backend once (``init_process``). With one worker the parent parses
+each chunk, sends its game inputs to the worker and turns the numbers that come back into
+reports and step rows (see ``_worker``), so that the two processes' cores share the work:
+parsing and writing cost as much as scoring with the cheapest backend. With more workers
+the parent would be the slower side that way, so each worker does all of a chunk and the
+parent only reads and writes. The parent keeps at most two chunks per worker in flight, so
+neither the queue nor the results grow with the number of games, and takes results in
+submission order, so that a file's records are committed in order.
 Workers share the backends' on-disk caches (count cache, embedding cache, LLM response cache
 in ``$LEAKAGE_HOME``): SQLite in WAL mode with a busy timeout, safe for concurrent writers.
 """
@@ -29,6 +32,7 @@ from leakage.batch._worker import (
     Scored,
     ScorerSpec,
     init_process,
+    score_chunk_in_process,
     score_in_process,
 )
 from leakage.errors import LeakageError
@@ -74,24 +78,41 @@ class ProcessEngine:
         )
 
     def run(self, chunks: Iterable[Sequence[RawRecord]]) -> Iterator[ChunkResult]:
-        window: deque[tuple[Parsed, Future[Scored]]] = deque()
-        assemble = self._assembler.assemble
         try:
-            for chunk in chunks:
-                parsed = self._assembler.parse(chunk)
-                window.append((parsed, self._pool.submit(score_in_process, parsed.inputs)))
-                if len(window) >= 2 * self.workers:
-                    parsed, future = window.popleft()
-                    yield assemble(parsed, future.result())
-            while window:
-                parsed, future = window.popleft()
-                yield assemble(parsed, future.result())
+            if self.workers == 1:
+                yield from self._split(chunks)
+            else:
+                yield from self._whole(chunks)
         except BrokenProcessPool:
             raise LeakageError(
                 "a worker process died (killed, or out of memory); what was committed is "
                 "kept: rerun with --resume, perhaps with fewer --workers or a smaller "
                 "--chunk-size"
             ) from None
+
+    def _split(self, chunks: Iterable[Sequence[RawRecord]]) -> Iterator[ChunkResult]:
+        """The parent parses and assembles, the worker runs the backend stage."""
+        window: deque[tuple[Parsed, Future[Scored]]] = deque()
+        assemble = self._assembler.assemble
+        for chunk in chunks:
+            parsed = self._assembler.parse(chunk)
+            window.append((parsed, self._pool.submit(score_in_process, parsed.inputs)))
+            if len(window) >= 2:
+                parsed, future = window.popleft()
+                yield assemble(parsed, future.result())
+        while window:
+            parsed, future = window.popleft()
+            yield assemble(parsed, future.result())
+
+    def _whole(self, chunks: Iterable[Sequence[RawRecord]]) -> Iterator[ChunkResult]:
+        """Each worker does all of a chunk; the parent reads and writes."""
+        window: deque[Future[ChunkResult]] = deque()
+        for chunk in chunks:
+            window.append(self._pool.submit(score_chunk_in_process, chunk))
+            if len(window) >= 2 * self.workers:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

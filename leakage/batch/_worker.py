@@ -6,13 +6,13 @@ the backend stage of scoring on those inputs (the only step that needs the backe
 :meth:`Assembler.assemble` turns what it found into a :class:`ChunkResult` holding an Arrow
 record batch of step rows, the report lines and the error lines, ready to append.
 
-``--workers 0`` and each Ray actor run all three in one process (:meth:`Scorer.score`). A
-local pool splits them: the parent parses and assembles while the workers score, so that
-with one worker the parent's core reads, validates and writes while the worker's core
-scores. Between the two only plain values travel: game inputs one way, the numbers packed
-into a few arrays (:class:`PackedNumbers`) the other way. A backend failure (count source
-down, budget spent) is returned as ``fatal`` rather than raised: library errors do not all
-survive pickling, and the parent stops the run cleanly with what was committed.
+``--workers 0``, each Ray actor and each worker of a pool of two or more run all three in
+one process (:meth:`Scorer.score`). A pool of one worker splits them: the parent parses and
+assembles while the worker scores, so that the parent's core reads, validates and writes
+while the worker's core scores. Between the two only plain values travel: game inputs one
+way, the numbers packed into a few arrays (:class:`PackedNumbers`) the other way. A
+backend failure (count source down, budget spent) is returned as ``fatal`` rather than
+raised: library errors do not all survive pickling, and the parent stops the run cleanly with what was committed.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from leakage.scoring import (
     game_input,
     prepare_inputs,
     report_data,
-    score_input,
+    score_inputs,
 )
 from leakage.transcripts import AnyTranscript
 
@@ -270,17 +270,15 @@ class Scorer:
 
     def score_inputs(self, inputs: Sequence[GameInput], *, pack: bool = False) -> Scored:
         """The backend stage for a chunk's games; ``pack`` when the result crosses processes."""
-        numbers: list[Numbers | GameError] = []
         try:
             if inputs:
                 prepare_inputs(inputs, self.backend)
-            for inp in inputs:
-                try:
-                    numbers.append(score_input(inp, self.backend))
-                except InvalidInput as err:
-                    numbers.append(_game_error(err))
+            found = score_inputs(inputs, self.backend)
         except LeakageError as err:
             return Scored(fatal=(type(err).__name__, str(err)), pid=os.getpid())
+        numbers: list[Numbers | GameError] = [
+            _game_error(x) if isinstance(x, InvalidInput) else x for x in found
+        ]
         return Scored(
             numbers=PackedNumbers(numbers) if pack else numbers,
             backend=self.backend.name,
@@ -359,6 +357,12 @@ def init_process(spec: ScorerSpec) -> None:
     prepare_model_runtime()
     _SCORER = SafeScorer(spec)
     tune_gc()
+
+
+def score_chunk_in_process(chunk: Sequence[RawRecord]) -> ChunkResult:
+    if _SCORER is None:  # pragma: no cover - the pool runs init_process first
+        raise RuntimeError("init_process was not run in this worker")
+    return _SCORER.score(chunk)
 
 
 def score_in_process(inputs: Sequence[GameInput]) -> Scored:
