@@ -217,8 +217,8 @@ def bench_synthetic(tmp: Path, games: Path) -> dict[str, Any]:
 def bench_breakdown(games: Path, n: int = 5_000) -> dict[str, Any]:
     """Where a batch game's time goes, per stage, in this process (µs per game, median of 3):
     the stages the batch path adds beside the scoring that the raw rate measures, split as
-    the local pool splits them: the worker runs the backend stage (``score_input``), the
-    parent everything else. The first ``n`` games, scored once untimed first, so that
+    a pool of one worker splits them: the worker runs the backend stage (``score_inputs``),
+    the parent everything else. The first ``n`` games, scored once untimed first, so that
     scoring is warm and its share is the smallest it gets; the garbage collector tuned as in
     a batch run."""
     import pyarrow as pa
@@ -228,7 +228,7 @@ def bench_breakdown(games: Path, n: int = 5_000) -> dict[str, Any]:
     from leakage.batch._inputs import RawRecord, to_transcript
     from leakage.batch._rows import StepColumns
     from leakage.batch._worker import PackedNumbers, fewer_collections, report_json
-    from leakage.scoring import game_input, report_data, score_input, score_transcript
+    from leakage.scoring import game_input, report_data, score_input, score_inputs, score_many
 
     with games.open(encoding="utf-8") as fh:
         lines = [next(fh) for _ in range(n)]
@@ -253,14 +253,16 @@ def bench_breakdown(games: Path, n: int = 5_000) -> dict[str, Any]:
     batch = rows()
     out = games.parent / "breakdown.parquet"
     stages = {
-        "raw: score_transcript (both stages, pydantic report)": lambda: [
-            score_transcript(t, backend) for t in parsed
+        "raw: score_many (both stages, pydantic reports)": lambda: list(
+            score_many(parsed, backend)
+        ),
+        "worker: backend stage (score_inputs, chunks of 256)": lambda: [
+            score_inputs(inputs[at : at + 256], backend) for at in range(0, n, 256)
         ],
-        "worker: backend stage (score_input)": lambda: [score_input(x, backend) for x in inputs],
         "both: numbers packed, pickled, unpacked": packed,
         "parent: parse and validate, game input": lambda: [
-            game_input(to_transcript(r))
-            for r in records  # type: ignore[arg-type]
+            game_input(to_transcript(r))  # type: ignore[arg-type]
+            for r in records
         ],
         "parent: report data": lambda: [
             report_data(t, x, backend.name, info) for t, x in zip(parsed, numbers, strict=True)
