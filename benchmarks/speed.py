@@ -97,7 +97,7 @@ _STAGES = {
     "count source (LocalIndexSource.counts)": ("_local.py", "counts"),
     "posterior_trace (numpy)": ("posterior.py", "posterior_trace"),
     "backend.info (copied into each report)": ("_backend.py", "info"),
-    "pydantic model construction (Step, Summary, Report)": ("main.py", "__init__"),
+    "pydantic validation of the report (Report.model_validate)": ("main.py", "model_validate"),
     "score_transcript total": ("scoring.py", "score_transcript"),
 }
 

@@ -65,7 +65,7 @@ def test_report_data_is_the_validated_report_and_serialises_the_same(cooccurrenc
             assert report == score_transcript(t, backend, options)
             assert Report.model_validate(data) == report
             # Byte for byte what the model writes, so the batch's reports read back the same.
-            assert report_json(data) == report.model_dump_json()
+            assert report_json(data) == report.model_dump_json().encode()
     spy = next(t for t in _games() if t.game == "spygame")
     data = report_data(
         spy, score_input(game_input(spy), EmbeddingLike()), "embedding-like", {}, ScoreOptions()

@@ -154,7 +154,7 @@ class ResultsDir:
             if self._pending_rows >= ROW_GROUP_ROWS:
                 self._flush_rows()
         if result.reports:
-            self._reports.write(result.reports.encode("utf-8"))
+            self._reports.write(result.reports)
         if result.errors:
             self._errors.write(result.errors.encode("utf-8"))
         self._keys.extend(result.keys)

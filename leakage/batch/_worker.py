@@ -10,9 +10,11 @@ record batch of step rows, the report lines and the error lines, ready to append
 one process (:meth:`Scorer.score`). A pool of one worker splits them: the parent parses and
 assembles while the worker scores, so that the parent's core reads, validates and writes
 while the worker's core scores. Between the two only plain values travel: game inputs one
-way, the numbers packed into a few arrays (:class:`PackedNumbers`) the other way. A
-backend failure (count source down, budget spent) is returned as ``fatal`` rather than
-raised: library errors do not all survive pickling, and the parent stops the run cleanly with what was committed.
+way, the numbers packed into a few arrays (:class:`PackedNumbers`) the other way.
+
+A backend failure (count source down, budget spent) is returned as ``fatal`` rather than
+raised: library errors do not all survive pickling, and the parent stops the run cleanly
+with what was committed.
 """
 
 from __future__ import annotations
@@ -75,8 +77,8 @@ class ChunkResult:
     """Every record of the chunk, scored or failed: ``(source, record)``."""
     steps: Any = None
     """A ``pyarrow.RecordBatch`` of step rows (None when no game was scored)."""
-    reports: str = ""
-    """One ``leakage.report/1`` JSON object per line, per scored game."""
+    reports: bytes = b""
+    """One ``leakage.report/1`` JSON object per line, per scored game (UTF-8)."""
     errors: str = ""
     """One JSON object per line, per failed record."""
     games: int = 0
@@ -111,11 +113,11 @@ def error_line(source: str, record: int, label: str, err: InvalidInput | GameErr
     return json.dumps(doc, ensure_ascii=False)
 
 
-def report_json(data: dict[str, Any]) -> str:
-    """A report's plain data (:func:`~leakage.scoring.report_data`) as one JSON line, by
-    pydantic's own serialiser with the report's settings (NaN and infinity as null), without
-    building and validating the model first: that costs about as much again."""
-    return to_json(data, inf_nan_mode="null").decode()
+def report_json(data: dict[str, Any]) -> bytes:
+    """A report's plain data (:func:`~leakage.scoring.report_data`) as one UTF-8 JSON line,
+    by pydantic's own serialiser with the report's settings (NaN and infinity as null),
+    without building and validating the model first: that costs about as much again."""
+    return to_json(data, inf_nan_mode="null")
 
 
 class PackedNumbers:
@@ -234,7 +236,7 @@ class Assembler:
         )
         errors = list(parsed.errors)
         cols = StepColumns()
-        reports: list[str] = []
+        reports: list[bytes] = []
         for (raw, t), numbers in zip(parsed.good, scored.items(), strict=True):
             if isinstance(numbers, tuple):
                 errors.append(error_line(raw.source, raw.record, raw.label, numbers))
@@ -246,7 +248,7 @@ class Assembler:
             result.games += 1
         if cols.rows:
             result.steps = cols.to_batch()
-        result.reports = "".join(f"{r}\n" for r in reports)
+        result.reports = b"".join(r + b"\n" for r in reports)
         result.errors = "".join(f"{e}\n" for e in errors)
         result.failed = len(errors)
         return result
