@@ -226,7 +226,7 @@ def bench_breakdown(games: Path, n: int = 5_000) -> dict[str, Any]:
 
     from leakage import create_backend
     from leakage.batch._inputs import RawRecord, to_transcript
-    from leakage.batch._rows import StepColumns
+    from leakage.batch._rows import StepColumns, row_context
     from leakage.batch._worker import PackedNumbers, fewer_collections, report_json
     from leakage.scoring import game_input, report_data, score_input, score_inputs, score_many
 
@@ -240,10 +240,15 @@ def bench_breakdown(games: Path, n: int = 5_000) -> dict[str, Any]:
     numbers = [score_input(x, backend) for x in inputs]
     datas = [report_data(t, x, backend.name, info) for t, x in zip(parsed, numbers, strict=True)]
 
+    contexts = [
+        row_context(r.source, r.record, t, x.counted)
+        for r, t, x in zip(records, parsed, inputs, strict=True)
+    ]
+
     def rows() -> Any:
         cols = StepColumns()
-        for r, t, data in zip(records, parsed, datas, strict=True):
-            cols.add(r.source, r.record, t, data)
+        for ctx, x, nb in zip(contexts, inputs, numbers, strict=True):
+            cols.add(ctx, x, nb, backend.name)
         return cols.to_batch()
 
     def packed() -> None:
@@ -267,7 +272,7 @@ def bench_breakdown(games: Path, n: int = 5_000) -> dict[str, Any]:
         "parent: report data": lambda: [
             report_data(t, x, backend.name, info) for t, x in zip(parsed, numbers, strict=True)
         ],
-        "parent: step rows": rows,
+        "worker: step rows": rows,
         "parent: report JSON": lambda: [report_json(d) for d in datas],
         "parent: Parquet": lambda: pq.write_table(pa.Table.from_batches([batch]), out),
     }

@@ -67,6 +67,12 @@ class GameInput(NamedTuple):
     """Which turns update the posterior (SpyGame: all)."""
     secret_index: int | None
     """Chameleon: position of the secret among the candidates (None without a secret)."""
+    word_index: tuple[int, ...] = ()
+    """SpyGame: for every turn, the position of the speaker's word among the candidates."""
+    players: tuple[str, ...] = ()
+    """SpyGame: the player ids in seat order (the spy posterior's columns)."""
+    n_spies: int = 0
+    spy_assignment: str = "known"
 
     @property
     def clues(self) -> list[str]:
@@ -93,8 +99,14 @@ def game_input(t: AnyTranscript, options: ScoreOptions = ScoreOptions()) -> Game
             "chameleon", texts, speakers, tuple(t.candidates), t.category,
             _counted(t, options), secret_index,
         )  # fmt: skip
-    counted = (True,) * len(texts)
-    return GameInput("spygame", texts, speakers, tuple(t.candidates), None, counted, None)
+    candidates = tuple(t.candidates)
+    position = {w: j for j, w in enumerate(candidates)}
+    words = {p.id: position[t.word_of(p.id)] for p in t.players}
+    return GameInput(
+        "spygame", texts, speakers, candidates, None, (True,) * len(texts), None,
+        tuple(words[x] for x in speakers), tuple(p.id for p in t.players), len(t.spies()),
+        options.spy_assignment,
+    )  # fmt: skip
 
 
 def scored_clues(t: AnyTranscript, options: ScoreOptions = ScoreOptions()) -> list[str]:
@@ -125,10 +137,39 @@ def score_input(inp: GameInput, backend: LikelihoodBackend) -> Numbers:
         return _trace_numbers(
             posterior_trace(loglik, counted=counted, secret_index=inp.secret_index)
         )
-    k = len(inp.candidates)
+    return _spygame_numbers(inp, backend)
+
+
+def _spygame_numbers(inp: GameInput, backend: LikelihoodBackend) -> Numbers:
+    """Per statement: the speaker's-word posterior from that statement alone (uniform prior),
+    its entropy, KL from uniform, the speaker's word's probability and rank, and the spy
+    posterior given every statement so far; outlier scores when the backend can embed."""
+    k, m = len(inp.candidates), len(inp.texts)
     texts = list(inp.texts)
     loglik = backend.loglik(texts, list(inp.candidates)) if texts else np.zeros((0, k))
-    out: Numbers = {"loglik": np.asarray(loglik, dtype=np.float64)}
+    loglik = np.asarray(loglik, dtype=np.float64)
+    post = normalize_log(loglik) if m else np.zeros((0, k))
+    h = entropy_bits(post)
+    prior_h = float(np.log2(k))
+    column = {pid: j for j, pid in enumerate(inp.players)}
+    evidence = np.zeros(len(inp.players))
+    spy = np.zeros((m, len(inp.players)))
+    rank = np.zeros(m, dtype=np.int64)
+    for i, (player, wi) in enumerate(zip(inp.speakers, inp.word_index, strict=True)):
+        evidence[column[player]] += loglik[i, 0] - loglik[i, 1]
+        spy[i] = spy_posterior(evidence, inp.n_spies, assignment=inp.spy_assignment)
+        rank[i] = ranks_of(post[i], wi)[0]
+    out: Numbers = {
+        "loglik": loglik,
+        "posterior": post,
+        "entropy_bits": h,
+        "information_gain_bits": prior_h - h,
+        "kl_bits": kl_bits(post, np.full(k, 1.0 / k)),
+        "secret_probability": post[np.arange(m), np.array(inp.word_index, dtype=np.intp)],
+        "secret_rank": rank,
+        "spy_posterior": spy,
+        "prior_entropy_bits": prior_h,
+    }
     embed = getattr(backend, "embed", None)
     if embed is not None and texts:
         out["outliers"] = outlier_trace(list(inp.speakers), embed(texts))
@@ -274,50 +315,48 @@ def _spygame_report(
     options: ScoreOptions,
 ) -> dict[str, Any]:
     candidates = t.candidates
-    k = len(candidates)
     player_ids = [p.id for p in t.players]
-    column = {pid: j for j, pid in enumerate(player_ids)}
+    roles = {p.id: p.role for p in t.players}
     n_spies = len(t.spies())
-    loglik = numbers["loglik"]
     outliers: list[dict[str, float]] | None = numbers.get("outliers")
-    post = normalize_log(loglik) if len(t.turns) else np.zeros((0, k))
-    uniform = np.full(k, 1.0 / k)
-    h = entropy_bits(post)
-    kl = kl_bits(post, uniform)
-    prior_h = float(np.log2(k))
-    evidence = np.zeros(len(player_ids))
+    h = numbers["entropy_bits"]
+    prior_h = float(numbers["prior_entropy_bits"])
+    entropy, gain, kl = (
+        h.tolist(),
+        numbers["information_gain_bits"].tolist(),
+        numbers["kl_bits"].tolist(),
+    )
+    probability = numbers["secret_probability"].tolist()
+    rank = numbers["secret_rank"].tolist()
+    spy = numbers["spy_posterior"]
     steps: list[dict[str, Any]] = []
     spy_round1: list[str] | None = None
     outlier_round1: list[str] | None = None
     first_round = t.turns[0].round if t.turns else None
-    for i, turn in enumerate(t.turns):
-        evidence[column[turn.player]] += loglik[i, 0] - loglik[i, 1]
-        spy_p = spy_posterior(evidence, n_spies, assignment=options.spy_assignment)
-        word = t.word_of(turn.player)
-        wi = candidates.index(word)
+    for i, (turn, row) in enumerate(zip(t.turns, numbers["posterior"].tolist(), strict=True)):
         steps.append(
             {
                 **_STEP,
                 "index": i,
                 "player": turn.player,
-                "role": t.player(turn.player).role,
+                "role": roles[turn.player],
                 "round": turn.round,
                 "text": turn.text,
                 "counted": True,
-                "posterior": _as_dict(candidates, post[i]),
-                "entropy_bits": float(h[i]),
-                "information_gain_bits": prior_h - float(h[i]),
-                "kl_bits": float(kl[i]),
-                "secret_probability": float(post[i, wi]),
-                "secret_rank": int(ranks_of(post[i], wi)[0]),
-                "speaker_word": word,
-                "spy_posterior": _as_dict(player_ids, spy_p),
+                "posterior": dict(zip(candidates, row, strict=True)),
+                "entropy_bits": entropy[i],
+                "information_gain_bits": gain[i],
+                "kl_bits": kl[i],
+                "secret_probability": probability[i],
+                "secret_rank": rank[i],
+                "speaker_word": t.word_of(turn.player),
+                "spy_posterior": _as_dict(player_ids, spy[i]),
                 "outlier_scores": None if outliers is None else outliers[i],
             }
         )
         next_round = t.turns[i + 1].round if i + 1 < len(t.turns) else None
         if spy_round1 is None and first_round is not None and next_round != first_round:
-            top = np.argsort(-spy_p, kind="stable")[:n_spies]
+            top = np.argsort(-spy[i], kind="stable")[:n_spies]
             spy_round1 = [player_ids[j] for j in top]
             if outliers is not None:
                 ranked = sorted(outliers[i], key=lambda p: -outliers[i][p])

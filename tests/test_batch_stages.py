@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from leakage.batch._inputs import RawRecord
+from leakage.batch._rows import StepColumns
 from leakage.batch._worker import Assembler, PackedNumbers, Scored, ScorerSpec, report_json
 from leakage.reports import Report
 from leakage.scoring import (
@@ -118,7 +119,15 @@ def test_a_game_the_backend_rejects_is_an_error_line_and_the_rest_of_the_chunk_i
     parsed = assembler.parse(chunk)
     numbers = [score_input(inp, cooccurrence) for inp in parsed.inputs]
     numbers[1] = ("InvalidInput", "clue too long", [["turns[0].text", "too long"]])
-    scored = Scored(numbers=PackedNumbers(numbers), backend="cooccurrence", backend_info={})
+    cols = StepColumns()
+    for i in (0, 2):
+        cols.add(parsed.contexts[i], parsed.inputs[i], numbers[i], "cooccurrence")
+    scored = Scored(
+        numbers=PackedNumbers(numbers),
+        steps=cols.to_batch(),
+        backend="cooccurrence",
+        backend_info={},
+    )
 
     result = assembler.assemble(parsed, scored)
 

@@ -96,7 +96,8 @@ class ProcessEngine:
         assemble = self._assembler.assemble
         for chunk in chunks:
             parsed = self._assembler.parse(chunk)
-            window.append((parsed, self._pool.submit(score_in_process, parsed.inputs)))
+            future = self._pool.submit(score_in_process, parsed.inputs, parsed.contexts)
+            window.append((parsed, future))
             if len(window) >= 2:
                 parsed, future = window.popleft()
                 yield assemble(parsed, future.result())

@@ -12,10 +12,12 @@ come from a splits file joined on ``pair``, the SpyGame word pair ``civilian|spy
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import Any, Final
+from itertools import accumulate
+from typing import Any, Final, NamedTuple
 
+from leakage.scoring import GameInput, Numbers
 from leakage.transcripts import AnyTranscript, ChameleonTranscript
 
 STEPS_FORMAT: Final = "leakage.steps/1"
@@ -88,11 +90,60 @@ def _models(t: AnyTranscript) -> dict[str, str | None]:
     return {p.id: p.agent or _text(listed.get(p.id)) for p in t.players}
 
 
-_STEP_COLUMNS = (
-    "step", "clues_so_far", "player", "role", "model", "round", "text", "counted",
-    "entropy_bits", "information_gain_bits", "kl_bits", "secret_probability", "secret_rank",
-    "speaker_word",
-)  # fmt: skip
+class RowContext(NamedTuple):
+    """What the step rows of one game take from its transcript and record, beside its
+    :class:`~leakage.scoring.GameInput` and numbers: plain values, cheap to send to a worker."""
+
+    source: str
+    record: int
+    game_id: str
+    game_model: str | None
+    secret: str | None
+    category: str | None
+    matchup: str | None
+    difficulty: str | None
+    pair: str | None
+    roles: tuple[str, ...]
+    """Every turn's speaker's role."""
+    models: tuple[str | None, ...]
+    """Every turn's speaker's model."""
+    rounds: tuple[int | None, ...]
+    speaker_words: tuple[str | None, ...]
+    """SpyGame: every turn's speaker's word."""
+
+
+def row_context(
+    source: str,
+    record: int,
+    t: AnyTranscript,
+    counted: Sequence[bool],
+    difficulty: Mapping[str, str] | None = None,
+) -> RowContext:
+    """The :class:`RowContext` of ``t``; ``counted`` says which turns update the posterior."""
+    models = _models(t)
+    roles = {p.id: p.role for p in t.players}
+    speakers = [turn.player for turn in t.turns]
+    counted_models = sorted(
+        {m for p, c in zip(speakers, counted, strict=True) if c and (m := models[p])}
+    )
+    level = _text(t.meta.get("difficulty"))
+    if isinstance(t, ChameleonTranscript):
+        category, pair, secret = t.category, None, t.secret
+        words: tuple[str | None, ...] = (None,) * len(speakers)
+    else:
+        category, pair, secret = None, f"{t.words.civilian}|{t.words.spy}", t.words.civilian
+        if level is None and difficulty:
+            level = difficulty.get(pair_key(t.words.civilian, t.words.spy))
+        words = tuple(t.word_of(p) for p in speakers)
+    return RowContext(
+        source, record, t.id, "+".join(counted_models) or None, secret, category,
+        _text(t.meta.get("matchup")), level, pair, tuple(roles[p] for p in speakers),
+        tuple(models[p] for p in speakers), tuple(turn.round for turn in t.turns), words,
+    )  # fmt: skip
+
+
+_STEP_COLUMNS = ("step", "clues_so_far", "player", "role", "model", "round", "text", "counted")
+_NUMBER_COLUMNS = ("entropy_bits", "information_gain_bits", "kl_bits")
 _GAME_COLUMNS = (
     "source", "record", "game_id", "game", "backend", "game_model", "prior_entropy_bits",
     "secret", "category", "matchup", "difficulty", "pair",
@@ -100,75 +151,61 @@ _GAME_COLUMNS = (
 
 
 class StepColumns:
-    """Rows of many games gathered as tuples, turned into one Arrow batch at the end.
+    """Rows of many games gathered column by column, turned into one Arrow batch at the end.
 
-    A game adds one tuple of game-level values and one tuple per step; the columns are
-    formed once, in :meth:`to_batch` (game-level ones repeated by Arrow's ``take``), and the
-    two list columns are kept flat (values and offsets): building Arrow lists from Python
-    lists of lists, or extending 28 lists per game, costs a good part of a game's scoring.
+    A game adds one tuple of game-level values (repeated by Arrow's ``take``), its turns'
+    values to per-column lists, and its numbers as arrays: the probabilities straight from
+    the posterior matrix, flat with one offset per step. Built from the numbers of the
+    backend stage, so that the process that scores a game can also shape its rows.
     """
 
     def __init__(self) -> None:
         self._games: list[tuple[Any, ...]] = []
-        self._steps: list[tuple[Any, ...]] = []
         self._per_game: list[int] = []
+        self._steps: dict[str, list[Any]] = {c: [] for c in _STEP_COLUMNS}
+        self._numbers: dict[str, list[Any]] = {c: [] for c in _NUMBER_COLUMNS}
+        self._secret_probability: list[float | None] = []
+        self._secret_rank: list[int | None] = []
+        self._speaker_word: list[str | None] = []
         self._candidates: list[str] = []
         self._cand_offsets = [0]
-        self._probabilities: list[float] = []
+        self._probabilities: list[Any] = []
 
     @property
     def rows(self) -> int:
-        return len(self._steps)
+        return sum(self._per_game)
 
-    def add(
-        self,
-        source: str,
-        record: int,
-        t: AnyTranscript,
-        report: Mapping[str, Any],
-        difficulty: Mapping[str, str] | None = None,
-    ) -> int:
-        """Append the rows of one scored game, its report as plain data
-        (:func:`leakage.scoring.report_data`, or ``Report.model_dump()``); returns how many."""
-        models = _models(t)
-        steps = report["steps"]
-        counted = sorted({m for s in steps if s["counted"] and (m := models[s["player"]])})
-        pair = category = None
-        if isinstance(t, ChameleonTranscript):
-            category = t.category
-        else:
-            pair = f"{t.words.civilian}|{t.words.spy}"
-        level = _text(t.meta.get("difficulty"))
-        if level is None and difficulty and pair is not None:
-            level = difficulty.get(pair_key(t.words.civilian, t.words.spy))  # type: ignore[union-attr]
+    def add(self, ctx: RowContext, inp: GameInput, numbers: Numbers, backend: str) -> int:
+        """Append the rows of one scored game; returns how many."""
+        n = len(inp.texts)
         self._games.append(
             (
-                source, record, report["game_id"], report["game"], report["backend"],
-                "+".join(counted) or None, report["summary"]["prior_entropy_bits"],
-                report["secret"], category, _text(t.meta.get("matchup")), level, pair,
+                ctx.source, ctx.record, ctx.game_id, inp.game, backend, ctx.game_model,
+                float(numbers["prior_entropy_bits"]), ctx.secret, ctx.category, ctx.matchup,
+                ctx.difficulty, ctx.pair,
             )
         )  # fmt: skip
-        clues = 0
-        append = self._steps.append
-        probabilities = self._probabilities
-        for s in steps:
-            clues += s["counted"]
-            append(
-                (
-                    s["index"], clues, s["player"], s["role"], models.get(s["player"]),
-                    s["round"], s["text"], s["counted"], s["entropy_bits"],
-                    s["information_gain_bits"], s["kl_bits"], s["secret_probability"],
-                    s["secret_rank"], s["speaker_word"],
-                )
-            )  # fmt: skip
-            probabilities.extend(s["posterior"].values())
-        n = len(steps)
         self._per_game.append(n)
-        candidates = report["candidates"]
-        k = len(candidates)
-        self._candidates.extend(candidates * n)
+        steps = self._steps
+        steps["step"].extend(range(n))
+        steps["clues_so_far"].extend(accumulate(map(int, inp.counted)))
+        steps["player"].extend(inp.speakers)
+        steps["role"].extend(ctx.roles)
+        steps["model"].extend(ctx.models)
+        steps["round"].extend(ctx.rounds)
+        steps["text"].extend(inp.texts)
+        steps["counted"].extend(inp.counted)
+        for name in _NUMBER_COLUMNS:
+            self._numbers[name].append(numbers[name])
+        probability, rank = numbers.get("secret_probability"), numbers.get("secret_rank")
+        self._secret_probability.extend([None] * n if probability is None else probability.tolist())
+        self._secret_rank.extend([None] * n if rank is None else rank.tolist())
+        self._speaker_word.extend(ctx.speaker_words)
+        k = len(inp.candidates)
+        self._candidates.extend(inp.candidates * n)
         last = self._cand_offsets[-1]
         self._cand_offsets.extend(range(last + k, last + k * n + 1, k))
+        self._probabilities.append(numbers["posterior"].ravel())
         return n
 
     def to_batch(self) -> Any:
@@ -178,17 +215,22 @@ class StepColumns:
 
         schema = steps_schema()
         columns: dict[str, Any] = {}
-        for name, values in zip(_STEP_COLUMNS, zip(*self._steps, strict=True), strict=True):
+        for name, values in self._steps.items():
             columns[name] = pa.array(values, schema.field(name).type)
+        for name, arrays in self._numbers.items():
+            columns[name] = pa.array(np.concatenate(arrays), schema.field(name).type)
+        columns["secret_probability"] = pa.array(self._secret_probability, pa.float64())
+        columns["secret_rank"] = pa.array(self._secret_rank, pa.int32())
+        columns["speaker_word"] = pa.array(self._speaker_word, pa.string())
         repeat = pa.array(np.repeat(np.arange(len(self._games)), self._per_game))
-        for name, values in zip(_GAME_COLUMNS, zip(*self._games, strict=True), strict=True):
-            columns[name] = pa.array(values, schema.field(name).type).take(repeat)
+        for name, column in zip(_GAME_COLUMNS, zip(*self._games, strict=True), strict=True):
+            columns[name] = pa.array(column, schema.field(name).type).take(repeat)
         offsets = pa.array(self._cand_offsets, pa.int32())
         columns["candidates"] = pa.ListArray.from_arrays(
             offsets, pa.array(self._candidates, pa.string())
         )
         # Every step has one probability per candidate: the same offsets.
         columns["probabilities"] = pa.ListArray.from_arrays(
-            offsets, pa.array(self._probabilities, pa.float64())
+            offsets, pa.array(np.concatenate(self._probabilities), pa.float64())
         )
         return pa.RecordBatch.from_arrays([columns[f.name] for f in schema], schema=schema)

@@ -32,7 +32,7 @@ import numpy as np
 from pydantic_core import to_json
 
 from leakage.batch._inputs import RawRecord, to_transcript
-from leakage.batch._rows import StepColumns
+from leakage.batch._rows import RowContext, StepColumns, row_context
 from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
 from leakage.scoring import (
     GameInput,
@@ -172,6 +172,8 @@ class Scored:
     """What the backend stage found for one chunk's games, in their order."""
 
     numbers: list[Numbers | GameError] | PackedNumbers = field(default_factory=list)
+    steps: Any = None
+    """A ``pyarrow.RecordBatch`` of the scored games' step rows (None when there are none)."""
     backend: str = ""
     backend_info: dict[str, Any] = field(default_factory=dict)
     fatal: tuple[str, str] | None = None
@@ -191,6 +193,7 @@ class Parsed:
     keys: list[tuple[str, int]]
     good: list[tuple[RawRecord, AnyTranscript]]
     inputs: list[GameInput]
+    contexts: list[RowContext]
     errors: list[str]
 
 
@@ -214,14 +217,18 @@ class Assembler:
 
     def parse(self, chunk: Sequence[RawRecord]) -> Parsed:
         spec = self.spec
-        parsed = Parsed([(r.source, r.record) for r in chunk], [], [], [])
+        parsed = Parsed([(r.source, r.record) for r in chunk], [], [], [], [])
         for raw in chunk:
             item = to_transcript(raw, spec.input_format)
             if isinstance(item, InvalidInput):
                 parsed.errors.append(error_line(raw.source, raw.record, raw.label, item))
-            else:
-                parsed.good.append((raw, item))
-                parsed.inputs.append(game_input(item, spec.options))
+                continue
+            inp = game_input(item, spec.options)
+            parsed.good.append((raw, item))
+            parsed.inputs.append(inp)
+            parsed.contexts.append(
+                row_context(raw.source, raw.record, item, inp.counted, spec.difficulty)
+            )
         return parsed
 
     def assemble(self, parsed: Parsed, scored: Scored) -> ChunkResult:
@@ -230,24 +237,21 @@ class Assembler:
         spec = self.spec
         result = ChunkResult(
             keys=parsed.keys,
+            steps=scored.steps,
             backend_info=scored.backend_info,
             pid=scored.pid,
             peak_rss_mb=scored.peak_rss_mb,
         )
         errors = list(parsed.errors)
-        cols = StepColumns()
         reports: list[bytes] = []
         for (raw, t), numbers in zip(parsed.good, scored.items(), strict=True):
             if isinstance(numbers, tuple):
                 errors.append(error_line(raw.source, raw.record, raw.label, numbers))
                 continue
-            data = report_data(t, numbers, scored.backend, scored.backend_info, spec.options)
-            cols.add(raw.source, raw.record, t, data, spec.difficulty)
             if spec.write_reports:
+                data = report_data(t, numbers, scored.backend, scored.backend_info, spec.options)
                 reports.append(report_json(data))
             result.games += 1
-        if cols.rows:
-            result.steps = cols.to_batch()
         result.reports = b"".join(r + b"\n" for r in reports)
         result.errors = "".join(f"{e}\n" for e in errors)
         result.failed = len(errors)
@@ -270,20 +274,30 @@ class Scorer:
             self._info = self.backend.info()
         return self._info
 
-    def score_inputs(self, inputs: Sequence[GameInput], *, pack: bool = False) -> Scored:
-        """The backend stage for a chunk's games; ``pack`` when the result crosses processes."""
+    def score_inputs(
+        self, inputs: Sequence[GameInput], contexts: Sequence[RowContext], *, pack: bool = False
+    ) -> Scored:
+        """The backend stage for a chunk's games, and their step rows; ``pack`` when the
+        result crosses processes."""
         try:
             if inputs:
                 prepare_inputs(inputs, self.backend)
             found = score_inputs(inputs, self.backend)
         except LeakageError as err:
             return Scored(fatal=(type(err).__name__, str(err)), pid=os.getpid())
-        numbers: list[Numbers | GameError] = [
-            _game_error(x) if isinstance(x, InvalidInput) else x for x in found
-        ]
+        numbers: list[Numbers | GameError] = []
+        cols = StepColumns()
+        name = self.backend.name
+        for inp, ctx, x in zip(inputs, contexts, found, strict=True):
+            if isinstance(x, InvalidInput):
+                numbers.append(_game_error(x))
+            else:
+                numbers.append(x)
+                cols.add(ctx, inp, x, name)
         return Scored(
             numbers=PackedNumbers(numbers) if pack else numbers,
-            backend=self.backend.name,
+            steps=cols.to_batch() if cols.rows else None,
+            backend=name,
             backend_info=self.info(),
             pid=os.getpid(),
             peak_rss_mb=peak_rss_mb(),
@@ -292,7 +306,8 @@ class Scorer:
     def score(self, chunk: Sequence[RawRecord]) -> ChunkResult:
         """All three steps in this process."""
         parsed = self.assembler.parse(chunk)
-        return self.assembler.assemble(parsed, self.score_inputs(parsed.inputs))
+        scored = self.score_inputs(parsed.inputs, parsed.contexts)
+        return self.assembler.assemble(parsed, scored)
 
 
 class SafeScorer:
@@ -316,10 +331,12 @@ class SafeScorer:
             return ChunkResult(keys=[], fatal=self.failed, pid=os.getpid())
         return self.scorer.score(chunk)
 
-    def score_inputs(self, inputs: Sequence[GameInput], *, pack: bool = False) -> Scored:
+    def score_inputs(
+        self, inputs: Sequence[GameInput], contexts: Sequence[RowContext], *, pack: bool = False
+    ) -> Scored:
         if self.scorer is None:
             return Scored(fatal=self.failed, pid=os.getpid())
-        return self.scorer.score_inputs(inputs, pack=pack)
+        return self.scorer.score_inputs(inputs, contexts, pack=pack)
 
 
 # The scorer of a pool process, created once by ``init_process``.
@@ -367,7 +384,7 @@ def score_chunk_in_process(chunk: Sequence[RawRecord]) -> ChunkResult:
     return _SCORER.score(chunk)
 
 
-def score_in_process(inputs: Sequence[GameInput]) -> Scored:
+def score_in_process(inputs: Sequence[GameInput], contexts: Sequence[RowContext]) -> Scored:
     if _SCORER is None:  # pragma: no cover - the pool runs init_process first
         raise RuntimeError("init_process was not run in this worker")
-    return _SCORER.score_inputs(inputs, pack=True)
+    return _SCORER.score_inputs(inputs, contexts, pack=True)
