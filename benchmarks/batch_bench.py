@@ -217,43 +217,51 @@ def bench_synthetic(tmp: Path, games: Path) -> dict[str, Any]:
 def bench_breakdown(games: Path, n: int = 5_000) -> dict[str, Any]:
     """Where a batch game's time goes, per stage, in this process (µs per game, median of 3):
     the stages the batch path adds beside the scoring that the raw rate measures, split as
-    a pool of one worker splits them: the worker runs the backend stage (``score_inputs``),
-    the parent everything else. The first ``n`` games, scored once untimed first, so that
-    scoring is warm and its share is the smallest it gets; the garbage collector tuned as in
-    a batch run."""
+    a pool of one worker splits them: the parent parses and writes, the worker scores and
+    shapes rows and report lines from plain values. The first ``n`` games, scored once
+    untimed first, so that scoring is warm and its share is the smallest it gets; the
+    garbage collector tuned as in a batch run."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from leakage import create_backend
     from leakage.batch._inputs import RawRecord, to_transcript
     from leakage.batch._rows import StepColumns, row_context
-    from leakage.batch._worker import PackedNumbers, fewer_collections, report_json
-    from leakage.scoring import game_input, report_data, score_input, score_inputs, score_many
+    from leakage.batch._worker import fewer_collections, report_json
+    from leakage.scoring import game_input, report_data, score_inputs, score_many
 
     with games.open(encoding="utf-8") as fh:
         lines = [next(fh) for _ in range(n)]
     backend = create_backend("cooccurrence")
-    info = backend.info()
+    name, info = backend.name, backend.info()
     records = [RawRecord(str(games), i, f"line {i + 1}", x) for i, x in enumerate(lines)]
     parsed: list[Any] = [to_transcript(r) for r in records]
     inputs = [game_input(t) for t in parsed]
-    numbers = [score_input(x, backend) for x in inputs]
-    datas = [report_data(t, x, backend.name, info) for t, x in zip(parsed, numbers, strict=True)]
-
     contexts = [
         row_context(r.source, r.record, t, x.counted)
         for r, t, x in zip(records, parsed, inputs, strict=True)
     ]
+    numbers: list[Any] = score_inputs(inputs, backend)
+    datas = [
+        report_data(x, c.report, nb, name, info)
+        for x, c, nb in zip(inputs, contexts, numbers, strict=True)
+    ]
+
+    def parse() -> None:
+        for r in records:
+            t: Any = to_transcript(r)
+            inp = game_input(t)
+            row_context(r.source, r.record, t, inp.counted)
 
     def rows() -> Any:
         cols = StepColumns()
-        for ctx, x, nb in zip(contexts, inputs, numbers, strict=True):
-            cols.add(ctx, x, nb, backend.name)
+        for x, c, nb in zip(inputs, contexts, numbers, strict=True):
+            cols.add(c, x, nb, name)
         return cols.to_batch()
 
-    def packed() -> None:
+    def sent() -> None:
         for at in range(0, n, 256):
-            list(pickle.loads(pickle.dumps(PackedNumbers(numbers[at : at + 256]))).unpack())
+            pickle.loads(pickle.dumps((inputs[at : at + 256], contexts[at : at + 256])))
 
     batch = rows()
     out = games.parent / "breakdown.parquet"
@@ -261,30 +269,28 @@ def bench_breakdown(games: Path, n: int = 5_000) -> dict[str, Any]:
         "raw: score_many (both stages, pydantic reports)": lambda: list(
             score_many(parsed, backend)
         ),
+        "parent: parse and validate, game input and row context": parse,
+        "both: inputs and contexts pickled and unpickled": sent,
         "worker: backend stage (score_inputs, chunks of 256)": lambda: [
             score_inputs(inputs[at : at + 256], backend) for at in range(0, n, 256)
         ],
-        "both: numbers packed, pickled, unpacked": packed,
-        "parent: parse and validate, game input": lambda: [
-            game_input(to_transcript(r))  # type: ignore[arg-type]
-            for r in records
-        ],
-        "parent: report data": lambda: [
-            report_data(t, x, backend.name, info) for t, x in zip(parsed, numbers, strict=True)
-        ],
         "worker: step rows": rows,
-        "parent: report JSON": lambda: [report_json(d) for d in datas],
+        "worker: report data": lambda: [
+            report_data(x, c.report, nb, name, info)
+            for x, c, nb in zip(inputs, contexts, numbers, strict=True)
+        ],
+        "worker: report JSON": lambda: [report_json(d) for d in datas],
         "parent: Parquet": lambda: pq.write_table(pa.Table.from_batches([batch]), out),
     }
     result = {}
     with fewer_collections():
-        for name, fn in stages.items():
+        for label, fn in stages.items():
             times = []
             for _ in range(3):
                 start = time.perf_counter()
                 fn()
                 times.append(time.perf_counter() - start)
-            result[name] = round(1e6 * float(np.median(times)) / n, 1)
+            result[label] = round(1e6 * float(np.median(times)) / n, 1)
     result["load"] = load()
     return result
 

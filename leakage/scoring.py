@@ -35,7 +35,7 @@ from leakage.posterior import (
     spy_posterior,
 )
 from leakage.reports import Report, Step, Summary
-from leakage.transcripts import AnyTranscript, ChameleonTranscript, SpyGameTranscript
+from leakage.transcripts import AnyTranscript, ChameleonTranscript
 
 Numbers = dict[str, Any]
 """What :func:`score_input` found for one game: numpy arrays (and a few scalars) by name."""
@@ -188,8 +188,9 @@ def score_inputs(
     for i, inp in enumerate(inputs):
         try:
             if inp.game == "chameleon":
+                loglik = _chameleon_loglik(inp, backend)
                 key = (len(inp.texts), len(inp.candidates), inp.secret_index is not None)
-                groups.setdefault(key, []).append((i, _chameleon_loglik(inp, backend)))
+                groups.setdefault(key, []).append((i, loglik))
             else:
                 out[i] = score_input(inp, backend)
         except InvalidInput as err:
@@ -206,8 +207,42 @@ def score_inputs(
     return out
 
 
+class ReportContext(NamedTuple):
+    """What the report stage takes from a transcript beside its :class:`GameInput`, as plain
+    values (so that the process that scores a game can also write its report)."""
+
+    game_id: str
+    secret: str | None
+    """Chameleon: the secret; SpyGame: the civilians' word."""
+    roles: tuple[str, ...]
+    """Every turn's speaker's role."""
+    rounds: tuple[int | None, ...]
+    speaker_words: tuple[str | None, ...]
+    """SpyGame: every turn's speaker's word."""
+    spies: tuple[str, ...]
+    meta: dict[str, Any]
+
+
+def report_context(t: AnyTranscript) -> ReportContext:
+    """The :class:`ReportContext` of ``t``."""
+    roles = {p.id: p.role for p in t.players}
+    speakers = [turn.player for turn in t.turns]
+    rounds = tuple(turn.round for turn in t.turns)
+    if isinstance(t, ChameleonTranscript):
+        words: tuple[str | None, ...] = (None,) * len(speakers)
+        return ReportContext(
+            t.id, t.secret, tuple(roles[p] for p in speakers), rounds, words, (), t.meta
+        )
+    words = tuple(t.word_of(p) for p in speakers)
+    spies = tuple(sorted(t.spies()))
+    return ReportContext(
+        t.id, t.words.civilian, tuple(roles[p] for p in speakers), rounds, words, spies, t.meta
+    )
+
+
 def report_data(
-    t: AnyTranscript,
+    inp: GameInput,
+    ctx: ReportContext,
     numbers: Numbers,
     backend: str,
     backend_info: dict[str, Any],
@@ -216,9 +251,9 @@ def report_data(
     """Stage 2 as plain data: what ``build_report(...).model_dump(mode="json")`` gives, with
     every field in the report's order, built without validating it (for writers that only
     serialise it, such as the batch path)."""
-    if isinstance(t, ChameleonTranscript):
-        return _chameleon_report(t, Trace(**numbers), backend, backend_info, options)
-    return _spygame_report(t, numbers, backend, backend_info, options)
+    if inp.game == "chameleon":
+        return _chameleon_report(inp, ctx, Trace(**numbers), backend, backend_info, options)
+    return _spygame_report(inp, ctx, numbers, backend, backend_info, options)
 
 
 def build_report(
@@ -229,7 +264,10 @@ def build_report(
     options: ScoreOptions = ScoreOptions(),
 ) -> Report:
     """Stage 2: the report of ``t`` from what :func:`score_input` found for it."""
-    return Report.model_validate(report_data(t, numbers, backend, backend_info, options))
+    data = report_data(
+        game_input(t, options), report_context(t), numbers, backend, backend_info, options
+    )
+    return Report.model_validate(data)
 
 
 def _defaults(model: type[BaseModel]) -> dict[str, Any]:
@@ -244,14 +282,14 @@ _REPORT = _defaults(Report)
 
 
 def _chameleon_report(
-    t: ChameleonTranscript,
+    inp: GameInput,
+    ctx: ReportContext,
     tr: Trace,
     backend: str,
     backend_info: dict[str, Any],
     options: ScoreOptions,
 ) -> dict[str, Any]:
-    roles = {p.id: p.role for p in t.players}
-    candidates = t.candidates
+    candidates = inp.candidates
     counted = tr.counted.tolist()
     entropy = tr.entropy_bits.tolist()
     gain = tr.information_gain_bits.tolist()
@@ -262,10 +300,10 @@ def _chameleon_report(
         {
             **_STEP,
             "index": i,
-            "player": turn.player,
-            "role": roles[turn.player],
-            "round": turn.round,
-            "text": turn.text,
+            "player": player,
+            "role": role,
+            "round": round_,
+            "text": text,
             "counted": counted[i],
             "posterior": dict(zip(candidates, row, strict=True)),
             "entropy_bits": entropy[i],
@@ -274,7 +312,9 @@ def _chameleon_report(
             "secret_probability": None if probability is None else probability[i],
             "secret_rank": None if rank is None else rank[i],
         }
-        for i, (turn, row) in enumerate(zip(t.turns, tr.posterior.tolist(), strict=True))
+        for i, (player, role, round_, text, row) in enumerate(
+            zip(inp.speakers, ctx.roles, ctx.rounds, inp.texts, tr.posterior.tolist(), strict=True)
+        )
     ]
     last = steps[-1] if steps else None
     last_rank = None if last is None else last["secret_rank"]
@@ -293,55 +333,54 @@ def _chameleon_report(
     }
     return {
         **_REPORT,
-        "game_id": t.id,
+        "game_id": ctx.game_id,
         "game": "chameleon",
         "backend": backend,
         "backend_info": backend_info,
-        "category": t.category,
+        "category": inp.category,
         "candidates": list(candidates),
-        "secret": t.secret,
+        "secret": ctx.secret,
         "settings": {"include_chameleon": options.include_chameleon},
         "steps": steps,
         "summary": summary,
-        "meta": dict(t.meta),
+        "meta": dict(ctx.meta),
     }
 
 
 def _spygame_report(
-    t: SpyGameTranscript,
+    inp: GameInput,
+    ctx: ReportContext,
     numbers: Numbers,
     backend: str,
     backend_info: dict[str, Any],
     options: ScoreOptions,
 ) -> dict[str, Any]:
-    candidates = t.candidates
-    player_ids = [p.id for p in t.players]
-    roles = {p.id: p.role for p in t.players}
-    n_spies = len(t.spies())
+    candidates = inp.candidates
+    player_ids = list(inp.players)
+    n_spies = inp.n_spies
+    spies = set(ctx.spies)
     outliers: list[dict[str, float]] | None = numbers.get("outliers")
     h = numbers["entropy_bits"]
     prior_h = float(numbers["prior_entropy_bits"])
-    entropy, gain, kl = (
-        h.tolist(),
-        numbers["information_gain_bits"].tolist(),
-        numbers["kl_bits"].tolist(),
-    )
+    entropy, kl = h.tolist(), numbers["kl_bits"].tolist()
+    gain = numbers["information_gain_bits"].tolist()
     probability = numbers["secret_probability"].tolist()
     rank = numbers["secret_rank"].tolist()
     spy = numbers["spy_posterior"]
+    rounds = ctx.rounds
     steps: list[dict[str, Any]] = []
     spy_round1: list[str] | None = None
     outlier_round1: list[str] | None = None
-    first_round = t.turns[0].round if t.turns else None
-    for i, (turn, row) in enumerate(zip(t.turns, numbers["posterior"].tolist(), strict=True)):
+    first_round = rounds[0] if rounds else None
+    for i, row in enumerate(numbers["posterior"].tolist()):
         steps.append(
             {
                 **_STEP,
                 "index": i,
-                "player": turn.player,
-                "role": roles[turn.player],
-                "round": turn.round,
-                "text": turn.text,
+                "player": inp.speakers[i],
+                "role": ctx.roles[i],
+                "round": rounds[i],
+                "text": inp.texts[i],
                 "counted": True,
                 "posterior": dict(zip(candidates, row, strict=True)),
                 "entropy_bits": entropy[i],
@@ -349,12 +388,12 @@ def _spygame_report(
                 "kl_bits": kl[i],
                 "secret_probability": probability[i],
                 "secret_rank": rank[i],
-                "speaker_word": t.word_of(turn.player),
+                "speaker_word": ctx.speaker_words[i],
                 "spy_posterior": _as_dict(player_ids, spy[i]),
                 "outlier_scores": None if outliers is None else outliers[i],
             }
         )
-        next_round = t.turns[i + 1].round if i + 1 < len(t.turns) else None
+        next_round = rounds[i + 1] if i + 1 < len(rounds) else None
         if spy_round1 is None and first_round is not None and next_round != first_round:
             top = np.argsort(-spy[i], kind="stable")[:n_spies]
             spy_round1 = [player_ids[j] for j in top]
@@ -369,24 +408,24 @@ def _spygame_report(
         "mean_entropy_bits": float(h.mean()) if len(steps) else None,
         "total_information_gain_bits": float((prior_h - h).sum()) if len(steps) else None,
         "spy_top_after_round1": spy_round1,
-        "spy_hit_after_round1": None if spy_round1 is None else bool(set(spy_round1) & t.spies()),
+        "spy_hit_after_round1": None if spy_round1 is None else bool(set(spy_round1) & spies),
         "outlier_top_after_round1": outlier_round1,
         "outlier_hit_after_round1": (
-            None if outlier_round1 is None else bool(set(outlier_round1) & t.spies())
+            None if outlier_round1 is None else bool(set(outlier_round1) & spies)
         ),
     }
     return {
         **_REPORT,
-        "game_id": t.id,
+        "game_id": ctx.game_id,
         "game": "spygame",
         "backend": backend,
         "backend_info": backend_info,
         "candidates": list(candidates),
-        "secret": t.words.civilian,
+        "secret": ctx.secret,
         "settings": {"spy_assignment": options.spy_assignment, "n_spies": n_spies},
         "steps": steps,
         "summary": summary,
-        "meta": dict(t.meta),
+        "meta": dict(ctx.meta),
     }
 
 

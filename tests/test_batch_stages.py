@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,13 +11,13 @@ import numpy as np
 import pytest
 
 from leakage.batch._inputs import RawRecord
-from leakage.batch._rows import StepColumns
-from leakage.batch._worker import Assembler, PackedNumbers, Scored, ScorerSpec, report_json
+from leakage.batch._worker import Assembler, Scored, Scorer, ScorerSpec, report_json
 from leakage.reports import Report
 from leakage.scoring import (
     ScoreOptions,
     build_report,
     game_input,
+    report_context,
     report_data,
     score_input,
     score_transcript,
@@ -60,16 +61,20 @@ def _games():
 def test_report_data_is_the_validated_report_and_serialises_the_same(cooccurrence, options):
     for backend in (cooccurrence, EmbeddingLike()):
         for t in _games():
-            numbers = score_input(game_input(t, options), backend)
-            data = report_data(t, numbers, backend.name, backend.info(), options)
+            inp = game_input(t, options)
+            numbers = score_input(inp, backend)
+            data = report_data(
+                inp, report_context(t), numbers, backend.name, backend.info(), options
+            )
             report = build_report(t, numbers, backend.name, backend.info(), options)
             assert report == score_transcript(t, backend, options)
             assert Report.model_validate(data) == report
             # Byte for byte what the model writes, so the batch's reports read back the same.
             assert report_json(data) == report.model_dump_json().encode()
     spy = next(t for t in _games() if t.game == "spygame")
+    inp = game_input(spy)
     data = report_data(
-        spy, score_input(game_input(spy), EmbeddingLike()), "embedding-like", {}, ScoreOptions()
+        inp, report_context(spy), score_input(inp, EmbeddingLike()), "x", {}, ScoreOptions()
     )
     assert all(s["outlier_scores"] for s in data["steps"])
 
@@ -81,62 +86,37 @@ def test_a_forgotten_required_field_fails_rather_than_writing_a_default():
         report_json({"steps": [dict(_STEP)]})
 
 
-def test_packed_numbers_come_back_the_same_after_pickling(cooccurrence):
-    items = []
-    for t in _games():
-        items.append(score_input(game_input(t), EmbeddingLike()))
-        items.append(score_input(game_input(t), cooccurrence))
-    no_secret = next(t for t in _games() if t.game == "chameleon").model_copy(
-        update={"secret": None}
-    )
-    items.insert(1, score_input(game_input(no_secret), cooccurrence))
-    no_turns = no_secret.model_copy(update={"turns": []})
-    items.append(score_input(game_input(no_turns), cooccurrence))
-    items.insert(3, ("InvalidInput", "clue 2 is too long", [["turns[1].text", "too long"]]))
-
-    back = list(pickle.loads(pickle.dumps(PackedNumbers(items))).unpack())
-
-    assert len(back) == len(items)
-    for got, want in zip(back, items, strict=True):
-        if isinstance(want, tuple):
-            assert got == want
-            continue
-        assert got.keys() == want.keys()
-        for name, value in want.items():
-            if isinstance(value, np.ndarray):
-                assert got[name].shape == value.shape and got[name].dtype == value.dtype
-                np.testing.assert_array_equal(got[name], value)
-            else:
-                assert got[name] == value
-
-
-def test_a_game_the_backend_rejects_is_an_error_line_and_the_rest_of_the_chunk_is_kept(
-    cooccurrence,
-):
-    text = (EXAMPLES / "chameleon_batch.jsonl").read_text(encoding="utf-8").splitlines()[:3]
+def test_what_a_worker_is_sent_is_plain_values_that_come_back_equal():
+    text = (EXAMPLES / "chameleon_batch.jsonl").read_text(encoding="utf-8").splitlines()
     chunk = [RawRecord("/data/games.jsonl", i, f"line {i + 1}", x) for i, x in enumerate(text)]
-    assembler = Assembler(ScorerSpec("cooccurrence", {}))
-    parsed = assembler.parse(chunk)
-    numbers = [score_input(inp, cooccurrence) for inp in parsed.inputs]
-    numbers[1] = ("InvalidInput", "clue too long", [["turns[0].text", "too long"]])
-    cols = StepColumns()
-    for i in (0, 2):
-        cols.add(parsed.contexts[i], parsed.inputs[i], numbers[i], "cooccurrence")
-    scored = Scored(
-        numbers=PackedNumbers(numbers),
-        steps=cols.to_batch(),
-        backend="cooccurrence",
-        backend_info={},
-    )
+    parsed = Assembler(ScorerSpec("cooccurrence", {})).parse(chunk)
+    sent = (parsed.inputs, parsed.contexts)
+    assert pickle.loads(pickle.dumps(sent)) == sent
+    assert len(pickle.dumps(sent)) < 2 * sum(len(x) for x in text)
 
-    result = assembler.assemble(parsed, scored)
+
+def _chunk_with(texts: list[str]) -> list[RawRecord]:
+    return [RawRecord("/data/games.jsonl", i, f"line {i + 1}", x) for i, x in enumerate(texts)]
+
+
+def test_a_game_the_backend_rejects_is_an_error_line_and_the_rest_of_the_chunk_is_kept():
+    records = [
+        json.loads(x)
+        for x in (EXAMPLES / "chameleon_batch.jsonl").read_text(encoding="utf-8").splitlines()
+    ][:3]
+    records[1]["turns"][0]["text"] = "tennis"
+    scorer = Scorer(ScorerSpec("picky", {}), backend=Picky())
+
+    result = scorer.score(_chunk_with([json.dumps(r) for r in records]))
 
     assert (result.games, result.failed) == (2, 1)
     assert result.keys == [("/data/games.jsonl", i) for i in range(3)]
-    assert '"label": "line 2"' in result.errors and '"type": "InvalidInput"' in result.errors
-    assert '"problems": [["turns[0].text", "too long"]]' in result.errors
-    assert result.steps.num_rows == sum(len(parsed.good[i][1].turns) for i in (0, 2))
-    assert len(result.reports.splitlines()) == 2
+    error = json.loads(result.errors)
+    assert (error["label"], error["type"]) == ("line 2", "InvalidInput")
+    assert "tennis" in error["error"]
+    assert result.steps.num_rows == len(records[0]["turns"]) + len(records[2]["turns"])
+    reports = [json.loads(x) for x in result.reports.splitlines()]
+    assert [r["game_id"] for r in reports] == [records[0]["id"], records[2]["id"]]
 
 
 def test_a_fatal_backend_failure_keeps_nothing_of_the_chunk():

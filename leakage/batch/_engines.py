@@ -3,13 +3,13 @@
 The pool uses the ``spawn`` start method: torch (embedding, judge) and ``fork`` do not mix,
 and a spawned worker sees the environment (``LEAKAGE_HOME``) as it is when the run starts.
 Each worker builds its backend once (``init_process``). With one worker the parent parses
-each chunk, sends its game inputs to the worker and turns the numbers that come back into
-reports and step rows (see ``_worker``), so that the two processes' cores share the work:
-parsing and writing cost as much as scoring with the cheapest backend. With more workers
-the parent would be the slower side that way, so each worker does all of a chunk and the
-parent only reads and writes. The parent keeps at most two chunks per worker in flight, so
-neither the queue nor the results grow with the number of games, and takes results in
-submission order, so that a file's records are committed in order.
+each chunk and sends the worker plain values (game inputs, row contexts); the worker
+scores them and sends back step rows and report lines (see ``_worker``), so that the
+parent's core reads, validates and writes while the worker's scores. With more workers
+each worker parses its chunks too, and the parent only reads and writes. The parent keeps
+at most two chunks per worker in flight, so neither the queue nor the results grow with the
+number of games, and takes results in submission order, so that a file's records are
+committed in order.
 Workers share the backends' on-disk caches (count cache, embedding cache, LLM response cache
 in ``$LEAKAGE_HOME``): SQLite in WAL mode with a busy timeout, safe for concurrent writers.
 """
@@ -91,7 +91,7 @@ class ProcessEngine:
             ) from None
 
     def _split(self, chunks: Iterable[Sequence[RawRecord]]) -> Iterator[ChunkResult]:
-        """The parent parses and assembles, the worker runs the backend stage."""
+        """The parent parses and writes; the worker scores and shapes rows and reports."""
         window: deque[tuple[Parsed, Future[Scored]]] = deque()
         assemble = self._assembler.assemble
         for chunk in chunks:

@@ -17,7 +17,7 @@ from functools import cache
 from itertools import accumulate
 from typing import Any, Final, NamedTuple
 
-from leakage.scoring import GameInput, Numbers
+from leakage.scoring import GameInput, Numbers, ReportContext, report_context
 from leakage.transcripts import AnyTranscript, ChameleonTranscript
 
 STEPS_FORMAT: Final = "leakage.steps/1"
@@ -91,25 +91,20 @@ def _models(t: AnyTranscript) -> dict[str, str | None]:
 
 
 class RowContext(NamedTuple):
-    """What the step rows of one game take from its transcript and record, beside its
-    :class:`~leakage.scoring.GameInput` and numbers: plain values, cheap to send to a worker."""
+    """What the step rows and the report of one game take from its transcript and record,
+    beside its :class:`~leakage.scoring.GameInput` and numbers: plain values, cheap to send
+    to a worker."""
 
+    report: ReportContext
     source: str
     record: int
-    game_id: str
     game_model: str | None
-    secret: str | None
     category: str | None
     matchup: str | None
     difficulty: str | None
     pair: str | None
-    roles: tuple[str, ...]
-    """Every turn's speaker's role."""
     models: tuple[str | None, ...]
     """Every turn's speaker's model."""
-    rounds: tuple[int | None, ...]
-    speaker_words: tuple[str | None, ...]
-    """SpyGame: every turn's speaker's word."""
 
 
 def row_context(
@@ -121,24 +116,20 @@ def row_context(
 ) -> RowContext:
     """The :class:`RowContext` of ``t``; ``counted`` says which turns update the posterior."""
     models = _models(t)
-    roles = {p.id: p.role for p in t.players}
     speakers = [turn.player for turn in t.turns]
     counted_models = sorted(
         {m for p, c in zip(speakers, counted, strict=True) if c and (m := models[p])}
     )
     level = _text(t.meta.get("difficulty"))
     if isinstance(t, ChameleonTranscript):
-        category, pair, secret = t.category, None, t.secret
-        words: tuple[str | None, ...] = (None,) * len(speakers)
+        category, pair = t.category, None
     else:
-        category, pair, secret = None, f"{t.words.civilian}|{t.words.spy}", t.words.civilian
+        category, pair = None, f"{t.words.civilian}|{t.words.spy}"
         if level is None and difficulty:
             level = difficulty.get(pair_key(t.words.civilian, t.words.spy))
-        words = tuple(t.word_of(p) for p in speakers)
     return RowContext(
-        source, record, t.id, "+".join(counted_models) or None, secret, category,
-        _text(t.meta.get("matchup")), level, pair, tuple(roles[p] for p in speakers),
-        tuple(models[p] for p in speakers), tuple(turn.round for turn in t.turns), words,
+        report_context(t), source, record, "+".join(counted_models) or None, category,
+        _text(t.meta.get("matchup")), level, pair, tuple(models[p] for p in speakers),
     )  # fmt: skip
 
 
@@ -178,11 +169,12 @@ class StepColumns:
     def add(self, ctx: RowContext, inp: GameInput, numbers: Numbers, backend: str) -> int:
         """Append the rows of one scored game; returns how many."""
         n = len(inp.texts)
+        report = ctx.report
         self._games.append(
             (
-                ctx.source, ctx.record, ctx.game_id, inp.game, backend, ctx.game_model,
-                float(numbers["prior_entropy_bits"]), ctx.secret, ctx.category, ctx.matchup,
-                ctx.difficulty, ctx.pair,
+                ctx.source, ctx.record, report.game_id, inp.game, backend, ctx.game_model,
+                float(numbers["prior_entropy_bits"]), report.secret, ctx.category,
+                ctx.matchup, ctx.difficulty, ctx.pair,
             )
         )  # fmt: skip
         self._per_game.append(n)
@@ -190,9 +182,9 @@ class StepColumns:
         steps["step"].extend(range(n))
         steps["clues_so_far"].extend(accumulate(map(int, inp.counted)))
         steps["player"].extend(inp.speakers)
-        steps["role"].extend(ctx.roles)
+        steps["role"].extend(report.roles)
         steps["model"].extend(ctx.models)
-        steps["round"].extend(ctx.rounds)
+        steps["round"].extend(report.rounds)
         steps["text"].extend(inp.texts)
         steps["counted"].extend(inp.counted)
         for name in _NUMBER_COLUMNS:
@@ -200,7 +192,7 @@ class StepColumns:
         probability, rank = numbers.get("secret_probability"), numbers.get("secret_rank")
         self._secret_probability.extend([None] * n if probability is None else probability.tolist())
         self._secret_rank.extend([None] * n if rank is None else rank.tolist())
-        self._speaker_word.extend(ctx.speaker_words)
+        self._speaker_word.extend(report.speaker_words)
         k = len(inp.candidates)
         self._candidates.extend(inp.candidates * n)
         last = self._cand_offsets[-1]

@@ -1,16 +1,17 @@
 """Scoring chunks of raw records: parse, score, and shape the outputs.
 
 A chunk goes through three steps. :meth:`Assembler.parse` turns raw records into
-transcripts and their :class:`~leakage.scoring.GameInput`; :meth:`Scorer.score_inputs` runs
-the backend stage of scoring on those inputs (the only step that needs the backend); and
-:meth:`Assembler.assemble` turns what it found into a :class:`ChunkResult` holding an Arrow
-record batch of step rows, the report lines and the error lines, ready to append.
+transcripts, and takes from each the plain values scoring needs: its
+:class:`~leakage.scoring.GameInput` and its :class:`~leakage.batch._rows.RowContext` (ids,
+roles, rounds, models, meta). :meth:`Scorer.score_inputs` scores those values (the only step
+that needs the backend) and shapes the step rows and report lines from them, with no
+transcript. :meth:`Assembler.assemble` adds the error lines and makes the
+:class:`ChunkResult` the parent appends.
 
 ``--workers 0``, each Ray actor and each worker of a pool of two or more run all three in
 one process (:meth:`Scorer.score`). A pool of one worker splits them: the parent parses and
-assembles while the worker scores, so that the parent's core reads, validates and writes
-while the worker's core scores. Between the two only plain values travel: game inputs one
-way, the numbers packed into a few arrays (:class:`PackedNumbers`) the other way.
+writes while the worker scores and shapes, so that both cores work; between the two only
+plain values travel (inputs and contexts one way, an Arrow batch and report bytes back).
 
 A backend failure (count source down, budget spent) is returned as ``fatal`` rather than
 raised: library errors do not all survive pickling, and the parent stops the run cleanly
@@ -21,22 +22,20 @@ from __future__ import annotations
 
 import gc
 import json
-import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from pydantic_core import to_json
 
+from leakage.backends.base import LikelihoodBackend
 from leakage.batch._inputs import RawRecord, to_transcript
 from leakage.batch._rows import RowContext, StepColumns, row_context
 from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
 from leakage.scoring import (
     GameInput,
-    Numbers,
     ScoreOptions,
     game_input,
     prepare_inputs,
@@ -120,70 +119,19 @@ def report_json(data: dict[str, Any]) -> bytes:
     return to_json(data, inf_nan_mode="null")
 
 
-class PackedNumbers:
-    """The numbers of a chunk's games in a few flat arrays, cheap to pickle.
-
-    A list of per-game dicts of small arrays pickles at tens of µs per game, as much as a
-    cheap backend takes to score it; here every array of a name is raveled into one array
-    (per name), with each game's shape kept beside it, and values that are not arrays (a
-    float, SpyGame's outlier dicts) travel as they are. A game the backend stage rejected
-    travels as its :data:`GameError`.
-    """
-
-    def __init__(self, items: Sequence[Numbers | GameError]) -> None:
-        self.n = len(items)
-        self.errors: dict[int, GameError] = {}
-        self.arrays: dict[str, tuple[np.ndarray, list[tuple[int, ...] | None]]] = {}
-        self.values: dict[str, dict[int, Any]] = {}
-        flat: dict[str, list[np.ndarray]] = {}
-        shapes: dict[str, list[tuple[int, ...] | None]] = {}
-        for i, item in enumerate(items):
-            if isinstance(item, tuple):
-                self.errors[i] = item
-                continue
-            for name, value in item.items():
-                if isinstance(value, np.ndarray):
-                    flat.setdefault(name, []).append(value.ravel())
-                    shapes.setdefault(name, [None] * self.n)[i] = value.shape
-                else:
-                    self.values.setdefault(name, {})[i] = value
-        for name, parts in flat.items():
-            self.arrays[name] = (np.concatenate(parts), shapes[name])
-
-    def unpack(self) -> Iterator[Numbers | GameError]:
-        offsets = dict.fromkeys(self.arrays, 0)
-        for i in range(self.n):
-            if i in self.errors:
-                yield self.errors[i]
-                continue
-            numbers: Numbers = {name: v[i] for name, v in self.values.items() if i in v}
-            for name, (data, shapes) in self.arrays.items():
-                shape = shapes[i]
-                if shape is None:  # this game has no such array
-                    continue
-                at = offsets[name]
-                end = offsets[name] = at + math.prod(shape)
-                numbers[name] = data[at:end].reshape(shape)
-            yield numbers
-
-
 @dataclass
 class Scored:
-    """What the backend stage found for one chunk's games, in their order."""
+    """What scoring a chunk's parsed games produced, in their order: step rows, report lines,
+    and the games the backend rejected (by position among the chunk's parsed games)."""
 
-    numbers: list[Numbers | GameError] | PackedNumbers = field(default_factory=list)
     steps: Any = None
-    """A ``pyarrow.RecordBatch`` of the scored games' step rows (None when there are none)."""
-    backend: str = ""
+    """A ``pyarrow.RecordBatch`` of step rows (None when no game was scored)."""
+    reports: bytes = b""
+    rejected: dict[int, GameError] = field(default_factory=dict)
     backend_info: dict[str, Any] = field(default_factory=dict)
     fatal: tuple[str, str] | None = None
     pid: int = 0
     peak_rss_mb: float | None = None
-
-    def items(self) -> Iterator[Numbers | GameError]:
-        if isinstance(self.numbers, PackedNumbers):
-            return self.numbers.unpack()
-        return iter(self.numbers)
 
 
 @dataclass
@@ -234,38 +182,32 @@ class Assembler:
     def assemble(self, parsed: Parsed, scored: Scored) -> ChunkResult:
         if scored.fatal is not None:
             return ChunkResult(keys=[], fatal=scored.fatal, pid=scored.pid)
-        spec = self.spec
-        result = ChunkResult(
+        errors = list(parsed.errors)
+        for i, err in scored.rejected.items():
+            raw = parsed.good[i][0]
+            errors.append(error_line(raw.source, raw.record, raw.label, err))
+        return ChunkResult(
             keys=parsed.keys,
             steps=scored.steps,
+            reports=scored.reports,
+            errors="".join(f"{e}\n" for e in errors),
+            games=len(parsed.good) - len(scored.rejected),
+            failed=len(errors),
             backend_info=scored.backend_info,
             pid=scored.pid,
             peak_rss_mb=scored.peak_rss_mb,
         )
-        errors = list(parsed.errors)
-        reports: list[bytes] = []
-        for (raw, t), numbers in zip(parsed.good, scored.items(), strict=True):
-            if isinstance(numbers, tuple):
-                errors.append(error_line(raw.source, raw.record, raw.label, numbers))
-                continue
-            if spec.write_reports:
-                data = report_data(t, numbers, scored.backend, scored.backend_info, spec.options)
-                reports.append(report_json(data))
-            result.games += 1
-        result.reports = b"".join(r + b"\n" for r in reports)
-        result.errors = "".join(f"{e}\n" for e in errors)
-        result.failed = len(errors)
-        return result
 
 
 class Scorer:
     """One backend, created once, scoring chunk after chunk."""
 
-    def __init__(self, spec: ScorerSpec) -> None:
+    def __init__(self, spec: ScorerSpec, backend: LikelihoodBackend | None = None) -> None:
+        """``backend`` is built from the spec unless one is given."""
         from leakage.backends import create_backend
 
         self.spec = spec
-        self.backend = create_backend(spec.backend, **spec.backend_options)
+        self.backend = backend or create_backend(spec.backend, **spec.backend_options)
         self.assembler = Assembler(spec)
         self._info: dict[str, Any] | None = None
 
@@ -274,34 +216,31 @@ class Scorer:
             self._info = self.backend.info()
         return self._info
 
-    def score_inputs(
-        self, inputs: Sequence[GameInput], contexts: Sequence[RowContext], *, pack: bool = False
-    ) -> Scored:
-        """The backend stage for a chunk's games, and their step rows; ``pack`` when the
-        result crosses processes."""
+    def score_inputs(self, inputs: Sequence[GameInput], contexts: Sequence[RowContext]) -> Scored:
+        """Score a chunk's parsed games: the backend stage, then their step rows and report
+        lines, from the plain values the parent sends (no transcript needed)."""
         try:
             if inputs:
                 prepare_inputs(inputs, self.backend)
             found = score_inputs(inputs, self.backend)
         except LeakageError as err:
             return Scored(fatal=(type(err).__name__, str(err)), pid=os.getpid())
-        numbers: list[Numbers | GameError] = []
+        spec, name, info = self.spec, self.backend.name, self.info()
+        scored = Scored(backend_info=info, pid=os.getpid())
         cols = StepColumns()
-        name = self.backend.name
-        for inp, ctx, x in zip(inputs, contexts, found, strict=True):
-            if isinstance(x, InvalidInput):
-                numbers.append(_game_error(x))
-            else:
-                numbers.append(x)
-                cols.add(ctx, inp, x, name)
-        return Scored(
-            numbers=PackedNumbers(numbers) if pack else numbers,
-            steps=cols.to_batch() if cols.rows else None,
-            backend=name,
-            backend_info=self.info(),
-            pid=os.getpid(),
-            peak_rss_mb=peak_rss_mb(),
-        )
+        reports: list[bytes] = []
+        for i, (inp, ctx, numbers) in enumerate(zip(inputs, contexts, found, strict=True)):
+            if isinstance(numbers, InvalidInput):
+                scored.rejected[i] = _game_error(numbers)
+                continue
+            cols.add(ctx, inp, numbers, name)
+            if spec.write_reports:
+                data = report_data(inp, ctx.report, numbers, name, info, spec.options)
+                reports.append(report_json(data) + b"\n")
+        scored.steps = cols.to_batch() if cols.rows else None
+        scored.reports = b"".join(reports)
+        scored.peak_rss_mb = peak_rss_mb()
+        return scored
 
     def score(self, chunk: Sequence[RawRecord]) -> ChunkResult:
         """All three steps in this process."""
@@ -331,12 +270,10 @@ class SafeScorer:
             return ChunkResult(keys=[], fatal=self.failed, pid=os.getpid())
         return self.scorer.score(chunk)
 
-    def score_inputs(
-        self, inputs: Sequence[GameInput], contexts: Sequence[RowContext], *, pack: bool = False
-    ) -> Scored:
+    def score_inputs(self, inputs: Sequence[GameInput], contexts: Sequence[RowContext]) -> Scored:
         if self.scorer is None:
             return Scored(fatal=self.failed, pid=os.getpid())
-        return self.scorer.score_inputs(inputs, contexts, pack=pack)
+        return self.scorer.score_inputs(inputs, contexts)
 
 
 # The scorer of a pool process, created once by ``init_process``.
@@ -387,4 +324,4 @@ def score_chunk_in_process(chunk: Sequence[RawRecord]) -> ChunkResult:
 def score_in_process(inputs: Sequence[GameInput], contexts: Sequence[RowContext]) -> Scored:
     if _SCORER is None:  # pragma: no cover - the pool runs init_process first
         raise RuntimeError("init_process was not run in this worker")
-    return _SCORER.score_inputs(inputs, contexts, pack=True)
+    return _SCORER.score_inputs(inputs, contexts)
