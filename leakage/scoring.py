@@ -485,7 +485,8 @@ def _score_chunk(
     inputs = [game_input(t, options) for t in batch]
     prepare_inputs(inputs, backend)
     name, info = backend.name, backend.info()
-    for t, numbers in zip(batch, score_inputs(inputs, backend), strict=True):
+    for t, inp, numbers in zip(batch, inputs, score_inputs(inputs, backend), strict=True):
         if isinstance(numbers, InvalidInput):
             raise numbers
-        yield build_report(t, numbers, name, info, options)
+        data = report_data(inp, report_context(t), numbers, name, info, options)
+        yield Report.model_validate(data)
