@@ -39,15 +39,15 @@ from typing import Any, Literal
 import httpx
 import numpy as np
 
-from leakage.backends.cooccurrence._budget import QueryBudget
-from leakage.backends.cooccurrence._web import (
-    _error_message,
-    _run_sync,
-    _Transient,
+from leakage._http import (
+    Transient,
+    error_message,
     http_client_scope,
     raise_if_transient,
+    run_sync,
     transient_retrying,
 )
+from leakage.backends.cooccurrence._budget import QueryBudget
 from leakage.errors import BackendUnavailable, BudgetExhausted, LeakageError, LLMError
 from leakage.llm._base import Generation, Message, Usage
 from leakage.llm._response_cache import ResponseCache, request_key
@@ -242,7 +242,7 @@ def _parse_score(payload: Any, split: int, end: int) -> dict[str, Any]:
 
 def _refuses_zero(response: httpx.Response) -> bool:
     """The server refused ``max_tokens: 0`` (vLLM before echo-only support, others)."""
-    return response.status_code in (400, 422) and "max_tokens" in _error_message(response)
+    return response.status_code in (400, 422) and "max_tokens" in error_message(response)
 
 
 def _as_message(item: Any, index: int) -> dict[str, str]:
@@ -359,7 +359,7 @@ class OpenAICompatibleClient:
         stop: Sequence[str] | None = None,
     ) -> Generation:
         """A chat completion (a list of messages) or a text completion (a string)."""
-        return _run_sync(
+        return run_sync(
             lambda: self.agenerate(
                 messages,
                 max_tokens=max_tokens,
@@ -388,7 +388,7 @@ class OpenAICompatibleClient:
 
     def score_many(self, prompts: Sequence[str], continuations: Sequence[str]) -> np.ndarray:
         """``(len(prompts), len(continuations))`` log-probabilities (sync :meth:`ascore_many`)."""
-        return _run_sync(lambda: self.ascore_many(prompts, continuations))
+        return run_sync(lambda: self.ascore_many(prompts, continuations))
 
     async def ascore_many(self, prompts: Sequence[str], continuations: Sequence[str]) -> np.ndarray:
         """Every continuation scored after every prompt, concurrently within the limit.
@@ -435,7 +435,7 @@ class OpenAICompatibleClient:
         stop: Sequence[str] | None = None,
     ) -> list[Generation]:
         """One :class:`Generation` per chat or prompt, in order (sync :meth:`agenerate_many`)."""
-        return _run_sync(
+        return run_sync(
             lambda: self.agenerate_many(
                 requests,
                 max_tokens=max_tokens,
@@ -595,7 +595,7 @@ class OpenAICompatibleClient:
                         response = await self._post(client, url, job, 1)
                     self._check_status(response, url, job)
                     return self._parse(response, url, job)
-        except _Transient as exc:
+        except Transient as exc:
             raise LLMError(
                 f"{self.name}: POST {url} failed after {self.max_attempts} attempts; "
                 f"last error: {exc.detail}"
@@ -612,9 +612,9 @@ class OpenAICompatibleClient:
         try:
             return await client.post(url, json=body, headers=headers)
         except httpx.TimeoutException as exc:
-            raise _Transient(f"{type(exc).__name__} (no answer within {self.timeout} s)") from exc
+            raise Transient(f"{type(exc).__name__} (no answer within {self.timeout} s)") from exc
         except httpx.TransportError as exc:
-            raise _Transient(f"{type(exc).__name__}: {exc}".rstrip(": ")) from exc
+            raise Transient(f"{type(exc).__name__}: {exc}".rstrip(": ")) from exc
 
     def _redact(self, text: str) -> str:
         return text.replace(self._api_key, "***") if self._api_key else text
@@ -623,7 +623,7 @@ class OpenAICompatibleClient:
         status = response.status_code
         if 200 <= status < 300:
             return
-        message = self._redact(_error_message(response))
+        message = self._redact(error_message(response))
         if status == 429 and "insufficient_quota" in response.text:
             raise LLMError(
                 f"{self.name}: the account's quota is used up (HTTP 429 from {url}: {message}); "

@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 
 import httpx
 
+from leakage._http import Transient
 from leakage.errors import CountSourceError, InvalidInput
 
 from ._source import Query
@@ -22,7 +23,6 @@ from ._web import (
     _as_count,
     _norm,
     _require_env,
-    _Transient,
 )
 
 
@@ -256,7 +256,7 @@ class InfiniGramSource(WebCountSource):
             raise CountSourceError(f"infini-gram: query {text!r}: the answer is not a JSON object")
         if "error" in payload:
             # Errors come back in a 200; the API's docs ask clients to retry them.
-            raise _Transient(f"infini-gram error: {payload['error']}")
+            raise Transient(f"infini-gram error: {payload['error']}")
         if "count" not in payload:
             raise CountSourceError(f"infini-gram: query {text!r}: the answer has no count")
         return _as_count(payload["count"], "count", self.name, text), bool(payload.get("approx"))

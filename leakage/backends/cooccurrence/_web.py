@@ -21,20 +21,23 @@ variables are read in one place per source, its ``from_env`` factory.
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import functools
 import os
-import ssl
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
+from leakage._http import (
+    Transient,
+    error_message,
+    http_client_scope,
+    raise_if_transient,
+    retry_after_seconds,
+    run_sync,
+    transient_retrying,
+)
 from leakage.errors import BackendUnavailable, BudgetExhausted, CountSourceError, InvalidInput
 
 from ._budget import QueryBudget
@@ -48,104 +51,6 @@ count. Google does not publish it; it enters the estimator only through the smoo
 
 _USER_AGENT = "leakage (co-occurrence counts; https://pypi.org/project/leakage)"
 _FLUSH_EVERY = 16  # answered queries per cache transaction
-_T = TypeVar("_T")
-
-
-class _Transient(Exception):
-    """A failure worth retrying: 429, 5xx, a transport error, an infini-gram error payload."""
-
-    def __init__(
-        self, detail: str, *, status: int | None = None, retry_after: float | None = None
-    ) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.status = status
-        self.retry_after = retry_after
-
-
-def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
-    if value is None or not value.strip():
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:  # an HTTP date is GMT by definition
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
-
-
-def transient_wait(state: RetryCallState, *, backoff: float, max_wait: float) -> float:
-    """Seconds before the next attempt (a tenacity ``wait``): the server's ``Retry-After``
-    when a :class:`_Transient` carries one, else exponential backoff; capped by ``max_wait``."""
-    exc = state.outcome.exception() if state.outcome is not None else None
-    if isinstance(exc, _Transient) and exc.retry_after is not None:
-        return min(exc.retry_after, max_wait)
-    return min(max_wait, backoff * 2.0 ** (state.attempt_number - 1))
-
-
-def transient_retrying(max_attempts: int, *, backoff: float, max_wait: float) -> AsyncRetrying:
-    """Up to ``max_attempts`` tries of a block that raises :class:`_Transient` when it is
-    worth retrying, waiting as :func:`transient_wait` says; the last failure is re-raised."""
-    return AsyncRetrying(
-        stop=stop_after_attempt(max_attempts),
-        wait=lambda state: transient_wait(state, backoff=backoff, max_wait=max_wait),
-        retry=retry_if_exception_type(_Transient),
-        reraise=True,
-    )
-
-
-def raise_if_transient(response: httpx.Response, message: str) -> None:
-    """:class:`_Transient` for a 429 or a 5xx, with the server's ``Retry-After`` (429, 503)."""
-    status = response.status_code
-    if status == 429 or status >= 500:
-        retry_after = None
-        if status in (429, 503):
-            retry_after = retry_after_seconds(response.headers.get("Retry-After"))
-        raise _Transient(f"HTTP {status}: {message}", status=status, retry_after=retry_after)
-
-
-@asynccontextmanager
-async def http_client_scope(
-    injected: httpx.AsyncClient | None, *, concurrency: int, timeout: float, agent: str
-) -> AsyncIterator[httpx.AsyncClient]:
-    """The injected client (its owner closes it), or a fresh one sized to ``concurrency``."""
-    if injected is not None:
-        yield injected
-        return
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(
-        timeout=timeout, limits=limits, headers={"User-Agent": agent}, verify=_tls_context()
-    ) as client:
-        yield client
-
-
-@functools.cache
-def _tls_context() -> ssl.SSLContext:
-    """One TLS context per process: building it (loading CA certificates) costs ~30 ms,
-    and a fresh client is made for every sync ``counts()`` call."""
-    return httpx.create_ssl_context()
-
-
-def _run_sync(make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
-    """Run a coroutine to completion from sync code, in any thread.
-
-    Inside a running event loop ``asyncio.run`` is refused, so the coroutine gets a loop of
-    its own in a helper thread (blocking the caller's loop: async code should await the
-    ``a``-method instead).
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(make())
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="leakage-web") as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()
 
 
 def _norm(phrase: str) -> str:
@@ -160,24 +65,6 @@ def _as_count(value: object, field: str, source: str, text: str) -> int:
     if isinstance(value, str) and value.replace(",", "").strip().isdigit():
         return int(value.replace(",", ""))
     raise CountSourceError(f"{source}: query {text!r}: {field} is {value!r}, not a count")
-
-
-def _error_message(response: httpx.Response) -> str:
-    """The server's own words about a failure, from the usual JSON error shapes."""
-    try:
-        payload = response.json()
-    except ValueError:
-        return response.text[:200].strip() or response.reason_phrase
-    if isinstance(payload, dict):
-        error = payload.get("error")
-        if isinstance(error, dict):  # Google: {"error": {"code", "message", "status"}}
-            return str(error.get("message") or error)
-        if error:  # SerpApi, infini-gram: {"error": "..."}
-            return str(error)
-        for key in ("message", "detail"):  # vLLM: {"object": "error", "message": ...}
-            if isinstance(payload.get(key), str):
-                return str(payload[key])
-    return str(payload)[:200]
 
 
 def _require_env(var: str, source: str, what: str) -> str:
@@ -249,7 +136,7 @@ class WebCountSource(ABC):
 
     @abstractmethod
     def _parse(self, payload: Any, text: str) -> tuple[int, bool | None]:
-        """``(count, approx)`` from a 2xx JSON payload; raises CountSourceError or _Transient."""
+        """``(count, approx)`` from a 2xx JSON payload; raises CountSourceError or Transient."""
 
     def _key_rejected(self, status: int, message: str) -> bool:
         return status in (401, 403)
@@ -281,7 +168,7 @@ class WebCountSource(ABC):
 
     def counts(self, queries: Sequence[Query]) -> list[int]:
         """One count per query, in order (sync wrapper of :meth:`acounts`)."""
-        return _run_sync(lambda: self.acounts(queries))
+        return run_sync(lambda: self.acounts(queries))
 
     def uncached(self, queries: Sequence[Query]) -> list[Query]:
         """The distinct queries not yet cached: what :meth:`counts` would send (dry run)."""
@@ -402,10 +289,10 @@ class WebCountSource(ABC):
                     try:
                         response = await self._send(client, text)
                     except httpx.TransportError as exc:
-                        raise _Transient(f"{type(exc).__name__}: {exc}".rstrip(": ")) from exc
+                        raise Transient(f"{type(exc).__name__}: {exc}".rstrip(": ")) from exc
                     self._check_status(response, text)
                     return self._parse(self._json(response, text), text)
-        except _Transient as exc:
+        except Transient as exc:
             raise CountSourceError(
                 f"{self.name}: query {text!r} failed after {self.max_attempts} attempts; "
                 f"last error: {exc.detail}"
@@ -416,7 +303,7 @@ class WebCountSource(ABC):
         status = response.status_code
         if 200 <= status < 300:
             return
-        message = _error_message(response)
+        message = error_message(response)
         if status == 429 and self._quota_used_up(status, message):
             raise CountSourceError(
                 f"{self.name}: the API quota is used up (HTTP 429: {message}); waiting will "
