@@ -1,15 +1,16 @@
 """Scoring a transcript: backend matrix -> posterior engine -> ``leakage.report/1``.
 
-Scoring runs in two stages, so that a batch can split them between processes:
+Scoring runs in two stages, and both work on plain values taken from the transcript, so
+that a batch can send games to other processes cheaply:
 
-1. :func:`score_input` asks the backend about one game's clues and runs the posterior
-   engine over the answers. Its input, :class:`GameInput`, holds only plain values taken
-   from the transcript, and its output is a dict of numbers (numpy arrays): both are cheap
-   to send between processes.
-2. :func:`build_report` puts those numbers together with the transcript (players, roles,
-   rounds, texts) into a :class:`~leakage.reports.Report`.
+1. :func:`score_inputs` asks the backend about the clues of a chunk of games
+   (:class:`GameInput`) and runs the posterior engine over the answers, once per group of
+   games of the same shape; the result per game is a dict of numbers (numpy arrays).
+2. :func:`report_data` puts those numbers together with the rest of the game
+   (:class:`ReportContext`: ids, roles, rounds, meta) into the report as plain data;
+   :func:`build_report` validates it into a :class:`~leakage.reports.Report`.
 
-:func:`score_transcript` runs both in one go.
+:func:`score_transcript` and :func:`score_many` run both.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from leakage.posterior import (
     entropy_bits,
     kl_bits,
     normalize_log,
-    posterior_trace,
     posterior_traces,
     ranks_of,
     spy_posterior,
@@ -128,16 +128,11 @@ def _trace_numbers(tr: Trace) -> Numbers:
 
 
 def score_input(inp: GameInput, backend: LikelihoodBackend) -> Numbers:
-    """Stage 1: the backend's log-likelihoods of one game's clues, and (Chameleon) the
-    posterior trace they give; SpyGame adds per-statement outlier scores when the backend
-    can embed text."""
-    if inp.game == "chameleon":
-        counted = np.array(inp.counted, dtype=bool)
-        loglik = _chameleon_loglik(inp, backend)
-        return _trace_numbers(
-            posterior_trace(loglik, counted=counted, secret_index=inp.secret_index)
-        )
-    return _spygame_numbers(inp, backend)
+    """Stage 1 for one game (:func:`score_inputs`); a game the backend rejects raises."""
+    (numbers,) = score_inputs([inp], backend)
+    if isinstance(numbers, InvalidInput):
+        raise numbers
+    return numbers
 
 
 def _spygame_numbers(inp: GameInput, backend: LikelihoodBackend) -> Numbers:
@@ -192,7 +187,7 @@ def score_inputs(
                 key = (len(inp.texts), len(inp.candidates), inp.secret_index is not None)
                 groups.setdefault(key, []).append((i, loglik))
             else:
-                out[i] = score_input(inp, backend)
+                out[i] = _spygame_numbers(inp, backend)
         except InvalidInput as err:
             out[i] = err
     for (m, _, has_secret), members in groups.items():
@@ -264,9 +259,18 @@ def build_report(
     options: ScoreOptions = ScoreOptions(),
 ) -> Report:
     """Stage 2: the report of ``t`` from what :func:`score_input` found for it."""
-    data = report_data(
-        game_input(t, options), report_context(t), numbers, backend, backend_info, options
-    )
+    return _report(t, game_input(t, options), numbers, backend, backend_info, options)
+
+
+def _report(
+    t: AnyTranscript,
+    inp: GameInput,
+    numbers: Numbers,
+    backend: str,
+    backend_info: dict[str, Any],
+    options: ScoreOptions,
+) -> Report:
+    data = report_data(inp, report_context(t), numbers, backend, backend_info, options)
     return Report.model_validate(data)
 
 
@@ -433,8 +437,8 @@ def score_transcript(
     t: AnyTranscript, backend: LikelihoodBackend, options: ScoreOptions = ScoreOptions()
 ) -> Report:
     """Score one game with one backend: both stages in one go."""
-    numbers = score_input(game_input(t, options), backend)
-    return build_report(t, numbers, backend.name, backend.info(), options)
+    inp = game_input(t, options)
+    return _report(t, inp, score_input(inp, backend), backend.name, backend.info(), options)
 
 
 def prepare(
@@ -488,5 +492,4 @@ def _score_chunk(
     for t, inp, numbers in zip(batch, inputs, score_inputs(inputs, backend), strict=True):
         if isinstance(numbers, InvalidInput):
             raise numbers
-        data = report_data(inp, report_context(t), numbers, name, info, options)
-        yield Report.model_validate(data)
+        yield _report(t, inp, numbers, name, info, options)
