@@ -42,7 +42,6 @@ from leakage.scoring import (
     report_data,
     score_inputs,
 )
-from leakage.transcripts import AnyTranscript
 
 
 def peak_rss_mb() -> float | None:
@@ -136,10 +135,11 @@ class Scored:
 
 @dataclass
 class Parsed:
-    """One chunk, parsed: the games that are transcripts, and the records that are not."""
+    """One chunk, parsed: the plain values of the records that are games (the transcripts
+    themselves are not kept), and the error lines of those that are not."""
 
     keys: list[tuple[str, int]]
-    good: list[tuple[RawRecord, AnyTranscript]]
+    good: list[RawRecord]
     inputs: list[GameInput]
     contexts: list[RowContext]
     errors: list[str]
@@ -172,7 +172,7 @@ class Assembler:
                 parsed.errors.append(error_line(raw.source, raw.record, raw.label, item))
                 continue
             inp = game_input(item, spec.options)
-            parsed.good.append((raw, item))
+            parsed.good.append(raw)
             parsed.inputs.append(inp)
             parsed.contexts.append(
                 row_context(raw.source, raw.record, item, inp.counted, spec.difficulty)
@@ -184,7 +184,7 @@ class Assembler:
             return ChunkResult(keys=[], fatal=scored.fatal, pid=scored.pid)
         errors = list(parsed.errors)
         for i, err in scored.rejected.items():
-            raw = parsed.good[i][0]
+            raw = parsed.good[i]
             errors.append(error_line(raw.source, raw.record, raw.label, err))
         return ChunkResult(
             keys=parsed.keys,
