@@ -18,18 +18,17 @@ from __future__ import annotations
 
 import multiprocessing
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Protocol
+from functools import partial
+from typing import Any, Protocol
 
 from leakage.batch._inputs import RawRecord
 from leakage.batch._worker import (
     Assembler,
     ChunkResult,
-    Parsed,
     SafeScorer,
-    Scored,
     ScorerSpec,
     init_process,
     score_chunk_in_process,
@@ -92,31 +91,40 @@ class ProcessEngine:
 
     def _split(self, chunks: Iterable[Sequence[RawRecord]]) -> Iterator[ChunkResult]:
         """The parent parses and writes; the worker scores and shapes rows and reports."""
-        window: deque[tuple[Parsed, Future[Scored]]] = deque()
-        assemble = self._assembler.assemble
-        for chunk in chunks:
-            parsed = self._assembler.parse(chunk)
-            future = self._pool.submit(score_in_process, parsed.inputs, parsed.contexts)
-            window.append((parsed, future))
-            if len(window) >= 2:
-                parsed, future = window.popleft()
-                yield assemble(parsed, future.result())
-        while window:
-            parsed, future = window.popleft()
-            yield assemble(parsed, future.result())
+        parse, assemble = self._assembler.parse, self._assembler.assemble
+        tasks = (
+            (self._pool.submit(score_in_process, p.inputs, p.contexts), partial(assemble, p))
+            for p in map(parse, chunks)
+        )
+        return _in_order(tasks, depth=2)
 
     def _whole(self, chunks: Iterable[Sequence[RawRecord]]) -> Iterator[ChunkResult]:
         """Each worker does all of a chunk; the parent reads and writes."""
-        window: deque[Future[ChunkResult]] = deque()
-        for chunk in chunks:
-            window.append(self._pool.submit(score_chunk_in_process, chunk))
-            if len(window) >= 2 * self.workers:
-                yield window.popleft().result()
-        while window:
-            yield window.popleft().result()
+        tasks = ((self._pool.submit(score_chunk_in_process, c), _same) for c in chunks)
+        return _in_order(tasks, depth=2 * self.workers)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _same(result: ChunkResult) -> ChunkResult:
+    return result
+
+
+def _in_order(
+    tasks: Iterable[tuple[Future[Any], Callable[[Any], ChunkResult]]], *, depth: int
+) -> Iterator[ChunkResult]:
+    """Each task's finished result, in submission order, with at most ``depth`` tasks in
+    flight (``tasks`` is drawn lazily, so drawing one submits it)."""
+    window: deque[tuple[Future[Any], Callable[[Any], ChunkResult]]] = deque()
+    for task in tasks:
+        window.append(task)
+        if len(window) >= depth:
+            future, finish = window.popleft()
+            yield finish(future.result())
+    while window:
+        future, finish = window.popleft()
+        yield finish(future.result())
 
 
 def local_engine(spec: ScorerSpec, workers: int) -> LocalEngine:
