@@ -25,6 +25,7 @@ from rich.progress import (
 
 from leakage.cli import app
 from leakage.cli._errors import EXIT_INVALID_INPUT
+from leakage.cli._options import BackendOption, IncludeChameleonOption, SpyAssignmentOption
 from leakage.errors import BackendUnavailable, InvalidInput, LeakageError
 from leakage.transcripts import INPUT_FORMATS
 
@@ -87,9 +88,7 @@ def batch(
         typer.Argument(help="Files, directories or globs of JSON / JSONL / Parquet (.gz too)."),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Results directory.")],
-    backend: Annotated[str, typer.Option("--backend", "-b", help="Likelihood backend.")] = (
-        "cooccurrence"
-    ),
+    backend: BackendOption = "cooccurrence",
     input_format: Annotated[
         str, typer.Option(help=f"Format of the inputs: {', '.join(INPUT_FORMATS)}.")
     ] = "auto",
@@ -120,12 +119,8 @@ def batch(
             help="Any backend option as KEY=VALUE (repeat), e.g. -O beta=10 -O source=serpapi.",
         ),
     ] = None,
-    include_chameleon: Annotated[
-        bool, typer.Option(help="Chameleon: let the chameleon's turns update the posterior too.")
-    ] = False,
-    spy_assignment: Annotated[
-        str, typer.Option(help="SpyGame spy posterior: 'known' civilian word, or 'marginalise'.")
-    ] = "known",
+    include_chameleon: IncludeChameleonOption = False,
+    spy_assignment: SpyAssignmentOption = "known",
     difficulty: Annotated[
         Path | None,
         typer.Option(help="Splits directory or CSV giving each SpyGame word pair's difficulty."),

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from leakage.cli import app
 from leakage.cli._errors import EXIT_BUDGET, EXIT_INVALID_INPUT
+from leakage.cli._options import BackendOption, IncludeChameleonOption, SpyAssignmentOption
 from leakage.errors import BudgetExhausted, InvalidInput
 from leakage.reports import Report, print_reports
 from leakage.transcripts import INPUT_FORMATS, iter_transcripts
@@ -63,9 +64,7 @@ def _write(reports: list[Report], fmt: OutputFormat, out: Path | None) -> None:
 @app.command()
 def score(
     paths: Annotated[list[Path], typer.Argument(help="Transcript files or directories.")],
-    backend: Annotated[str, typer.Option("--backend", "-b", help="Likelihood backend.")] = (
-        "cooccurrence"
-    ),
+    backend: BackendOption = "cooccurrence",
     input_format: Annotated[
         str, typer.Option(help=f"Format of the input files: {', '.join(INPUT_FORMATS)}.")
     ] = "auto",
@@ -75,12 +74,8 @@ def score(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write here instead of standard output.")
     ] = None,
-    include_chameleon: Annotated[
-        bool, typer.Option(help="Chameleon: let the chameleon's turns update the posterior too.")
-    ] = False,
-    spy_assignment: Annotated[
-        str, typer.Option(help="SpyGame spy posterior: 'known' civilian word, or 'marginalise'.")
-    ] = "known",
+    include_chameleon: IncludeChameleonOption = False,
+    spy_assignment: SpyAssignmentOption = "known",
     source: Annotated[
         str, typer.Option(help="Count source: local, serpapi, google-cse, infini-gram.")
     ] = "local",
