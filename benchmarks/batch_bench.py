@@ -217,16 +217,16 @@ def bench_synthetic(tmp: Path, games: Path) -> dict[str, Any]:
 def bench_breakdown(games: Path, n: int = 5_000) -> dict[str, Any]:
     """Where a batch game's time goes, per stage, in this process (µs per game, median of 3):
     the stages the batch path adds beside the scoring that the raw rate measures, split as
-    a pool of one worker splits them: the parent parses and writes, the worker scores and
-    shapes rows and report lines from plain values. The first ``n`` games, scored once
-    untimed first, so that scoring is warm and its share is the smallest it gets; the
-    garbage collector tuned as in a batch run."""
+    a pool of one worker splits them: the parent parses, shapes the step rows and writes;
+    the worker scores, gathers the rows' numbers and shapes the report lines. The first
+    ``n`` games, scored once untimed first, so that scoring is warm and its share is the
+    smallest it gets; the garbage collector tuned as in a batch run."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from leakage import create_backend
     from leakage.batch._inputs import RawRecord, to_transcript
-    from leakage.batch._rows import StepColumns, row_context
+    from leakage.batch._rows import StepColumns, StepNumbers, row_context
     from leakage.batch._worker import fewer_collections, report_json
     from leakage.scoring import game_input, report_data, score_inputs, score_many
 
@@ -253,15 +253,29 @@ def bench_breakdown(games: Path, n: int = 5_000) -> dict[str, Any]:
             inp = game_input(t)
             row_context(r.source, r.record, t, inp.counted)
 
+    def step_numbers(games: list[Any] = numbers) -> Any:
+        gathered = StepNumbers()
+        for nb in games:
+            gathered.add(nb)
+        return gathered.arrays()
+
+    arrays = step_numbers()
+    lines = [report_json(d) + b"\n" for d in datas]
+    back = [
+        (step_numbers(numbers[at : at + 256]), b"".join(lines[at : at + 256]))
+        for at in range(0, n, 256)
+    ]
+
     def rows() -> Any:
         cols = StepColumns()
-        for x, c, nb in zip(inputs, contexts, numbers, strict=True):
-            cols.add(c, x, nb, name)
-        return cols.to_batch()
+        for x, c in zip(inputs, contexts, strict=True):
+            cols.add(c, x, name)
+        return cols.to_batch(arrays)
 
     def sent() -> None:
         for at in range(0, n, 256):
-            pickle.loads(pickle.dumps((inputs[at : at + 256], contexts[at : at + 256])))
+            reports = [c.report for c in contexts[at : at + 256]]
+            pickle.loads(pickle.dumps((inputs[at : at + 256], reports)))
 
     batch = rows()
     out = games.parent / "breakdown.parquet"
@@ -270,16 +284,20 @@ def bench_breakdown(games: Path, n: int = 5_000) -> dict[str, Any]:
             score_many(parsed, backend)
         ),
         "parent: parse and validate, game input and row context": parse,
-        "both: inputs and contexts pickled and unpickled": sent,
+        "both: game inputs and report contexts pickled and unpickled": sent,
+        "both: rows' numbers and report lines pickled and unpickled": lambda: [
+            pickle.loads(pickle.dumps(x)) for x in back
+        ],
         "worker: backend stage (score_inputs, chunks of 256)": lambda: [
             score_inputs(inputs[at : at + 256], backend) for at in range(0, n, 256)
         ],
-        "worker: step rows": rows,
+        "worker: step rows' numbers": step_numbers,
         "worker: report data": lambda: [
             report_data(x, c.report, nb, name, info)
             for x, c, nb in zip(inputs, contexts, numbers, strict=True)
         ],
         "worker: report JSON": lambda: [report_json(d) for d in datas],
+        "parent: step rows": rows,
         "parent: Parquet": lambda: pq.write_table(pa.Table.from_batches([batch]), out),
     }
     result = {}

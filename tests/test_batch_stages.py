@@ -90,9 +90,49 @@ def test_what_a_worker_is_sent_is_plain_values_that_come_back_equal():
     text = (EXAMPLES / "chameleon_batch.jsonl").read_text(encoding="utf-8").splitlines()
     chunk = [RawRecord("/data/games.jsonl", i, f"line {i + 1}", x) for i, x in enumerate(text)]
     parsed = Assembler(ScorerSpec("cooccurrence", {})).parse(chunk)
-    sent = (parsed.inputs, parsed.contexts)
+    sent = (parsed.inputs, parsed.report_contexts)
     assert pickle.loads(pickle.dumps(sent)) == sent
     assert len(pickle.dumps(sent)) < 2 * sum(len(x) for x in text)
+
+
+def test_rows_shaped_from_numbers_sent_back_are_the_rows_of_one_process(cooccurrence):
+    """A pool of one worker: the worker gathers the rows' numbers, the parent shapes the rows
+    from them after they crossed over; a game without a secret has null secret columns."""
+    text = (EXAMPLES / "chameleon_batch.jsonl").read_text(encoding="utf-8").splitlines()
+    text += [
+        json.dumps(json.loads((EXAMPLES / name).read_text(encoding="utf-8")))
+        for name in ("spygame_fruit.json", "spygame_two_spies.json")
+    ]
+    scorer = Scorer(ScorerSpec("cooccurrence", {}), backend=cooccurrence)
+    chunk = _chunk_with(text)
+    whole = scorer.score(chunk)
+
+    parsed = scorer.assembler.parse(chunk)
+    scored = pickle.loads(
+        pickle.dumps(scorer.score_inputs(*pickle.loads(pickle.dumps(
+            (parsed.inputs, parsed.report_contexts)
+        ))))
+    )  # fmt: skip
+    split = scorer.assembler.assemble(parsed, scored)
+
+    assert split.steps.equals(whole.steps) and split.reports == whole.reports
+    rows = split.steps.to_pylist()
+    reports = {r["game_id"]: r for r in map(json.loads, split.reports.splitlines())}
+    assert len(rows) == sum(len(r["steps"]) for r in reports.values())
+    for row in rows:
+        step = reports[row["game_id"]]["steps"][row["step"]]
+        assert row["candidates"] == list(step["posterior"])
+        assert row["probabilities"] == list(step["posterior"].values())
+        assert row["secret_probability"] == step["secret_probability"]
+        assert row["secret_rank"] == step["secret_rank"]
+        assert row["entropy_bits"] == step["entropy_bits"]
+        assert row["prior_entropy_bits"] == reports[row["game_id"]]["summary"]["prior_entropy_bits"]
+    no_secret = [r for r in rows if r["game_id"] == "example-chameleon-countries-no-secret"]
+    assert no_secret and all(
+        r["secret"] is None and r["secret_probability"] is None and r["secret_rank"] is None
+        for r in no_secret
+    )
+    assert {r["game"] for r in rows} == {"chameleon", "spygame"}
 
 
 def _chunk_with(texts: list[str]) -> list[RawRecord]:

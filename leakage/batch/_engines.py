@@ -3,9 +3,10 @@
 The pool uses the ``spawn`` start method: torch (embedding, judge) and ``fork`` do not mix,
 and a spawned worker sees the environment (``LEAKAGE_HOME``) as it is when the run starts.
 Each worker builds its backend once (``init_process``). With one worker the parent parses
-each chunk and sends the worker plain values (game inputs, row contexts); the worker
-scores them and sends back step rows and report lines (see ``_worker``), so that the
-parent's core reads, validates and writes while the worker's scores. With more workers
+each chunk and sends the worker plain values (game inputs, report contexts); the worker
+scores them and sends back the step rows' numbers and the report lines (see ``_worker``),
+so that the parent's core reads, validates, shapes the rows and writes while the worker's
+scores. With more workers
 each worker parses its chunks too, and the parent only reads and writes. The parent keeps
 at most two chunks per worker in flight, so neither the queue nor the results grow with the
 number of games, and takes results in submission order, so that a file's records are
@@ -90,10 +91,10 @@ class ProcessEngine:
             ) from None
 
     def _split(self, chunks: Iterable[Sequence[RawRecord]]) -> Iterator[ChunkResult]:
-        """The parent parses and writes; the worker scores and shapes rows and reports."""
+        """The parent parses, shapes rows and writes; the worker scores and shapes reports."""
         parse, assemble = self._assembler.parse, self._assembler.assemble
         tasks = (
-            (self._pool.submit(score_in_process, p.inputs, p.contexts), partial(assemble, p))
+            (self._pool.submit(score_in_process, p.inputs, p.report_contexts), partial(assemble, p))
             for p in map(parse, chunks)
         )
         return _in_order(tasks, depth=2)

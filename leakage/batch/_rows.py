@@ -136,45 +136,90 @@ def row_context(
 _STEP_COLUMNS = ("step", "clues_so_far", "player", "role", "model", "round", "text", "counted")
 _NUMBER_COLUMNS = ("entropy_bits", "information_gain_bits", "kl_bits")
 _GAME_COLUMNS = (
-    "source", "record", "game_id", "game", "backend", "game_model", "prior_entropy_bits",
-    "secret", "category", "matchup", "difficulty", "pair",
+    "source", "record", "game_id", "game", "backend", "game_model", "secret", "category",
+    "matchup", "difficulty", "pair",
 )  # fmt: skip
+
+
+class StepNumbers:
+    """The numbers of many games' step rows, gathered as flat arrays.
+
+    The process that scores the games gathers them; :meth:`arrays` is what it sends to the
+    process that shapes the rows (a few numpy arrays per chunk, cheap to pickle), where
+    :meth:`StepColumns.to_batch` puts them beside the rest of each row.
+    """
+
+    def __init__(self) -> None:
+        self._parts: dict[str, list[Any]] = {
+            c: [] for c in (*_NUMBER_COLUMNS, "posterior", "secret_probability", "secret_rank")
+        }
+        self._prior_entropy: list[float] = []
+        self._has_secret: list[Any] = []
+
+    def __len__(self) -> int:
+        """How many games were added."""
+        return len(self._prior_entropy)
+
+    def add(self, numbers: Numbers) -> None:
+        """Append one scored game's numbers."""
+        import numpy as np
+
+        parts = self._parts
+        for name in _NUMBER_COLUMNS:
+            parts[name].append(numbers[name])
+        parts["posterior"].append(numbers["posterior"].ravel())
+        self._prior_entropy.append(float(numbers["prior_entropy_bits"]))
+        probability, rank = numbers.get("secret_probability"), numbers.get("secret_rank")
+        n = len(numbers["entropy_bits"])
+        if probability is None or rank is None:
+            probability, rank = np.zeros(n), np.zeros(n, np.int64)
+            self._has_secret.append(np.zeros(n, np.bool_))
+        else:
+            self._has_secret.append(np.ones(n, np.bool_))
+        parts["secret_probability"].append(probability)
+        parts["secret_rank"].append(rank)
+
+    def arrays(self) -> dict[str, Any]:
+        """Every number, one flat array per column (``posterior``: step after step, one
+        probability per candidate; ``prior_entropy_bits``: one per game)."""
+        import numpy as np
+
+        out = {name: np.concatenate(parts) for name, parts in self._parts.items()}
+        out["has_secret"] = np.concatenate(self._has_secret)
+        out["prior_entropy_bits"] = np.asarray(self._prior_entropy, np.float64)
+        return out
 
 
 class StepColumns:
     """Rows of many games gathered column by column, turned into one Arrow batch at the end.
 
     A game adds one tuple of game-level values (repeated by Arrow's ``take``), its turns'
-    values to per-column lists, and its numbers as arrays: the probabilities straight from
-    the posterior matrix, flat with one offset per step. Built from the numbers of the
-    backend stage, so that the process that scores a game can also shape its rows.
+    values to per-column lists, and its candidates once (repeated per step by ``take``).
+    Everything here comes from the game's inputs and row context; the numbers come as the
+    flat arrays of :class:`StepNumbers`, gathered for the same games in the same order,
+    perhaps in another process.
     """
 
     def __init__(self) -> None:
         self._games: list[tuple[Any, ...]] = []
         self._per_game: list[int] = []
         self._steps: dict[str, list[Any]] = {c: [] for c in _STEP_COLUMNS}
-        self._numbers: dict[str, list[Any]] = {c: [] for c in _NUMBER_COLUMNS}
-        self._secret_probability: list[float | None] = []
-        self._secret_rank: list[int | None] = []
         self._speaker_word: list[str | None] = []
         self._candidates: list[str] = []
-        self._cand_offsets = [0]
-        self._probabilities: list[Any] = []
+        self._k: list[int] = []
 
     @property
     def rows(self) -> int:
         return sum(self._per_game)
 
-    def add(self, ctx: RowContext, inp: GameInput, numbers: Numbers, backend: str) -> int:
-        """Append the rows of one scored game; returns how many."""
+    def add(self, ctx: RowContext, inp: GameInput, backend: str) -> int:
+        """Append the rows of one scored game, but for their numbers; returns how many."""
         n = len(inp.texts)
         report = ctx.report
         self._games.append(
             (
                 ctx.source, ctx.record, report.game_id, inp.game, backend, ctx.game_model,
-                float(numbers["prior_entropy_bits"]), report.secret, ctx.category,
-                ctx.matchup, ctx.difficulty, ctx.pair,
+                report.secret, ctx.category, ctx.matchup, ctx.difficulty, ctx.pair,
             )
         )  # fmt: skip
         self._per_game.append(n)
@@ -187,21 +232,14 @@ class StepColumns:
         steps["round"].extend(report.rounds)
         steps["text"].extend(inp.texts)
         steps["counted"].extend(inp.counted)
-        for name in _NUMBER_COLUMNS:
-            self._numbers[name].append(numbers[name])
-        probability, rank = numbers.get("secret_probability"), numbers.get("secret_rank")
-        self._secret_probability.extend([None] * n if probability is None else probability.tolist())
-        self._secret_rank.extend([None] * n if rank is None else rank.tolist())
         self._speaker_word.extend(report.speaker_words)
-        k = len(inp.candidates)
-        self._candidates.extend(inp.candidates * n)
-        last = self._cand_offsets[-1]
-        self._cand_offsets.extend(range(last + k, last + k * n + 1, k))
-        self._probabilities.append(numbers["posterior"].ravel())
+        self._candidates.extend(inp.candidates)
+        self._k.append(len(inp.candidates))
         return n
 
-    def to_batch(self) -> Any:
-        """The rows as a ``pyarrow.RecordBatch`` with :func:`steps_schema`."""
+    def to_batch(self, numbers: Mapping[str, Any]) -> Any:
+        """The rows as a ``pyarrow.RecordBatch`` with :func:`steps_schema`; ``numbers`` is
+        :meth:`StepNumbers.arrays` of the same games."""
         import numpy as np
         import pyarrow as pa
 
@@ -209,20 +247,33 @@ class StepColumns:
         columns: dict[str, Any] = {}
         for name, values in self._steps.items():
             columns[name] = pa.array(values, schema.field(name).type)
-        for name, arrays in self._numbers.items():
-            columns[name] = pa.array(np.concatenate(arrays), schema.field(name).type)
-        columns["secret_probability"] = pa.array(self._secret_probability, pa.float64())
-        columns["secret_rank"] = pa.array(self._secret_rank, pa.int32())
+        for name in _NUMBER_COLUMNS:
+            columns[name] = pa.array(numbers[name], pa.float64())
+        missing = ~numbers["has_secret"]
+        columns["secret_probability"] = pa.array(
+            numbers["secret_probability"], pa.float64(), mask=missing
+        )
+        columns["secret_rank"] = pa.array(numbers["secret_rank"], pa.int32(), mask=missing)
         columns["speaker_word"] = pa.array(self._speaker_word, pa.string())
-        repeat = pa.array(np.repeat(np.arange(len(self._games)), self._per_game))
+        per_game = np.asarray(self._per_game)
+        repeat = pa.array(np.repeat(np.arange(len(self._games)), per_game))
         for name, column in zip(_GAME_COLUMNS, zip(*self._games, strict=True), strict=True):
             columns[name] = pa.array(column, schema.field(name).type).take(repeat)
-        offsets = pa.array(self._cand_offsets, pa.int32())
+        columns["prior_entropy_bits"] = pa.array(numbers["prior_entropy_bits"]).take(repeat)
+        # Each step lists its game's candidates: positions into the games' candidates,
+        # one run of k per step; every step has one probability per candidate too.
+        k = np.asarray(self._k)
+        first = np.concatenate(([0], np.cumsum(k)[:-1]))
+        step_first = np.repeat(first, per_game)
+        step_k = np.repeat(k, per_game)
+        offsets = np.concatenate(([0], np.cumsum(step_k))).astype(np.int32)
+        within = np.arange(offsets[-1]) - np.repeat(offsets[:-1], step_k)
+        positions = pa.array(np.repeat(step_first, step_k) + within)
+        offsets_array = pa.array(offsets)
         columns["candidates"] = pa.ListArray.from_arrays(
-            offsets, pa.array(self._candidates, pa.string())
+            offsets_array, pa.array(self._candidates, pa.string()).take(positions)
         )
-        # Every step has one probability per candidate: the same offsets.
         columns["probabilities"] = pa.ListArray.from_arrays(
-            offsets, pa.array(np.concatenate(self._probabilities), pa.float64())
+            offsets_array, pa.array(numbers["posterior"], pa.float64())
         )
         return pa.RecordBatch.from_arrays([columns[f.name] for f in schema], schema=schema)

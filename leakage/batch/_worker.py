@@ -4,14 +4,16 @@ A chunk goes through three steps. :meth:`Assembler.parse` turns raw records into
 transcripts, and takes from each the plain values scoring needs: its
 :class:`~leakage.scoring.GameInput` and its :class:`~leakage.batch._rows.RowContext` (ids,
 roles, rounds, models, meta). :meth:`Scorer.score_inputs` scores those values (the only step
-that needs the backend) and shapes the step rows and report lines from them, with no
-transcript. :meth:`Assembler.assemble` adds the error lines and makes the
+that needs the backend): it gathers the numbers of the step rows as flat arrays and shapes
+the report lines, with no transcript. :meth:`Assembler.assemble` puts the step rows
+together from the row contexts and those arrays, adds the error lines and makes the
 :class:`ChunkResult` the parent appends.
 
 ``--workers 0``, each Ray actor and each worker of a pool of two or more run all three in
-one process (:meth:`Scorer.score`). A pool of one worker splits them: the parent parses and
-writes while the worker scores and shapes, so that both cores work; between the two only
-plain values travel (inputs and contexts one way, an Arrow batch and report bytes back).
+one process (:meth:`Scorer.score`). A pool of one worker splits them: the parent parses,
+assembles and writes while the worker scores, so that both cores work about equally;
+between the two only plain values travel (game inputs and report contexts one way, a few
+numpy arrays and the report bytes back).
 
 A backend failure (count source down, budget spent) is returned as ``fatal`` rather than
 raised: library errors do not all survive pickling, and the parent stops the run cleanly
@@ -32,10 +34,11 @@ from pydantic_core import to_json
 
 from leakage.backends.base import LikelihoodBackend
 from leakage.batch._inputs import RawRecord, to_transcript
-from leakage.batch._rows import RowContext, StepColumns, row_context
+from leakage.batch._rows import RowContext, StepColumns, StepNumbers, row_context
 from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
 from leakage.scoring import (
     GameInput,
+    ReportContext,
     ScoreOptions,
     game_input,
     prepare_inputs,
@@ -120,11 +123,13 @@ def report_json(data: dict[str, Any]) -> bytes:
 
 @dataclass
 class Scored:
-    """What scoring a chunk's parsed games produced, in their order: step rows, report lines,
-    and the games the backend rejected (by position among the chunk's parsed games)."""
+    """What scoring a chunk's parsed games produced, in their order: the numbers of their
+    step rows, their report lines, and the games the backend rejected (by position among
+    the chunk's parsed games)."""
 
-    steps: Any = None
-    """A ``pyarrow.RecordBatch`` of step rows (None when no game was scored)."""
+    backend: str = ""
+    numbers: dict[str, Any] | None = None
+    """:meth:`StepNumbers.arrays` of the games scored (None when none was)."""
     reports: bytes = b""
     rejected: dict[int, GameError] = field(default_factory=dict)
     backend_info: dict[str, Any] = field(default_factory=dict)
@@ -143,6 +148,11 @@ class Parsed:
     inputs: list[GameInput]
     contexts: list[RowContext]
     errors: list[str]
+
+    @property
+    def report_contexts(self) -> list[ReportContext]:
+        """What scoring needs of each context besides the game input (rows need the rest)."""
+        return [c.report for c in self.contexts]
 
 
 @dataclass
@@ -186,9 +196,13 @@ class Assembler:
         for i, err in scored.rejected.items():
             raw = parsed.good[i]
             errors.append(error_line(raw.source, raw.record, raw.label, err))
+        cols = StepColumns()
+        for i, (inp, ctx) in enumerate(zip(parsed.inputs, parsed.contexts, strict=True)):
+            if i not in scored.rejected:
+                cols.add(ctx, inp, scored.backend)
         return ChunkResult(
             keys=parsed.keys,
-            steps=scored.steps,
+            steps=cols.to_batch(scored.numbers) if cols.rows and scored.numbers else None,
             reports=scored.reports,
             errors="".join(f"{e}\n" for e in errors),
             games=len(parsed.good) - len(scored.rejected),
@@ -216,9 +230,12 @@ class Scorer:
             self._info = self.backend.info()
         return self._info
 
-    def score_inputs(self, inputs: Sequence[GameInput], contexts: Sequence[RowContext]) -> Scored:
-        """Score a chunk's parsed games: the backend stage, then their step rows and report
-        lines, from the plain values the parent sends (no transcript needed)."""
+    def score_inputs(
+        self, inputs: Sequence[GameInput], contexts: Sequence[ReportContext]
+    ) -> Scored:
+        """Score a chunk's parsed games: the backend stage, then the numbers of their step
+        rows and their report lines, from the plain values the parent sends (no transcript
+        needed)."""
         try:
             if inputs:
                 prepare_inputs(inputs, self.backend)
@@ -226,18 +243,18 @@ class Scorer:
         except LeakageError as err:
             return Scored(fatal=(type(err).__name__, str(err)), pid=os.getpid())
         spec, name, info = self.spec, self.backend.name, self.info()
-        scored = Scored(backend_info=info, pid=os.getpid())
-        cols = StepColumns()
+        scored = Scored(backend=name, backend_info=info, pid=os.getpid())
+        step_numbers = StepNumbers()
         reports: list[bytes] = []
         for i, (inp, ctx, numbers) in enumerate(zip(inputs, contexts, found, strict=True)):
             if isinstance(numbers, InvalidInput):
                 scored.rejected[i] = _game_error(numbers)
                 continue
-            cols.add(ctx, inp, numbers, name)
+            step_numbers.add(numbers)
             if spec.write_reports:
-                data = report_data(inp, ctx.report, numbers, name, info, spec.options)
+                data = report_data(inp, ctx, numbers, name, info, spec.options)
                 reports.append(report_json(data) + b"\n")
-        scored.steps = cols.to_batch() if cols.rows else None
+        scored.numbers = step_numbers.arrays() if step_numbers else None
         scored.reports = b"".join(reports)
         scored.peak_rss_mb = peak_rss_mb()
         return scored
@@ -245,7 +262,7 @@ class Scorer:
     def score(self, chunk: Sequence[RawRecord]) -> ChunkResult:
         """All three steps in this process."""
         parsed = self.assembler.parse(chunk)
-        scored = self.score_inputs(parsed.inputs, parsed.contexts)
+        scored = self.score_inputs(parsed.inputs, parsed.report_contexts)
         return self.assembler.assemble(parsed, scored)
 
 
@@ -270,7 +287,9 @@ class SafeScorer:
             return ChunkResult(keys=[], fatal=self.failed, pid=os.getpid())
         return self.scorer.score(chunk)
 
-    def score_inputs(self, inputs: Sequence[GameInput], contexts: Sequence[RowContext]) -> Scored:
+    def score_inputs(
+        self, inputs: Sequence[GameInput], contexts: Sequence[ReportContext]
+    ) -> Scored:
         if self.scorer is None:
             return Scored(fatal=self.failed, pid=os.getpid())
         return self.scorer.score_inputs(inputs, contexts)
@@ -321,7 +340,7 @@ def score_chunk_in_process(chunk: Sequence[RawRecord]) -> ChunkResult:
     return _SCORER.score(chunk)
 
 
-def score_in_process(inputs: Sequence[GameInput], contexts: Sequence[RowContext]) -> Scored:
+def score_in_process(inputs: Sequence[GameInput], contexts: Sequence[ReportContext]) -> Scored:
     if _SCORER is None:  # pragma: no cover - the pool runs init_process first
         raise RuntimeError("init_process was not run in this worker")
     return _SCORER.score_inputs(inputs, contexts)
