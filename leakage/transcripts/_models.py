@@ -125,8 +125,13 @@ class _TranscriptBase(_Input):
         return self
 
 
-def _duplicates(words: list[str]) -> list[str]:
-    folded = [w.strip().casefold() for w in words]
+def _folded(words: list[str]) -> list[str]:
+    """The words as they are compared: stripped and case-folded (empty for a blank word)."""
+    return [w.strip().casefold() for w in words]
+
+
+def _duplicates(words: list[str], folded: list[str]) -> list[str]:
+    """The words whose folded form (``folded``, from :func:`_folded`) appears more than once."""
     if len(set(folded)) == len(folded):  # the usual case, without a Counter
         return []
     counts = Counter(folded)
@@ -150,10 +155,11 @@ class ChameleonTranscript(_TranscriptBase):
 
     def _problems(self) -> list[tuple[str, str]]:
         problems = super()._problems()
-        for i, w in enumerate(self.candidates):
-            if not w.strip():
+        folded = _folded(self.candidates)
+        for i, f in enumerate(folded):
+            if not f:
                 problems.append((f"candidates[{i}]", "empty candidate"))
-        dup = sorted(set(_duplicates(self.candidates)))
+        dup = sorted(set(_duplicates(self.candidates, folded)))
         if dup:
             problems.append(("candidates", f"duplicate candidates: {', '.join(dup)}"))
         if self.secret is not None and self.secret not in self.candidates:
@@ -189,7 +195,7 @@ class SpyGameTranscript(_TranscriptBase):
                 problems.append(
                     (f"players[{i}].word", f"{p.role} holds {p.word!r}, expected {expected!r}")
                 )
-        dup = sorted(set(_duplicates(self.candidates)))
+        dup = sorted(set(_duplicates(self.candidates, _folded(self.candidates))))
         if dup:
             problems.append(("distractors", f"duplicate candidates: {', '.join(dup)}"))
         known = {p.id for p in self.players}
