@@ -6,11 +6,10 @@ Each worker builds its backend once (``init_process``). With one worker the pare
 each chunk and sends the worker plain values (game inputs, report contexts); the worker
 scores them and sends back the step rows' numbers and the report lines (see ``_worker``),
 so that the parent's core reads, validates, shapes the rows and writes while the worker's
-scores. With more workers
-each worker parses its chunks too, and the parent only reads and writes. The parent keeps
-at most two chunks per worker in flight, so neither the queue nor the results grow with the
-number of games, and takes results in submission order, so that a file's records are
-committed in order.
+scores. With more workers each worker parses its chunks and shapes its rows too, and the
+parent only reads and writes. The parent keeps at most two chunks per worker in flight, so
+neither the queue nor the results grow with the number of games, and takes results in
+submission order, so that a file's records are committed in order.
 Workers share the backends' on-disk caches (count cache, embedding cache, LLM response cache
 in ``$LEAKAGE_HOME``): SQLite in WAL mode with a busy timeout, safe for concurrent writers.
 """
