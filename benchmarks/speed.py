@@ -1,9 +1,9 @@
 """Speed: building the default index, and scoring throughput with a cold and a warm count cache.
 
 Index build: WordNet 3.0 (+ MyThes when ``/usr/share/mythes/th_en_US_v2.dat`` exists) into a
-temporary directory, in a child process so that its peak RSS (``resource.getrusage``,
-``ru_maxrss`` of the child itself) is the build's alone; the child also reports its RSS
-after imports, before the build, so the build's own share can be read off.
+temporary directory, in a child process so that its peak RSS (the child's own high-water
+mark, :func:`~leakage.batch._worker.peak_rss_mb`) is the build's alone; the child also
+reports its peak after imports, before the build, so the build's own share can be read off.
 
 Throughput: synthetic Chameleon games (``benchmarks/_games.py``), built up front, untimed;
 ``score_transcript`` over all of them (a) cold: a fresh ``LocalIndexSource`` (new SQLite
@@ -42,17 +42,18 @@ TARGETS = {
 }
 
 _BUILD_CHILD = """
-import json, resource, sys, time
+import json, sys, time
 from pathlib import Path
+from leakage.batch._worker import peak_rss_mb
 from leakage.corpus import build_index, default_documents
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak_rss_mb()
 start = time.perf_counter()
 docs, sources = default_documents()
 info = build_index(Path(sys.argv[1]), docs, sources=sources)
 seconds = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = peak_rss_mb()
 print(json.dumps({"seconds": seconds, "size_bytes": info.size_bytes, "documents": info.documents,
-                  "sources": info.sources, "rss_after_imports_kb": before, "peak_rss_kb": peak}))
+                  "sources": info.sources, "rss_after_imports_mb": before, "peak_rss_mb": peak}))
 """
 
 
@@ -72,10 +73,10 @@ def bench_build() -> dict[str, Any]:
         "file_mb": round(mb, 1),
         "documents": r["documents"],
         "sources": r["sources"],
-        "peak_rss_mb": round(r["peak_rss_kb"] / 1024, 1),
-        "rss_after_imports_mb": round(r["rss_after_imports_kb"] / 1024, 1),
-        "rss_method": "resource.getrusage(RUSAGE_SELF).ru_maxrss in a child process "
-        "(whole process, interpreter and imports included)",
+        "peak_rss_mb": round(r["peak_rss_mb"], 1),
+        "rss_after_imports_mb": round(r["rss_after_imports_mb"], 1),
+        "rss_method": "VmHWM of a child process (its own peak: interpreter and imports "
+        "included, not the memory of the process that started it)",
         "seconds_target_met": r["seconds"] <= TARGETS["build_seconds_max"],
         "file_mb_target_met": mb <= TARGETS["build_file_mb_max"],
     }
@@ -95,7 +96,7 @@ def _score_all(games: list[Any], backend: Any) -> float:
 _STAGES = {
     "backend.loglik (all of it)": ("_backend.py", "loglik"),
     "count source (LocalIndexSource.counts)": ("_local.py", "counts"),
-    "posterior_trace (numpy)": ("posterior.py", "posterior_trace"),
+    "posterior engine (posterior_traces, numpy)": ("posterior.py", "posterior_traces"),
     "backend.info (copied into each report)": ("_backend.py", "info"),
     "pydantic validation of the report (Report.model_validate)": ("main.py", "model_validate"),
     "score_transcript total": ("scoring.py", "score_transcript"),
