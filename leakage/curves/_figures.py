@@ -56,6 +56,14 @@ def _legend(ax: Any) -> None:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
 
 
+def _clue_axis(ax: Any) -> None:
+    """The x axis counts clues: whole numbers only."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.set_xlabel("clues given (m)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def _band(ax: Any, rows: list[dict[str, Any]], group: str, metric: str, colour: str) -> None:
     pts = [r for r in rows if r["group"] == group and r["metric"] == metric]
     if not pts:
@@ -75,7 +83,7 @@ def entropy_figure(rows: list[dict[str, Any]], out: Path, *, title: str) -> str:
     ax = fig.subplots()
     for i, g in enumerate(_groups(rows)):
         _band(ax, rows, g, "entropy_bits", _COLOURS[i % len(_COLOURS)])
-    ax.set_xlabel("clues given (m)")
+    _clue_axis(ax)
     ax.set_ylabel("mean entropy of the posterior (bits)")
     ax.set_title(title, fontsize=10)
     ax.set_ylim(bottom=0)
@@ -96,7 +104,7 @@ def topk_figure(
         if chance_k:
             ax.axhline(min(1.0, k / chance_k), color="#999999", ls="--", lw=1, label="chance")
         ax.set_title(f"P(secret in top {k})", fontsize=10)
-        ax.set_xlabel("clues given (m)")
+        _clue_axis(ax)
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("share of games")
