@@ -128,6 +128,37 @@ def test_curves_by_model(table: Path, tmp_path: Path):
         assert float(next(csv.DictReader(fh))["information_gain_bits"]) == 0.0
 
 
+def test_a_clue_is_listed_once_per_secret_at_its_most_extreme(tmp_path: Path):
+    rows = []
+    for record, (text, secret, gain) in enumerate(
+        [
+            ("igloo", "w0", 3.0),
+            (" Igloo", "w0", 2.5),  # the same clue for the same secret: not listed again
+            ("igloo", "w1", 2.0),  # the same clue for another secret: listed
+            ("snow", "w0", 1.0),
+            ("IGLOO ", "w0", -1.0),  # least revealing: its own most extreme occurrence
+            ("ice", "w0", 0.5),
+        ]
+    ):
+        (row,) = _game(record, "a", [1.0], [1], [gain])
+        row.update(text=text, secret=secret)
+        rows.append(row)
+    (tmp_path / "steps").mkdir()
+    pq.write_table(
+        pa.Table.from_pylist(rows, schema=steps_schema()), tmp_path / "steps" / "p.parquet"
+    )
+    rep = build_report(tmp_path, tmp_path / "rep", replicates=10, top=3)
+    with (tmp_path / "rep" / "most_revealing.csv").open() as fh:
+        most = [
+            (r["text"], r["secret"], float(r["information_gain_bits"])) for r in csv.DictReader(fh)
+        ]
+    assert most == [("igloo", "w0", 3.0), ("igloo", "w1", 2.0), ("snow", "w0", 1.0)]
+    with (tmp_path / "rep" / "least_revealing.csv").open() as fh:
+        least = [(r["text"], float(r["information_gain_bits"])) for r in csv.DictReader(fh)]
+    assert least == [("IGLOO ", -1.0), ("ice", 0.5), ("snow", 1.0)]
+    assert rep.games == 6
+
+
 def test_report_files_and_a_self_contained_page(table: Path, tmp_path: Path):
     out = tmp_path / "rep"
     rep = build_report(table, out, by="role", replicates=100)

@@ -8,7 +8,8 @@
 - ``gain_histogram``: the distribution of the per-clue information gain, by group.
 - ``leakage_by_group``: per group of speakers, the mean information gain per clue and the
   share of clues after which the secret ranks first, with bootstrap intervals over games.
-- ``extreme_clues``: the most and least revealing clues (largest and smallest gain).
+- ``extreme_clues``: the most and least revealing clues (largest and smallest gain), each
+  clue once per secret: logs often hold the same clue for the same secret many times.
 """
 
 from __future__ import annotations
@@ -153,12 +154,36 @@ def leakage_by_group(s: Steps, *, replicates: int = 1000, seed: int = 0) -> list
     return out
 
 
+_SCAN_BLOCKS = 50
+"""How many blocks of rows :func:`extreme_clues` reads, at most, looking for distinct clues."""
+
+
 def extreme_clues(s: Steps, *, n: int = 20) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The ``n`` most revealing counted clues (largest gain first) and the ``n`` least."""
+    """The ``n`` most revealing counted clues (largest gain first) and the ``n`` least.
+
+    A clue is shown once per secret (compared stripped and case-folded), at its most
+    extreme gain. The texts are read by row, in blocks down the ranking, up to
+    ``_SCAN_BLOCKS`` blocks of ``4 n`` rows: a table where one clue fills all of them shows
+    fewer than ``n``.
+    """
     idx = np.flatnonzero(s.counted & np.isfinite(s.gain))
     if idx.size == 0:
         return [], []
     order = idx[np.argsort(s.gain[idx], kind="stable")]
-    most = order[::-1][:n]
-    least = order[:n]
-    return s.rows(most, CLUE_COLUMNS), s.rows(least, CLUE_COLUMNS)
+    return _distinct(s, order[::-1], n), _distinct(s, order, n)
+
+
+def _distinct(s: Steps, order: NDArray[np.int64], n: int) -> list[dict[str, Any]]:
+    picked: list[dict[str, Any]] = []
+    seen: set[tuple[str, Any]] = set()
+    block = 4 * n
+    for start in range(0, min(len(order), _SCAN_BLOCKS * block), block):
+        for row in s.rows(order[start : start + block], CLUE_COLUMNS):
+            key = (str(row["text"]).strip().casefold(), row["secret"])
+            if key in seen:
+                continue
+            seen.add(key)
+            picked.append(row)
+            if len(picked) == n:
+                return picked
+    return picked
