@@ -85,6 +85,28 @@ def test_a_damaged_gzip_keeps_its_good_records_and_names_where_it_stopped(tmp_pa
     assert "cut.jsonl.gz" in str(last.payload)
 
 
+def test_unreadable_files_are_error_lines_and_the_rest_of_the_run_is_scored(
+    tmp_path: Path, leakage_home: Path
+):
+    whole = gzip.compress(many_games(tmp_path / "x.jsonl", 10).read_bytes())
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    damaged = tmp_path / "damaged.parquet"
+    damaged.write_bytes(b"PAR1" + bytes(range(200)) + b"PAR1")
+    foreign = tmp_path / "foreign.parquet"
+    foreign.write_bytes(b"not parquet at all")
+    stats = run_batch(
+        _job(tmp_path, [cut, damaged, foreign, EXAMPLES / "chameleon_sports.json"], workers=0)
+    )
+    assert stats.stopped is None and stats.games >= 1
+    errors = [json.loads(x) for x in (tmp_path / "out" / "errors.jsonl").read_text().splitlines()]
+    assert {Path(e["source"]).name for e in errors} == {
+        "cut.jsonl.gz", "damaged.parquet", "foreign.parquet"
+    }  # fmt: skip
+    assert any("truncated" in e["error"] for e in errors)
+    assert all("Parquet" in e["error"] for e in errors if e["source"].endswith(".parquet"))
+
+
 def test_bad_records_are_named_by_file_and_line(tmp_path: Path):
     path = tmp_path / "mixed.jsonl"
     good = json.dumps(example_records()[0])

@@ -183,7 +183,11 @@ def iter_records(paths: Iterable[Path]) -> Iterator[RawRecord]:
 
 
 def count_records(path: Path) -> int:
-    """A quick estimate of how many records a file holds (for the progress bar's ETA)."""
+    """A quick estimate of how many records a file holds (for the progress bar's ETA).
+
+    A file that cannot be read counts as one record: reading it for real turns the problem
+    into an error line (:func:`iter_file`), and the rest of the batch goes on.
+    """
     kind = kind_of(path)
     try:
         if kind == ".parquet":
@@ -193,7 +197,11 @@ def count_records(path: Path) -> int:
         if kind == ".jsonl":
             with _open_text(path) as fh:
                 return sum(1 for line in fh if line.strip())
-    except (OSError, UnicodeDecodeError):
+    except (OSError, EOFError, UnicodeDecodeError):  # a truncated gzip raises EOFError
+        return 1
+    except Exception as err:  # pyarrow's errors: a damaged or foreign Parquet file
+        if not type(err).__module__.startswith("pyarrow"):
+            raise
         return 1
     return 1
 
