@@ -225,10 +225,10 @@ def bench_breakdown(games: Path, n: int = 5_000) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
     from leakage import create_backend
-    from leakage.batch._inputs import RawRecord, to_transcript
     from leakage.batch._rows import StepColumns, StepNumbers, row_context
     from leakage.batch._worker import fewer_collections, report_json
     from leakage.scoring import game_input, report_data, score_inputs, score_many
+    from leakage.transcripts._files import RawRecord, to_transcript
 
     with games.open(encoding="utf-8") as fh:
         lines = [next(fh) for _ in range(n)]

@@ -64,8 +64,8 @@ def test_inputs_files_directories_globs_gzip_and_parquet(tmp_path: Path):
     assert [(Path(r.source).name, r.record, r.label) for r in records] == [
         ("a.jsonl.gz", 0, "line 1"), ("a.jsonl.gz", 1, "line 2"), ("a.jsonl.gz", 2, "line 3"),
         ("e.parquet", 0, "row 0"), ("e.parquet", 1, "row 1"),
-        ("b.json", 0, "0"), ("b.json", 1, "1"),
-        ("c.json.gz", 0, "0"),
+        ("b.json", 0, 0), ("b.json", 1, 1),
+        ("c.json.gz", 0, 0),
         ("d.parquet", 0, "row 0"), ("d.parquet", 1, "row 1"),
     ]  # fmt: skip
     games = [to_transcript(r) for r in records]

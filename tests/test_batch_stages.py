@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from leakage.batch._inputs import RawRecord
 from leakage.batch._worker import Assembler, Scored, Scorer, ScorerSpec, report_json
 from leakage.reports import Report
 from leakage.scoring import (
@@ -23,6 +22,7 @@ from leakage.scoring import (
     score_transcript,
 )
 from leakage.transcripts import load_transcripts
+from leakage.transcripts._files import RawRecord
 
 from .conftest import EXAMPLES
 

@@ -226,6 +226,25 @@ def test_load_single_object_file(tmp_path: Path) -> None:
     assert bad == []
 
 
+def test_gzip_parquet_globs_and_empty_files_read_as_the_batch_reads_them(tmp_path: Path) -> None:
+    """``load_transcripts`` (``leakage score``, service jobs) reads what ``leakage batch``
+    reads: gzip, Parquet, globs; an empty JSONL file is an error, not silence."""
+    import gzip
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    lines = "".join(json.dumps(r) + "\n" for r in (chameleon(), spygame()))
+    (tmp_path / "a.jsonl.gz").write_bytes(gzip.compress(lines.encode()))
+    pq.write_table(pa.table({"record": [json.dumps(chameleon())]}), tmp_path / "b.parquet")
+    (tmp_path / "c.jsonl").write_text("\n\n", encoding="utf-8")
+    good, bad = load_transcripts(
+        [str(tmp_path / "*.gz"), tmp_path / "b.parquet", tmp_path / "c.jsonl"]
+    )
+    assert [t.id for t in good] == ["cham-1", "spy-1", "cham-1"]
+    assert len(bad) == 1 and "c.jsonl" in str(bad[0]) and "empty file" in str(bad[0])
+
+
 def test_malformed_json_gives_one_error_with_its_position(tmp_path: Path) -> None:
     text = json.dumps(chameleon(), indent=2).replace('"category"', '"category" "x",', 1)
     path = tmp_path / "broken.json"

@@ -8,10 +8,10 @@ neither pyarrow nor Ray; writing and the Ray engine do.
 """
 
 from leakage.batch._difficulty import load_difficulty
-from leakage.batch._inputs import RawRecord, expand_inputs, iter_records, to_transcript
 from leakage.batch._manifest import BATCH_FORMAT
 from leakage.batch._rows import COLUMNS, STEPS_FORMAT, steps_schema
 from leakage.batch._runner import BatchJob, BatchStats, run_batch
+from leakage.transcripts._files import RawRecord, expand_inputs, iter_records, to_transcript
 
 __all__ = [
     "BATCH_FORMAT",

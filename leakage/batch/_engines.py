@@ -24,7 +24,6 @@ from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 from typing import Any, Protocol
 
-from leakage.batch._inputs import RawRecord
 from leakage.batch._worker import (
     Assembler,
     ChunkResult,
@@ -35,6 +34,7 @@ from leakage.batch._worker import (
     score_in_process,
 )
 from leakage.errors import LeakageError
+from leakage.transcripts._files import RawRecord
 
 
 class LocalEngine(Protocol):

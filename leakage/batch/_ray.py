@@ -27,9 +27,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from leakage.batch._inputs import RawRecord, iter_file
 from leakage.batch._worker import ChunkResult, SafeScorer, ScorerSpec, tune_gc
 from leakage.errors import BackendUnavailable, InvalidInput, InvalidTranscript
+from leakage.transcripts._files import RawRecord, iter_file
 
 
 def _import_ray() -> Any:
@@ -71,7 +71,7 @@ def _explode(row: dict[str, Any], *, ledger: str | None) -> list[dict[str, Any]]
             {
                 "source": rec.source,
                 "record": rec.record,
-                "label": rec.label,
+                "label": str(rec.label),
                 "payload": payload,
                 "error": error,
             }

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from leakage import errors as leakage_errors
-from leakage.batch._inputs import RawRecord, count_records, expand_inputs, iter_file
 from leakage.batch._manifest import (
     backend_summary,
     check_resumable,
@@ -33,6 +32,7 @@ from leakage.batch._output import ResultsDir
 from leakage.batch._worker import ChunkResult, ScorerSpec, fewer_collections, peak_rss_mb
 from leakage.errors import InvalidInput, LeakageError
 from leakage.scoring import ScoreOptions
+from leakage.transcripts._files import RawRecord, count_records, expand_inputs, iter_file
 
 
 @dataclass

@@ -33,7 +33,6 @@ from typing import Any
 from pydantic_core import to_json
 
 from leakage.backends.base import LikelihoodBackend
-from leakage.batch._inputs import RawRecord, to_transcript
 from leakage.batch._rows import RowContext, StepColumns, StepNumbers, row_context
 from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
 from leakage.scoring import (
@@ -45,6 +44,7 @@ from leakage.scoring import (
     report_data,
     score_inputs,
 )
+from leakage.transcripts._files import RawRecord, to_transcript
 
 
 def peak_rss_mb() -> float | None:
@@ -100,12 +100,12 @@ def _game_error(err: InvalidInput) -> GameError:
     return (type(err).__name__, str(err), problems)
 
 
-def error_line(source: str, record: int, label: str, err: InvalidInput | GameError) -> str:
+def error_line(source: str, record: int, label: int | str, err: InvalidInput | GameError) -> str:
     name, message, problems = _game_error(err) if isinstance(err, InvalidInput) else err
     doc: dict[str, Any] = {
         "source": source,
         "record": record,
-        "label": label,
+        "label": str(label),
         "type": name,
         "error": message,
     }

@@ -14,6 +14,7 @@ from leakage.cli import app
 from leakage.cli._errors import EXIT_INVALID_INPUT
 from leakage.errors import BackendUnavailable, InvalidInput
 from leakage.transcripts import INPUT_FORMATS, iter_transcripts
+from leakage.transcripts._files import expand_inputs
 
 CANDIDATE_MEMBERS = ("cooccurrence", "embedding", "judge")
 """Members tried when --members is not given: those of these that are registered."""
@@ -176,7 +177,7 @@ def calibrate(
     if result.fallback:
         con.print(f"[bold red]{result.fallback}[/bold red]")
 
-    files = len({str(p) for p in _expand(paths)})
+    files = len(expand_inputs(paths))
     fitted_on = {
         "paths": [str(p) for p in paths],
         "files": files,
@@ -202,13 +203,3 @@ def calibrate(
     if bad:
         err.print(f"{bad} bad record(s) skipped; {len(transcripts)} game(s) read.")
         raise typer.Exit(EXIT_INVALID_INPUT)
-
-
-def _expand(paths: list[Path]) -> list[Path]:
-    out: list[Path] = []
-    for p in paths:
-        if p.is_dir():
-            out.extend(q for q in p.rglob("*") if q.is_file() and q.suffix in (".json", ".jsonl"))
-        else:
-            out.append(p)
-    return out

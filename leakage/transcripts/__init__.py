@@ -1,11 +1,10 @@
 """Game transcripts: the ``leakage.transcript/1`` models, loading, and third-party adapters."""
 
+from leakage.transcripts._files import iter_transcripts, load_transcripts
 from leakage.transcripts._load import (
     INPUT_FORMATS,
     AnyTranscript,
     convert_record,
-    iter_transcripts,
-    load_transcripts,
     parse_transcript,
 )
 from leakage.transcripts._models import (

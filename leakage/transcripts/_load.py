@@ -1,13 +1,12 @@
-"""Reading transcripts from files: JSON, JSON arrays, JSONL, directories; native or adapted.
-
-``iter_transcripts`` yields one item per record, either a validated transcript or the
-``InvalidInput`` error for that record, so that one bad record never costs the rest.
+"""Records to transcripts: a file's text into records (one JSON object, an array, or JSONL),
+and each record, native or third-party, into a validated transcript or the ``InvalidInput``
+that names its problems (``_files`` reads the files).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -144,66 +143,7 @@ def _records(text: str, path: Path) -> Iterator[tuple[int | str, Any | InvalidIn
             )
 
 
-def _expand(paths: Iterable[str | Path]) -> Iterator[Path]:
-    for p in map(Path, paths):
-        if p.is_dir():
-            yield from sorted(
-                q for q in p.rglob("*") if q.is_file() and q.suffix in (".json", ".jsonl")
-            )
-        else:
-            yield p
-
-
 def _locate(err: InvalidInput, source: str, record: int | str) -> InvalidInput:
     if isinstance(err, InvalidTranscript):
         return err.located(source=source, record=record)
     return type(err)(f"{source}: record {record}: {err}")
-
-
-def iter_transcripts(
-    paths: Iterable[str | Path], *, input_format: str = "auto"
-) -> Iterator[AnyTranscript | InvalidInput]:
-    """Yield a transcript or an ``InvalidInput`` (naming file, record, field) per record."""
-    if input_format not in INPUT_FORMATS:
-        raise UnknownInputFormat(
-            f"unknown input format {input_format!r}; choose one of {', '.join(INPUT_FORMATS)}"
-        )
-    for path in _expand(paths):
-        source = str(path)
-        try:
-            raw = path.read_bytes()
-        except OSError as err:
-            yield InvalidTranscript([("", f"cannot read file: {err.strerror}")], source=source)
-            continue
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as err:
-            yield InvalidTranscript(
-                [("", f"not UTF-8 text (byte {err.start}); re-save the file as UTF-8")],
-                source=source,
-            )
-            continue
-        # index: the record's position in the file (JSONL lines included), so that adapters
-        # that build ids from the file name keep the records of one file apart.
-        for index, (label, record) in enumerate(_records(text, path)):
-            if isinstance(record, InvalidInput):
-                yield record
-                continue
-            try:
-                yield convert_record(record, input_format=input_format, path=path, index=index)
-            except InvalidInput as err:
-                yield _locate(err, source, label)
-
-
-def load_transcripts(
-    paths: Iterable[str | Path], *, input_format: str = "auto"
-) -> tuple[list[AnyTranscript], list[InvalidInput]]:
-    """Read every record; return the good transcripts and the errors, in file order."""
-    good: list[AnyTranscript] = []
-    bad: list[InvalidInput] = []
-    for item in iter_transcripts(paths, input_format=input_format):
-        if isinstance(item, InvalidInput):
-            bad.append(item)
-        else:
-            good.append(item)
-    return good, bad

@@ -1,10 +1,12 @@
-"""Reading batch inputs: files, directories and globs of JSON, JSONL and Parquet, gzip or not.
+"""Reading transcript files: files, directories and globs of JSON, JSONL and Parquet, gzip
+or not. ``leakage score``, the service's jobs and ``leakage batch`` all read through here.
 
 ``iter_records`` streams one :class:`RawRecord` per record without parsing it into a
-transcript: a JSONL line stays text until its chunk is parsed (by the batch's parent for a
-local pool, by the actor on Ray). A record is identified by its file and its position in the
-file (``record``, from 0, blank JSONL lines not counted, the same index the transcript loader
-gives adapters), which stays stable between runs and is what ``--resume`` keys on.
+transcript: a JSONL line stays text until it is parsed (:func:`to_transcript`; in a batch,
+by the parent for a local pool, by the actor on Ray); :func:`iter_transcripts` does both.
+A record is identified by its file and its position in the file (``record``, from 0, blank
+JSONL lines not counted, the index adapters are given), which stays stable between runs and
+is what ``--resume`` keys on.
 
 Parquet inputs hold either one string column ``record`` (or ``transcript``, ``json``) with a
 JSON record per row, or one column per top-level field of the record (nested structs and
@@ -25,9 +27,14 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from leakage.errors import InvalidInput, InvalidTranscript
-from leakage.transcripts import AnyTranscript, convert_record
-from leakage.transcripts._load import _locate, _records
+from leakage.errors import InvalidInput, InvalidTranscript, UnknownInputFormat
+from leakage.transcripts._load import (
+    INPUT_FORMATS,
+    AnyTranscript,
+    _locate,
+    _records,
+    convert_record,
+)
 from leakage.transcripts._models import TRANSCRIPT_ADAPTER
 
 KINDS = (".json", ".jsonl", ".ndjson", ".parquet")
@@ -43,8 +50,9 @@ class RawRecord:
     """The file, as an absolute path."""
     record: int
     """Position of the record in the file, from 0."""
-    label: str
-    """How an error names the record: ``line 12``, ``row 3``, ``0``."""
+    label: int | str
+    """How an error names the record: ``line 12``, ``row 3``, or the position in a JSON
+    array (an int, as errors give it)."""
     payload: Any
     """JSON text, an already parsed record, or the ``InvalidInput`` met while reading it."""
 
@@ -111,13 +119,15 @@ def _jsonl(path: Path, source: str, data: bytes | None) -> Iterator[RawRecord]:
             if line.strip():
                 yield RawRecord(source, index, f"line {lineno}", line)
                 index += 1
+    if index == 0:
+        yield _file_error(source, 0, "empty file")
 
 
 def _json(path: Path, source: str, data: bytes | None) -> Iterator[RawRecord]:
     with _open_text(path, data) as fh:
         text = fh.read()
     for index, (label, record) in enumerate(_records(text, path)):
-        yield RawRecord(source, index, str(label), record)
+        yield RawRecord(source, index, label, record)
 
 
 def _drop_nulls(value: Any, *, inside_meta: bool = False) -> Any:
@@ -239,3 +249,30 @@ def _fast_native(text: str) -> AnyTranscript | None:
         return TRANSCRIPT_ADAPTER.validate_json(text)
     except ValidationError:
         return None
+
+
+def iter_transcripts(
+    paths: Iterable[str | Path], *, input_format: str = "auto"
+) -> Iterator[AnyTranscript | InvalidInput]:
+    """Yield a transcript or an ``InvalidInput`` (naming file, record, field) per record, in
+    file order: the files, directories (searched recursively) and globs of ``paths``."""
+    if input_format not in INPUT_FORMATS:
+        raise UnknownInputFormat(
+            f"unknown input format {input_format!r}; choose one of {', '.join(INPUT_FORMATS)}"
+        )
+    for raw in iter_records(expand_inputs(paths)):
+        yield to_transcript(raw, input_format)
+
+
+def load_transcripts(
+    paths: Iterable[str | Path], *, input_format: str = "auto"
+) -> tuple[list[AnyTranscript], list[InvalidInput]]:
+    """Read every record; return the good transcripts and the errors, in file order."""
+    good: list[AnyTranscript] = []
+    bad: list[InvalidInput] = []
+    for item in iter_transcripts(paths, input_format=input_format):
+        if isinstance(item, InvalidInput):
+            bad.append(item)
+        else:
+            good.append(item)
+    return good, bad
