@@ -144,6 +144,16 @@ def test_empty_input_file_gives_exit_2(leakage_home: Path, tmp_path: Path, fmt: 
     assert p.returncode == 2 and "empty file" in p.stderr
 
 
+def test_batch_into_a_used_out_says_why_and_not_that_a_run_stopped(
+    leakage_home: Path, tmp_path: Path
+):
+    args = ("batch", str(EXAMPLES / "chameleon_sports.json"), "--out", str(tmp_path / "o"))
+    assert run(*args, "--workers", "0", "--no-progress", home=leakage_home).returncode == 0
+    p = run(*args, "--workers", "0", "--no-progress", home=leakage_home)
+    assert p.returncode == 2 and "already holds batch results" in p.stderr
+    assert "stopped" not in p.stderr
+
+
 def test_web_source_dry_run_budget_and_cache(tmp_path: Path):
     """`--source serpapi` against a local fake of the real API: dry run, budget, cache."""
     from tests.fakes.web_apis import SERPAPI_KEY, FakeWebApis

@@ -181,12 +181,15 @@ def batch(
 
         try:
             stats = run_batch(job, on_progress=on_progress)
-        except LeakageError:
+        except LeakageError as e:
             bar.stop()
-            err.print(
-                f"stopped; what was committed is in {out}: rerun with --resume to continue.",
-                highlight=False,
-            )
+            # Bad arguments (no inputs, --out holding another job) stop a run before it
+            # starts; anything else (a backend failing) stops it part-way.
+            if not isinstance(e, InvalidInput):
+                err.print(
+                    f"stopped; what was committed is in {out}: rerun with --resume to continue.",
+                    highlight=False,
+                )
             raise
     summary = (
         f"{stats.games:,} game(s) scored, {stats.failed:,} bad record(s)"
