@@ -280,7 +280,7 @@ def wait_job(api: Api, job_id: str, timeout: float = 30) -> dict:
 
 
 def test_job_upload_jsonl_results_jsonl_and_parquet(api: Api):
-    body = BATCH + b"not json\n"
+    body = BATCH + b"not json\n" + b'{"no": "format"}\n'
     r = api.post("/v1/jobs", params={"top_k": 2}, content=body)
     assert r.status_code == 202, r.text
     job = r.json()
@@ -288,24 +288,25 @@ def test_job_upload_jsonl_results_jsonl_and_parquet(api: Api):
     assert job["source"] == "upload" and job["paths"] is None
     job = wait_job(api, job["id"])
     assert (job["state"], job["total"], job["done"], job["ok"], job["failed"]) == (
-        "done", 7, 7, 6, 1,
+        "done", 8, 8, 6, 2,
     )  # fmt: skip
     assert job["progress"] == 1.0 and job["runs"] == 1
-    assert job["errors"][0]["record"] == 6
+    assert [e["record"] for e in job["errors"]] == [6, 7]
+    assert "record line 8: not a leakage.transcript/1 record" in json.dumps(job["errors"])
     assert "uploads" not in json.dumps(job["errors"])  # no server path in the messages
     lines = ndjson(api.get(f"/v1/jobs/{job['id']}/results"))
-    assert len(lines) == 7 and all(len(x["steps"][0]["posterior"]) == 2 for x in lines[:6])
+    assert len(lines) == 8 and all(len(x["steps"][0]["posterior"]) == 2 for x in lines[:6])
 
     import pyarrow.parquet as pq
 
     r = api.get(f"/v1/jobs/{job['id']}/results", params={"format": "parquet"})
     assert r.status_code == 200 and r.headers["x-job-state"] == "done"
     table = pq.read_table(io.BytesIO(r.content))
-    assert table.num_rows == 7
+    assert table.num_rows == 8
     rows = table.to_pylist()
-    assert [x["ok"] for x in rows] == [True] * 6 + [False]
+    assert [x["ok"] for x in rows] == [True] * 6 + [False] * 2
     assert rows[0]["game_id"] == "example-chameleon-fruits" and rows[0]["final_entropy_bits"] > 0
-    assert rows[6]["error_type"] == "invalid_transcript"
+    assert [x["error_type"] for x in rows[6:]] == ["invalid_transcript", "unknown_input_format"]
 
 
 def test_job_upload_json_array_and_multipart(api: Api):

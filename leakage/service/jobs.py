@@ -335,6 +335,10 @@ def _with_distractors(
     the server's, not the client's)."""
     if isinstance(item, InvalidTranscript) and upload:
         return InvalidTranscript(item.problems, record=item.record)
+    if isinstance(item, InvalidInput) and upload:
+        # Other errors name the file as "<path>: record <label>: <what>" (or "<path>: ...").
+        _, sep, rest = str(item).partition(": ")
+        return type(item)(rest) if sep else item
     if isinstance(item, InvalidInput):
         return item
     try:
