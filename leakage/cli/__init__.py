@@ -17,6 +17,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Markdown: a docstring's wrapped lines flow into paragraphs (in "rich" mode every line
+    # break of the source would show).
+    rich_markup_mode="markdown",
 )
 
 from leakage.cli import (  # noqa: E402,F401  (register commands)

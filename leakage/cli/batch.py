@@ -202,7 +202,9 @@ def batch(
         raise typer.Exit(EXIT_INVALID_INPUT)
 
 
-@app.command()
+@app.command(
+    short_help="Leakage curves, per-clue gain, most and least revealing clues: PNG, SVG, CSV, HTML."
+)
 def report(
     results: Annotated[
         Path, typer.Argument(help="A `leakage batch` results directory or a steps Parquet.")

@@ -68,7 +68,7 @@ def _table(result: Any) -> Table:
     return table
 
 
-@app.command()
+@app.command(short_help="Fit the members' temperatures and the ensemble's weights on logged games.")
 def calibrate(
     paths: Annotated[list[Path], typer.Argument(help="Logged games: transcript files or folders.")],
     input_format: Annotated[

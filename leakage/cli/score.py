@@ -63,7 +63,12 @@ def _write(reports: list[Report], fmt: OutputFormat, out: Path | None) -> None:
 
 @app.command()
 def score(
-    paths: Annotated[list[Path], typer.Argument(help="Transcript files or directories.")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Transcript files, directories or globs: JSON / JSONL / Parquet (.gz too)."
+        ),
+    ],
     backend: BackendOption = "cooccurrence",
     input_format: Annotated[
         str, typer.Option(help=f"Format of the input files: {', '.join(INPUT_FORMATS)}.")

@@ -45,7 +45,7 @@ def configure_logging(level: str) -> None:
         logger.propagate = False
 
 
-@app.command()
+@app.command(short_help="Serve the HTTP API (OpenAPI at /docs); settings in docs/service.md.")
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.", min=0, max=65535)] = 8000,
