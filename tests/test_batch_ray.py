@@ -36,16 +36,27 @@ def test_ray_engine_matches_the_local_engine_and_resumes(tmp_path: Path, leakage
     pq.write_table(pa.table({"record": lines}), src / "games.parquet")
     (src / "fruit.json").write_text((EXAMPLES / "spygame_fruit.json").read_text())
     (src / "bad.jsonl").write_text('{"format": "leakage.transcript/1"}\n')
-    inputs = [src]
+    # A cut gzip and a missing file: error lines, not a failed dataset (Ray's own reader
+    # would stop everything on either).
+    whole = (src / "games.jsonl.gz").read_bytes()
+    (src / "cut.jsonl.gz").write_bytes(whole[: len(whole) // 2])
+    inputs = [src, tmp_path / "missing.jsonl"]
 
     local = run_batch(BatchJob(inputs=inputs, out=tmp_path / "local", workers=0))
-    assert (local.games, local.failed) == (69, 1)
+    assert local.failed == 3 and local.games > 69
     ray_out = tmp_path / "ray"
     on_ray = run_batch(BatchJob(inputs=inputs, out=ray_out, engine="ray", workers=1, chunk_size=16))
-    assert (on_ray.games, on_ray.failed) == (69, 1)
+    assert (on_ray.games, on_ray.failed) == (local.games, local.failed)
     assert sorted_rows(read_steps(ray_out)) == sorted_rows(read_steps(tmp_path / "local"))
     errors = [json.loads(x) for x in (ray_out / "errors.jsonl").read_text().splitlines()]
-    assert [(Path(e["source"]).name, e["label"]) for e in errors] == [("bad.jsonl", "line 1")]
+    local_errors = [
+        json.loads(x) for x in (tmp_path / "local" / "errors.jsonl").read_text().splitlines()
+    ]
+    assert sorted(errors, key=str) == sorted(local_errors, key=str)
+    assert sorted((Path(e["source"]).name, e["label"]) for e in errors) == [
+        ("bad.jsonl", "line 1"), ("cut.jsonl.gz", f"{local.games - 69} (reading stopped here)"),
+        ("missing.jsonl", "0"),
+    ]  # fmt: skip
     manifest = json.loads((ray_out / "manifest.json").read_text())
     assert manifest["engine"] == "ray" and manifest["status"] == "complete"
 

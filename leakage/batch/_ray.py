@@ -1,12 +1,15 @@
 """The Ray engine (``--engine ray``): the same job on a Ray cluster, or on Ray in local mode.
 
-Ray Data reads the input files (``read_binary_files``, so that JSON, JSONL, Parquet and their
-gzip forms all go through the same record readers as the local engine, each record keeping
-its file and position), ``flat_map`` splits them into records (leaving out those the ledger
-has committed, on ``--resume``), and ``map_batches`` sends batches of ``chunk_size`` records
-to a pool of actors that build the backend once each and score them. Every batch comes back
-to the driver as one pickled :class:`ChunkResult`, which the driver writes and commits as
-the local engine does: the same Parquet schema, reports, errors and ledger.
+Ray Data spreads the input files over read tasks (``from_items``, one block per file), and
+``flat_map`` reads each file with the same record readers as the local engine, each record
+keeping its file and position, leaving out those the ledger has committed (on
+``--resume``). Ray's own file reader (``read_binary_files``) is not used: it undoes gzip
+itself and fails the whole dataset on one truncated file or one missing file, where the
+record readers make that file an error line and the rest is scored. ``map_batches`` sends
+batches of ``chunk_size`` records to a pool of actors that build the backend once each and
+score them. Every batch comes back to the driver as one pickled :class:`ChunkResult`,
+which the driver writes and commits as the local engine does: the same Parquet schema,
+reports, errors and ledger.
 
 Ray is an optional extra (``pip install 'leakage[ray]'``), imported only here.
 ``address=None`` starts a local Ray with ``workers + 1`` CPUs (actors plus reading);
@@ -53,17 +56,18 @@ def _committed(ledger: Path | None, source: str) -> set[int]:
 
 
 def _explode(row: dict[str, Any], *, ledger: str | None) -> list[dict[str, Any]]:
-    """A file row (path, bytes) -> its records, as plain columns Arrow can carry."""
+    """A file row (its path) -> its records, as plain columns Arrow can carry."""
     path = Path(row["path"])
     done = _committed(Path(ledger) if ledger else None, str(path))
     out = []
-    for rec in iter_file(path, row["bytes"]):
+    for rec in iter_file(path):
         if rec.record in done:
             continue
         payload, error = rec.payload, ""
         if isinstance(payload, InvalidInput):
             problems = payload.problems if isinstance(payload, InvalidTranscript) else []
-            error = json.dumps(problems or [["", str(payload)]])
+            record = payload.record if isinstance(payload, InvalidTranscript) else None
+            error = json.dumps({"problems": problems or [["", str(payload)]], "record": record})
             payload = ""
         elif not isinstance(payload, str):
             payload = json.dumps(payload, ensure_ascii=False)
@@ -99,8 +103,9 @@ class _ScoreActor:
         ):  # fmt: skip
             item: Any = payload
             if error:
-                problems = [tuple(p) for p in json.loads(error)]
-                item = InvalidTranscript(problems, source=str(source), record=str(label))
+                doc = json.loads(error)
+                problems = [tuple(p) for p in doc["problems"]]
+                item = InvalidTranscript(problems, source=str(source), record=doc["record"])
             records.append(RawRecord(str(source), int(record), str(label), item))
         result = self.scorer.score(records)
         return {"result": np.array([pickle.dumps(result)], dtype=object)}
@@ -144,7 +149,9 @@ def ray_results(
             )
             ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = False
-        ds = ray.data.read_binary_files([str(f) for f in files], include_paths=True)
+        ds = ray.data.from_items(
+            [{"path": str(f)} for f in files], override_num_blocks=max(1, len(files))
+        )
         ds = ds.flat_map(partial(_explode, ledger=str(ledger) if ledger else None))
         ds = ds.map_batches(
             _ScoreActor,

@@ -92,18 +92,16 @@ def expand_inputs(inputs: Iterable[str | Path]) -> list[Path]:
     return list(out)
 
 
-def _open_binary(path: Path, data: bytes | None) -> IO[bytes]:
-    """The file's bytes (``data`` when the caller read them already), gzip undone."""
-    # Bytes read by someone else may come decompressed already (Ray Data undoes .gz itself).
-    gzipped = data is None or data[:2] == b"\x1f\x8b"
-    if path.suffix.lower() != ".gz" or not gzipped:
-        return path.open("rb") if data is None else io.BytesIO(data)
-    # gzip.open(path) owns (and closes) the file it opens; a BytesIO needs no closing.
-    return gzip.open(path if data is None else io.BytesIO(data), "rb")  # type: ignore[return-value]
+def _open_binary(path: Path) -> IO[bytes]:
+    """The file's bytes, gzip undone (for a ``.gz`` name)."""
+    if path.suffix.lower() != ".gz":
+        return path.open("rb")
+    # gzip.open(path) owns (and closes) the file it opens.
+    return gzip.open(path, "rb")  # type: ignore[return-value]
 
 
-def _open_text(path: Path, data: bytes | None = None) -> IO[str]:
-    return io.TextIOWrapper(_open_binary(path, data), encoding="utf-8-sig", newline=None)
+def _open_text(path: Path) -> IO[str]:
+    return io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig", newline=None)
 
 
 def _file_error(source: str, index: int, message: str) -> RawRecord:
@@ -112,9 +110,9 @@ def _file_error(source: str, index: int, message: str) -> RawRecord:
     return RawRecord(source, index, label, InvalidTranscript([("", message)], source=source))
 
 
-def _jsonl(path: Path, source: str, data: bytes | None) -> Iterator[RawRecord]:
+def _jsonl(path: Path, source: str) -> Iterator[RawRecord]:
     index = 0
-    with _open_text(path, data) as fh:
+    with _open_text(path) as fh:
         for lineno, line in enumerate(fh, start=1):
             if line.strip():
                 yield RawRecord(source, index, f"line {lineno}", line)
@@ -123,8 +121,8 @@ def _jsonl(path: Path, source: str, data: bytes | None) -> Iterator[RawRecord]:
         yield _file_error(source, 0, "empty file")
 
 
-def _json(path: Path, source: str, data: bytes | None) -> Iterator[RawRecord]:
-    with _open_text(path, data) as fh:
+def _json(path: Path, source: str) -> Iterator[RawRecord]:
+    with _open_text(path) as fh:
         text = fh.read()
     for index, (label, record) in enumerate(_records(text, path)):
         yield RawRecord(source, index, label, record)
@@ -142,10 +140,10 @@ def _drop_nulls(value: Any, *, inside_meta: bool = False) -> Any:
     return value
 
 
-def _parquet(path: Path, source: str, data: bytes | None) -> Iterator[RawRecord]:
+def _parquet(path: Path, source: str) -> Iterator[RawRecord]:
     import pyarrow.parquet as pq
 
-    with _open_binary(path, data) as fh:
+    with _open_binary(path) as fh:
         pf = pq.ParquetFile(fh)
         names = pf.schema_arrow.names
         column = next((c for c in _JSON_COLUMNS if names == [c]), None)
@@ -161,9 +159,9 @@ def _parquet(path: Path, source: str, data: bytes | None) -> Iterator[RawRecord]
 _READERS = {".jsonl": _jsonl, ".json": _json, ".parquet": _parquet}
 
 
-def iter_file(path: Path, data: bytes | None = None) -> Iterator[RawRecord]:
-    """The records of one file (read from ``data`` when given, e.g. by Ray Data); a file that
-    cannot be read (or stops being readable) yields one error record after the good ones."""
+def iter_file(path: Path) -> Iterator[RawRecord]:
+    """The records of one file; a file that cannot be read (or stops being readable) yields
+    one error record after the good ones."""
     source = str(path)
     kind = kind_of(path)
     if kind is None:
@@ -172,7 +170,7 @@ def iter_file(path: Path, data: bytes | None = None) -> Iterator[RawRecord]:
         return
     n = 0
     try:
-        for rec in _READERS[kind](path, source, data):
+        for rec in _READERS[kind](path, source):
             yield rec
             n += 1
     except OSError as err:  # gzip's BadGzipFile and EOFError included
