@@ -194,3 +194,16 @@ def test_not_a_step_table_is_a_clear_error(tmp_path: Path):
         build_report(tmp_path / "other.parquet", tmp_path / "rep")
     with pytest.raises(InvalidInput, match="no such file"):
         build_report(tmp_path / "missing", tmp_path / "rep")
+
+
+def test_a_run_that_scored_no_game_and_an_empty_folder_say_so(tmp_path: Path, leakage_home: Path):
+    from leakage.batch import BatchJob, run_batch
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"format": "leakage.transcript/1"}\n', encoding="utf-8")
+    run_batch(BatchJob(inputs=[bad], out=tmp_path / "out", workers=0))
+    with pytest.raises(InvalidInput, match=r"the run scored no game \(see .*errors\.jsonl\)"):
+        build_report(tmp_path / "out", tmp_path / "rep")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InvalidInput, match="no Parquet files here"):
+        build_report(tmp_path / "empty", tmp_path / "rep")

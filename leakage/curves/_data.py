@@ -95,6 +95,11 @@ def load_steps(results: str | Path, by: str, *, difficulty: dict[str, str] | Non
         dataset = ds.dataset(where, format="parquet")
     except (pa.ArrowInvalid, OSError) as err:
         raise InvalidInput(f"{where}: not a readable step table ({err})") from None
+    if not dataset.files:
+        errors = where.parent / "errors.jsonl"
+        if manifest is not None and errors.is_file():
+            raise InvalidInput(f"{where}: no step rows: the run scored no game (see {errors})")
+        raise InvalidInput(f"{where}: no Parquet files here (a step table is expected)")
     curve_col, clue_col = GROUPINGS[by]
     wanted = ["source", "record", *_NUMERIC, curve_col, clue_col, "pair"]
     missing = [c for c in wanted if c not in dataset.schema.names]
