@@ -205,3 +205,14 @@ def test_default_index_sanity(cooccurrence):
     ]:
         L = cooccurrence.loglik([clue], sports)
         assert sports[int(np.argmax(L[0]))] == expected, clue
+
+
+def test_backend_options_are_checked_by_name_and_type(leakage_home: Path):
+    from leakage import create_backend
+    from leakage.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match=r"no option 'nope'; it takes: beta, budget"):
+        create_backend("cooccurrence", nope=1)
+    with pytest.raises(InvalidInput, match=r"option beta='ten': Input should be a valid number"):
+        create_backend("cooccurrence", beta="ten")
+    assert create_backend("cooccurrence", beta="10").info()["beta"] == 10.0  # "10" is 10

@@ -200,7 +200,7 @@ def test_route_options_shared_per_member_and_unknown(fake_members):
     assert got == {"fx": {"index": 1}, "fy": {"model": "b"}}
     # a per-member dict for a backend that is not a member is ignored
     assert route_options(["fx"], {"embedding": {"model": "m"}}) == {"fx": {}}
-    with pytest.raises(TypeError, match="'colour'"):
+    with pytest.raises(InvalidInput, match="'colour'"):
         route_options(["fx"], {"colour": 1})
 
 

@@ -8,13 +8,18 @@ at ``import leakage``.
 
 from __future__ import annotations
 
+import inspect
+import types
+import typing
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
+from pydantic import TypeAdapter, ValidationError
 
-from leakage.errors import UnknownBackend
+from leakage.errors import InvalidInput, UnknownBackend
 
 
 @runtime_checkable
@@ -55,12 +60,66 @@ def backend_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def accepted_options(factory: Callable[..., Any]) -> tuple[set[str], bool]:
+    """Keyword names a factory takes, and whether it takes ``**kwargs``."""
+    params = inspect.signature(factory).parameters.values()
+    named = {
+        p.name
+        for p in params
+        if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    }
+    return named, any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+_PLAIN = (int, float, bool, str, Path, type(None))
+
+
+def _plain(hint: Any) -> bool:
+    """Whether ``hint`` is made only of plain values (numbers, text, paths, None)."""
+    if hint in _PLAIN:
+        return True
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return all(_plain(h) for h in typing.get_args(hint))
+    return False
+
+
+def _checked(name: str, factory: BackendFactory, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` checked against the factory's signature: an unknown name, or a value that
+    is not of a plain option's type (``threads=abc``), is the user's error, said as such
+    rather than a TypeError from deep inside the backend. Plain values are converted as
+    pydantic converts them (``"2"`` to 2 for an int)."""
+    named, any_name = accepted_options(factory)
+    unknown = sorted(set(options) - named) if not any_name else []
+    if unknown:
+        raise InvalidInput(
+            f"backend {name!r} has no option {', '.join(map(repr, unknown))}; "
+            f"it takes: {', '.join(sorted(named))}"
+        )
+    try:
+        hints = typing.get_type_hints(factory)
+    except Exception:  # a hint that cannot be resolved here: leave the values alone
+        return options
+    out = dict(options)
+    for key, value in options.items():
+        hint = hints.get(key)
+        if hint is None or not _plain(hint):
+            continue
+        try:
+            out[key] = TypeAdapter(hint).validate_python(value)
+        except ValidationError as err:
+            reason = err.errors(include_url=False)[0]["msg"]
+            raise InvalidInput(f"backend {name!r}, option {key}={value!r}: {reason}") from None
+    return out
+
+
 def create_backend(name: str, **options: Any) -> LikelihoodBackend:
-    """Build a registered backend; ``UnknownBackend`` lists the names there are."""
+    """Build a registered backend; ``UnknownBackend`` lists the names there are, and
+    ``InvalidInput`` names an option the backend does not take or a value of the wrong
+    type."""
     try:
         factory = _REGISTRY[name]
     except KeyError:
         raise UnknownBackend(
             f"unknown backend {name!r}; available: {', '.join(backend_names())}"
         ) from None
-    return factory(**options)
+    return factory(**_checked(name, factory, options))

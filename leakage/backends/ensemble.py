@@ -20,7 +20,6 @@ scale 1, and ``info()`` says so.
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -30,7 +29,12 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from leakage.backends.base import LikelihoodBackend, create_backend, register_backend
+from leakage.backends.base import (
+    LikelihoodBackend,
+    accepted_options,
+    create_backend,
+    register_backend,
+)
 from leakage.errors import BackendUnavailable, InvalidInput
 from leakage.posterior import LOG_FLOOR
 
@@ -205,17 +209,6 @@ class EnsembleBackend:
         return out
 
 
-def _accepted(factory: Callable[..., Any]) -> tuple[set[str], bool]:
-    """Keyword names a factory takes, and whether it takes ``**kwargs``."""
-    params = inspect.signature(factory).parameters.values()
-    named = {
-        p.name
-        for p in params
-        if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    }
-    return named, any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
-
-
 def route_options(names: Sequence[str], options: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Split pass-through options among the member factories.
 
@@ -229,7 +222,7 @@ def route_options(names: Sequence[str], options: Mapping[str, Any]) -> dict[str,
     """
     from leakage.backends.base import _REGISTRY
 
-    accepted = {n: _accepted(_REGISTRY[n]) for n in names if n in _REGISTRY}
+    accepted = {n: accepted_options(_REGISTRY[n]) for n in names if n in _REGISTRY}
     routed: dict[str, dict[str, Any]] = {n: {} for n in names}
     own: dict[str, Mapping[str, Any]] = {}
     for key, value in options.items():
@@ -241,7 +234,7 @@ def route_options(names: Sequence[str], options: Mapping[str, Any]) -> dict[str,
         if not takers:
             takers = [n for n, (_, var) in accepted.items() if var]
         if not takers:
-            raise TypeError(f"ensemble: no member ({', '.join(names)}) takes the option {key!r}")
+            raise InvalidInput(f"ensemble: no member ({', '.join(names)}) takes the option {key!r}")
         for n in takers:
             routed[n][key] = value
     for n, opts in own.items():
