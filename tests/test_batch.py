@@ -309,3 +309,16 @@ def test_the_on_disk_caches_take_concurrent_writers_from_spawned_workers(tmp_pat
     with sqlite3.connect(tmp_path / "vectors.sqlite") as db:
         assert db.execute("SELECT count(*) FROM vectors").fetchone()[0] == 2 * 60 * 10
     shutil.rmtree(tmp_path)
+
+
+def test_an_unknown_input_format_or_an_unreadable_difficulty_file_stops_before_the_run(
+    tmp_path: Path,
+):
+    game = EXAMPLES / "chameleon_sports.json"
+    with pytest.raises(InvalidInput, match="unknown input format 'zzz'; choose one of auto"):
+        run_batch(_job(tmp_path, [game], input_format="zzz", workers=0))
+    binary = tmp_path / "levels.csv"
+    binary.write_bytes(bytes(range(128, 256)))
+    with pytest.raises(InvalidInput, match=r"levels\.csv: not UTF-8 text"):
+        run_batch(_job(tmp_path, [game], difficulty=binary, workers=0))
+    assert not (tmp_path / "out").exists()

@@ -20,6 +20,17 @@ _LEVEL_COLUMNS = ("difficulty", "split")
 
 
 def _read_csv(path: Path, into: dict[str, str]) -> None:
+    try:
+        _read_rows(path, into)
+    except UnicodeDecodeError as err:
+        raise InvalidInput(
+            f"{path}: not UTF-8 text (byte {err.start}); pass a splits CSV (--difficulty)"
+        ) from None
+    except csv.Error as err:
+        raise InvalidInput(f"{path}: not a readable CSV ({err}) (--difficulty)") from None
+
+
+def _read_rows(path: Path, into: dict[str, str]) -> None:
     with path.open(encoding="utf-8-sig", newline="") as fh:
         reader = csv.reader(fh)
         header = [h.strip().lower() for h in next(reader, [])]

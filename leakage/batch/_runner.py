@@ -33,6 +33,7 @@ from leakage.batch._worker import ChunkResult, ScorerSpec, fewer_collections, pe
 from leakage.errors import InvalidInput, LeakageError
 from leakage.scoring import ScoreOptions
 from leakage.transcripts._files import RawRecord, count_records, expand_inputs, iter_file
+from leakage.transcripts._load import check_input_format
 
 
 @dataclass
@@ -176,6 +177,7 @@ def run_batch(
     """Run (or resume) ``job``; returns this run's statistics (also in the manifest)."""
     from leakage.batch._difficulty import load_difficulty
 
+    check_input_format(job.input_format)
     files = expand_inputs(job.inputs)
     if not files:
         raise InvalidInput("no input files: name files, directories or globs")

@@ -27,12 +27,12 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from leakage.errors import InvalidInput, InvalidTranscript, UnknownInputFormat
+from leakage.errors import InvalidInput, InvalidTranscript
 from leakage.transcripts._load import (
-    INPUT_FORMATS,
     AnyTranscript,
     _locate,
     _records,
+    check_input_format,
     convert_record,
 )
 from leakage.transcripts._models import TRANSCRIPT_ADAPTER
@@ -254,10 +254,7 @@ def iter_transcripts(
 ) -> Iterator[AnyTranscript | InvalidInput]:
     """Yield a transcript or an ``InvalidInput`` (naming file, record, field) per record, in
     file order: the files, directories (searched recursively) and globs of ``paths``."""
-    if input_format not in INPUT_FORMATS:
-        raise UnknownInputFormat(
-            f"unknown input format {input_format!r}; choose one of {', '.join(INPUT_FORMATS)}"
-        )
+    check_input_format(input_format)
     for raw in iter_records(expand_inputs(paths)):
         yield to_transcript(raw, input_format)
 

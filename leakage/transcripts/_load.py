@@ -97,6 +97,14 @@ def convert_record(
     return adapter.convert(record, path=path, index=index)
 
 
+def check_input_format(input_format: str) -> None:
+    """``UnknownInputFormat`` (listing the names there are) unless ``input_format`` is one."""
+    if input_format not in INPUT_FORMATS:
+        raise UnknownInputFormat(
+            f"unknown input format {input_format!r}; choose one of {', '.join(INPUT_FORMATS)}"
+        )
+
+
 def _looks_like_jsonl(text: str) -> bool:
     """JSONL when the first line is a complete JSON object on its own."""
     first = text.split("\n", 1)[0].strip()
