@@ -95,8 +95,10 @@ def test_unreadable_files_are_error_lines_and_the_rest_of_the_run_is_scored(
     damaged.write_bytes(b"PAR1" + bytes(range(200)) + b"PAR1")
     foreign = tmp_path / "foreign.parquet"
     foreign.write_bytes(b"not parquet at all")
+    seen: list[int] = []  # a progress callback: the files are counted first, as the CLI's are
     stats = run_batch(
-        _job(tmp_path, [cut, damaged, foreign, EXAMPLES / "chameleon_sports.json"], workers=0)
+        _job(tmp_path, [cut, damaged, foreign, EXAMPLES / "chameleon_sports.json"], workers=0),
+        on_progress=lambda done, expected: seen.append(expected),
     )
     assert stats.stopped is None and stats.games >= 1
     errors = [json.loads(x) for x in (tmp_path / "out" / "errors.jsonl").read_text().splitlines()]

@@ -194,7 +194,9 @@ def run_batch(
     stats = BatchStats()
     games_before, failed_before = results.committed_count()
     stats.skipped = games_before + failed_before if job.resume else 0
-    expected = max(0, sum(count_records(f) for f in files) - stats.skipped)
+    # Counting reads every JSONL file once more: only for a caller that shows progress.
+    counted = sum(count_records(f) for f in files) if on_progress is not None else 0
+    expected = max(0, counted - stats.skipped)
     run_record: dict[str, Any] = {"started_at": now(), "command": command or sys.argv}
     manifest["runs"].append(run_record)
     write_manifest(Path(job.out) / "manifest.json", manifest)  # a killed run shows, unfinished

@@ -180,7 +180,7 @@ def batch(
             bar.update(task, completed=done, total=max(expected, done), rate=rate)
 
         try:
-            stats = run_batch(job, on_progress=on_progress)
+            stats = run_batch(job, on_progress=on_progress if progress else None)
         except LeakageError as e:
             bar.stop()
             # Bad arguments (no inputs, --out holding another job) stop a run before it

@@ -156,6 +156,11 @@ def _parquet(path: Path, source: str) -> Iterator[RawRecord]:
                 index += 1
 
 
+def _from_pyarrow(err: Exception) -> bool:
+    """Whether ``err`` is one of pyarrow's: a damaged or foreign Parquet file."""
+    return type(err).__module__.startswith("pyarrow")
+
+
 _READERS = {".jsonl": _jsonl, ".json": _json, ".parquet": _parquet}
 
 
@@ -179,8 +184,8 @@ def iter_file(path: Path) -> Iterator[RawRecord]:
         yield _file_error(source, n, f"cannot read file: truncated ({err})")
     except UnicodeDecodeError as err:
         yield _file_error(source, n, f"not UTF-8 text (byte {err.start}); re-save it as UTF-8")
-    except Exception as err:  # pyarrow's errors: a damaged or foreign Parquet file
-        if not type(err).__module__.startswith("pyarrow"):
+    except Exception as err:
+        if not _from_pyarrow(err):
             raise
         yield _file_error(source, n, f"cannot read Parquet: {err}")
 
@@ -207,8 +212,8 @@ def count_records(path: Path) -> int:
                 return sum(1 for line in fh if line.strip())
     except (OSError, EOFError, UnicodeDecodeError):  # a truncated gzip raises EOFError
         return 1
-    except Exception as err:  # pyarrow's errors: a damaged or foreign Parquet file
-        if not type(err).__module__.startswith("pyarrow"):
+    except Exception as err:
+        if not _from_pyarrow(err):
             raise
         return 1
     return 1
