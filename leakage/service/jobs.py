@@ -312,8 +312,10 @@ class JobWorker:
             total = sum(1 for _ in iter_transcripts(job.paths, input_format=params.input_format))
             self.store.set_total(job.id, total)
         stored = self.store.stored(job.id)
+        # An upload is one file the server wrote: its path is left out of error messages.
+        upload = str(Path(job.paths[0]).resolve()) if job.upload and job.paths else None
         games = (
-            (i, _with_distractors(item, params, upload=job.upload))
+            (i, _with_distractors(item, params, upload=upload))
             for i, item in enumerate(iter_transcripts(job.paths, input_format=params.input_format))
             if i not in stored
         )
@@ -329,16 +331,16 @@ class JobWorker:
 
 
 def _with_distractors(
-    item: AnyTranscript | InvalidInput, params: ScoreParams, *, upload: bool
+    item: AnyTranscript | InvalidInput, params: ScoreParams, *, upload: str | None
 ) -> AnyTranscript | Exception:
-    """A job's record ready to score, or its error (an upload's file name left out: it is
-    the server's, not the client's)."""
+    """A job's record ready to score, or its error (``upload``, the path of an uploaded file,
+    left out: it is the server's, not the client's)."""
     if isinstance(item, InvalidTranscript) and upload:
         return InvalidTranscript(item.problems, record=item.record)
     if isinstance(item, InvalidInput) and upload:
-        # Other errors name the file as "<path>: record <label>: <what>" (or "<path>: ...").
-        _, sep, rest = str(item).partition(": ")
-        return type(item)(rest) if sep else item
+        # Other errors begin with the file: "<path>: record <label>: <what>".
+        message, prefix = str(item), f"{upload}: "
+        return type(item)(message[len(prefix) :]) if message.startswith(prefix) else item
     if isinstance(item, InvalidInput):
         return item
     try:
