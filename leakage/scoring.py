@@ -155,7 +155,6 @@ def _spygame_numbers(inp: GameInput, backend: LikelihoodBackend) -> Numbers:
         spy[i] = spy_posterior(evidence, inp.n_spies, assignment=inp.spy_assignment)
         rank[i] = ranks_of(post[i], wi)[0]
     out: Numbers = {
-        "loglik": loglik,
         "posterior": post,
         "entropy_bits": h,
         "information_gain_bits": prior_h - h,
