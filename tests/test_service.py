@@ -19,8 +19,8 @@ import httpx
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from leakage.service import Settings, create_app
-from leakage.service.inputs import InputFormat
+from leakage_service import Settings, create_app
+from leakage_service.inputs import InputFormat
 from leakage.transcripts import INPUT_FORMATS
 
 from .conftest import EXAMPLES
@@ -225,6 +225,21 @@ def test_report_cache_hits_are_counted(api: Api):
     metrics = api.get("/metrics").text
     assert 'leakage_cache_requests_total{cache="report",result="hit"}' in metrics
 
+
+
+def test_report_cache_is_bounded_by_bytes():
+    from leakage_service.metrics import Metrics
+    from leakage_service.runtime import ReportCache
+
+    cache = ReportCache(10_000, Metrics())
+    for i in range(100):  # 100 reports of about 1 kB: ten fit
+        cache.put(f"k{i:02d}".encode(), b"x" * 997)
+    assert cache.bytes <= 10_000 and len(cache) == 10
+    assert cache.get(b"k99") is not None and cache.get(b"k00") is None
+    cache.put(b"big", b"x" * 20_000)  # larger than the whole budget: not kept
+    assert cache.get(b"big") is None and len(cache) == 10
+    cache.put(b"k99", b"y" * 10)  # replacing an entry frees its old size
+    assert cache.bytes == 9 * 1000 + 13
 
 # -- POST /v1/score/batch ----------------------------------------------------------------
 
@@ -488,7 +503,7 @@ def test_unexpected_error_is_a_generic_500(api: Api, monkeypatch: pytest.MonkeyP
 
 
 def test_full_queue_is_503_with_retry_after(tmp_path: Path, default_index: Path):
-    a = Api(settings_for(tmp_path, default_index, workers=1, queue_size=0, report_cache=0))
+    a = Api(settings_for(tmp_path, default_index, workers=1, queue_size=0, report_cache_bytes=0))
     try:
         lock = a.state.backends.slots["cooccurrence"].lock
         lock.acquire()  # the one worker thread will block on the backend

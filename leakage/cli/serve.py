@@ -1,10 +1,10 @@
-"""``leakage serve``: the HTTP service on uvicorn (the ``service`` extra)."""
+"""``leakage serve``: a thin launcher for the HTTP service, which is its own distribution
+(``service/``, import name ``leakage_service``). The library does not import it: the service
+registers its ``serve`` function under the ``leakage.service`` entry point group."""
 
 from __future__ import annotations
 
-import json
-import logging
-import sys
+from importlib.metadata import entry_points
 from typing import Annotated
 
 import typer
@@ -12,37 +12,19 @@ import typer
 from leakage.cli import app
 from leakage.errors import BackendUnavailable
 
-INSTALL_HINT = "pip install 'leakage[service]'"
+INSTALL_HINT = "pip install leakage-service (from this repository: pip install -e ./service)"
 
 
-class _JsonLines(logging.Formatter):
-    """One JSON object per log line: time, level, logger, message (+ exception)."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        doc = {
-            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-        }
-        msg = record.getMessage()
-        try:
-            parsed = json.loads(msg) if msg.startswith("{") else None
-        except json.JSONDecodeError:
-            parsed = None
-        doc.update(parsed if isinstance(parsed, dict) else {"message": msg})
-        if record.exc_info:
-            doc["exception"] = self.formatException(record.exc_info)
-        return json.dumps(doc, ensure_ascii=False)
-
-
-def configure_logging(level: str) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_JsonLines())
-    for name in ("leakage", "uvicorn", "uvicorn.error"):
-        logger = logging.getLogger(name)
-        logger.handlers[:] = [handler]
-        logger.setLevel(level.upper())
-        logger.propagate = False
+def _service_serve():  # type: ignore[no-untyped-def]
+    found = entry_points(group="leakage.service", name="serve")
+    if not found:
+        raise BackendUnavailable(f"the HTTP service is not installed: {INSTALL_HINT}")
+    try:
+        return next(iter(found)).load()
+    except ImportError as err:
+        raise BackendUnavailable(
+            f"the HTTP service could not be loaded ({err}): {INSTALL_HINT}"
+        ) from err
 
 
 @app.command(short_help="Serve the HTTP API (OpenAPI at /docs); settings in docs/service.md.")
@@ -57,23 +39,7 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /docs). Settings come from LEAKAGE_* variables
-    (docs/service.md): LEAKAGE_HOME, LEAKAGE_API_KEYS, LEAKAGE_ALLOWED_PATHS, ..."""
-    try:
-        import uvicorn
+    (docs/service.md): LEAKAGE_HOME, LEAKAGE_API_KEYS, LEAKAGE_ALLOWED_PATHS, ...
 
-        from leakage.service import Settings, create_app
-    except ImportError as err:
-        raise BackendUnavailable(
-            f"the HTTP service needs its extra: {INSTALL_HINT} ({err})"
-        ) from err
-
-    settings = Settings.from_env(workers=workers, log_level=log_level)
-    configure_logging(settings.log_level)
-    uvicorn.run(
-        create_app(settings),
-        host=host,
-        port=port,
-        log_config=None,
-        access_log=False,  # the service logs one structured line per request itself
-        timeout_graceful_shutdown=15,
-    )
+    The service is the separate package `leakage-service` (this repository's `service/`)."""
+    _service_serve()(host, port, workers=workers, log_level=log_level)

@@ -20,9 +20,9 @@ from typing import Any
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from leakage.service.errors import PayloadTooLarge, error_body, internal_error_body
-from leakage.service.metrics import Metrics
-from leakage.service.settings import Settings
+from leakage_service.errors import PayloadTooLarge, error_body, internal_error_body
+from leakage_service.metrics import Metrics
+from leakage_service.settings import Settings
 
 access_log = logging.getLogger("leakage.service.access")
 log = logging.getLogger("leakage.service")

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from fastapi import APIRouter
 
 from leakage.errors import BackendUnavailable, UnknownBackend
-from leakage.service.app import ServiceState
-from leakage.service.deps import State
-from leakage.service.schemas import (
+from leakage_service.state import ServiceState
+from leakage_service.deps import State
+from leakage_service.schemas import (
     ScoredPair,
     SplitsRequest,
     SplitsResponse,

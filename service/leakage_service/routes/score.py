@@ -13,10 +13,11 @@ from fastapi.responses import StreamingResponse
 
 from leakage.errors import LeakageError
 from leakage.reports import Report
-from leakage.service.app import ServiceState
-from leakage.service.deps import Params, State
-from leakage.service.errors import ServiceError
-from leakage.service.inputs import (
+from leakage_service.state import ServiceState
+from leakage_service.deps import Params, State
+from leakage_service.errors import ServiceError
+from leakage_service.inputs import (
+    JSONL_TYPES,
     ScoreParams,
     decode_text,
     finish,
@@ -25,14 +26,13 @@ from leakage.service.inputs import (
     split_records,
     to_game,
 )
-from leakage.service.runtime import score_records
-from leakage.service.schemas import EXAMPLE_TRANSCRIPT, error_responses
+from leakage_service.runtime import score_records
+from leakage_service.schemas import EXAMPLE_TRANSCRIPT, error_responses
 
 router = APIRouter(prefix="/v1", tags=["score"])
 log = logging.getLogger("leakage.service")
 
 _TRANSCRIPT = {"$ref": "#/components/schemas/Transcript"}
-JSONL_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-lines")
 
 
 def _score_one(state: ServiceState, body: bytes, params: ScoreParams) -> bytes:

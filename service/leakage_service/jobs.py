@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
-from leakage.service.inputs import ScoreParams, with_distractors
-from leakage.service.runtime import Backends, score_records
+from leakage_service.inputs import ScoreParams, with_distractors
+from leakage_service.runtime import Backends, score_records
 from leakage.transcripts import AnyTranscript, iter_transcripts
 
 log = logging.getLogger("leakage.service")

@@ -1,4 +1,4 @@
-"""``python -m leakage.service.prepare STEP...``: make ``$LEAKAGE_HOME`` ready for the service
+"""``python -m leakage_service.prepare STEP...``: make ``$LEAKAGE_HOME`` ready for the service
 ahead of time (``docker/prepare.sh`` runs it at image build time).
 
 Steps: ``index`` (build the default co-occurrence index unless it is there), ``embedding``

@@ -22,6 +22,9 @@ from leakage.transcripts import (
     parse_transcript,
 )
 
+JSONL_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-lines")
+"""Content types of a body read as JSONL (one record per line)."""
+
 InputFormat = Literal["auto", "leakage", "ck-arena", "spygame-liang"]
 """``leakage.transcripts.INPUT_FORMATS`` spelled out for the OpenAPI schema (a test keeps
 the two in step)."""

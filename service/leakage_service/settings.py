@@ -58,8 +58,26 @@ class Settings(BaseModel):
     """Requests per minute per API key (per client address without keys); 0: no limit."""
     rate_burst: int = Field(default=20, ge=1)
     """How many requests a key may send at once before the rate limit applies."""
-    report_cache: int = Field(default=1024, ge=0)
-    """Reports kept in memory, keyed by request (body, backend, options); 0: off."""
+    report_cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
+    """Bytes of serialised reports kept in memory, keyed by request (body, backend, options),
+    least recently used dropped first; 0: off."""
+    max_candidates: int = Field(default=1000, ge=2)
+    """Most candidate words one game may have (a Chameleon card with the request's
+    distractors, a SpyGame pair with its distractors); more is a 422 naming the field."""
+    max_text_chars: int = Field(default=2000, ge=1)
+    """Longest clue or statement (characters); longer is a 422 naming the turn."""
+    max_turns: int = Field(default=1000, ge=1)
+    """Most turns one game may have; more is a 422."""
+    score_timeout: float = Field(default=30.0, gt=0)
+    """Seconds one request's scoring may take (``/v1/score``; per game in a batch); past it
+    the request gets 503 + Retry-After and the scoring thread stops at its next game."""
+    job_max_age_days: float = Field(default=7.0, ge=0)
+    """Finished jobs (and their results and uploads) older than this are deleted; 0: kept."""
+    job_max_bytes: int = Field(default=1024 * 1024 * 1024, ge=0)
+    """Total size of stored job results and uploads; past it the oldest finished jobs are
+    deleted first; 0: no limit."""
+    allow_public_without_keys: bool = False
+    """Serve on an address other than loopback without API keys (refused by default)."""
     max_batch_games: int = Field(default=10_000, ge=1)
     """Most games one ``/v1/score/batch`` request may carry (more: use a job)."""
     on_restart: Literal["resume", "fail"] = "resume"

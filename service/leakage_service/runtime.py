@@ -25,10 +25,10 @@ from leakage.backends import LikelihoodBackend, backend_names, create_backend
 from leakage.errors import BackendUnavailable, LeakageError, UnknownBackend
 from leakage.reports import Report
 from leakage.scoring import ScoreOptions, prepare, score_transcript, scored_clues
-from leakage.service.errors import QueueFull, error_line
-from leakage.service.inputs import ScoreParams, finish
-from leakage.service.metrics import Metrics
-from leakage.service.settings import Settings
+from leakage_service.errors import QueueFull, error_line
+from leakage_service.inputs import ScoreParams, finish
+from leakage_service.metrics import Metrics
+from leakage_service.settings import Settings
 from leakage.transcripts import AnyTranscript
 
 log = logging.getLogger("leakage.service")
@@ -268,15 +268,21 @@ class ScoringPool:
 
 
 class ReportCache:
-    """Serialised reports by request key, least recently used dropped (event loop only)."""
+    """Serialised reports by request key, bounded by their total size in bytes; the least
+    recently used are dropped first (event loop only). A report larger than the whole
+    budget is not kept."""
 
-    def __init__(self, size: int, metrics: Metrics) -> None:
-        self.size = size
+    def __init__(self, max_bytes: int, metrics: Metrics) -> None:
+        self.max_bytes = max_bytes
         self.metrics = metrics
+        self.bytes = 0
         self._items: OrderedDict[bytes, bytes] = OrderedDict()
 
+    def __len__(self) -> int:
+        return len(self._items)
+
     def get(self, key: bytes) -> bytes | None:
-        if not self.size:
+        if not self.max_bytes:
             return None
         hit = self._items.get(key)
         if hit is None:
@@ -287,9 +293,14 @@ class ReportCache:
         return hit
 
     def put(self, key: bytes, value: bytes) -> None:
-        if not self.size:
+        size = len(key) + len(value)
+        if size > self.max_bytes:
             return
+        old = self._items.pop(key, None)
+        if old is not None:
+            self.bytes -= len(key) + len(old)
         self._items[key] = value
-        self._items.move_to_end(key)
-        while len(self._items) > self.size:
-            self._items.popitem(last=False)
+        self.bytes += size
+        while self.bytes > self.max_bytes:
+            k, v = self._items.popitem(last=False)
+            self.bytes -= len(k) + len(v)

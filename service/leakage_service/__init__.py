@@ -3,7 +3,7 @@
 Needs the ``service`` extra (fastapi, uvicorn, prometheus-client, python-multipart, pyarrow).
 """
 
-from leakage.service.app import create_app
-from leakage.service.settings import Settings, get_settings
+from leakage_service.app import create_app
+from leakage_service.settings import Settings, get_settings
 
 __all__ = ["Settings", "create_app", "get_settings"]

@@ -21,78 +21,14 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import TypeAdapter
 
 from leakage import __version__
-from leakage.errors import BackendUnavailable
-from leakage.service.errors import install_error_handlers
-from leakage.service.jobs import JobStore, JobWorker
-from leakage.service.metrics import Metrics
-from leakage.service.middleware import AccessLog, Guard
-from leakage.service.runtime import Backends, ReportCache, ScoringPool
-from leakage.service.schemas import JobPathRequest
-from leakage.service.settings import Settings, get_settings
+from leakage_service.errors import install_error_handlers
+from leakage_service.middleware import AccessLog, Guard
+from leakage_service.schemas import JobPathRequest
+from leakage_service.settings import Settings, get_settings
+from leakage_service.state import ServiceState
 from leakage.transcripts import Transcript
 
 log = logging.getLogger("leakage.service")
-
-
-class ServiceState:
-    """Everything the routes share; built by ``create_app``, filled in by the lifespan."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.metrics = Metrics()
-        self.backends = Backends(settings, self.metrics)
-        self.pool = ScoringPool(settings.workers, settings.queue_size, self.metrics)
-        self.cache = ReportCache(settings.report_cache, self.metrics)
-        self.store: JobStore | None = None
-        self.worker: JobWorker | None = None
-        self.ready = False
-        self.describer: Any = None
-
-    def start(self) -> None:
-        """Blocking start-up work (run on a thread by the lifespan)."""
-        s = self.settings
-        if s.index is None and not s.index_path.exists():
-            from leakage.corpus import build_index, default_documents
-
-            log.info("building the default index at %s", s.index_path)
-            docs, sources = default_documents()
-            build_index(s.index_path, docs, sources=sources)
-        for name in s.preload:
-            try:
-                self.backends.get(name)
-            except BackendUnavailable as err:
-                if name == "cooccurrence":
-                    raise
-                log.warning("backend %s not loaded: %s", name, err)
-        self.store = JobStore(s.jobs_path)
-        recovered = self.store.recover(s.on_restart)
-        if recovered:
-            verb = "resuming" if s.on_restart == "resume" else "marked failed:"
-            log.info("%s %d job(s) left running by the last server", verb, recovered)
-        self.metrics.watch_jobs(self.store.counts)
-        self.worker = JobWorker(self.store, self.backends, on_restart=s.on_restart)
-        self.worker.start()
-
-    def stop(self) -> None:
-        if self.worker is not None:
-            self.worker.stop()
-        self.pool.shutdown()
-        self.backends.close()
-        if self.store is not None:
-            self.store.close()
-
-    def readiness(self) -> list[str]:
-        problems = []
-        if not self.ready:
-            problems.append("starting or stopping")
-        if self.worker is None or not self.worker.alive:
-            problems.append("the job worker is not running")
-        for name in self.settings.preload:
-            if name not in self.backends.slots and name not in self.backends.failed:
-                problems.append(f"backend {name} not loaded")
-        if "cooccurrence" not in self.backends.slots:
-            problems.append("backend cooccurrence not loaded")
-        return problems
 
 
 @asynccontextmanager
@@ -130,7 +66,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service app. ``settings`` defaults to ``Settings.from_env()`` (read once)."""
-    from leakage.service.routes import jobs, score, splits, system
+    from leakage_service.routes import jobs, score, splits, system
 
     settings = settings or get_settings()
     app = FastAPI(

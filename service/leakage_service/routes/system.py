@@ -8,9 +8,9 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from leakage.service.app import ServiceState
-from leakage.service.deps import State
-from leakage.service.schemas import (
+from leakage_service.state import ServiceState
+from leakage_service.deps import State
+from leakage_service.schemas import (
     BackendsResponse,
     BackendStatus,
     CountSourceStatus,

@@ -1,0 +1,85 @@
+"""Running the app on uvicorn: ``python -m leakage_service`` and ``leakage serve`` (which finds
+``serve`` through the ``leakage.service`` entry point, so the library never imports this
+package)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+import uvicorn
+
+from leakage_service.app import create_app
+from leakage_service.settings import Settings
+
+
+class _JsonLines(logging.Formatter):
+    """One JSON object per log line: time, level, logger, message (+ exception)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        doc = {
+            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+        }
+        msg = record.getMessage()
+        try:
+            parsed = json.loads(msg) if msg.startswith("{") else None
+        except json.JSONDecodeError:
+            parsed = None
+        doc.update(parsed if isinstance(parsed, dict) else {"message": msg})
+        if record.exc_info:
+            doc["exception"] = self.formatException(record.exc_info)
+        return json.dumps(doc, ensure_ascii=False)
+
+
+def configure_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_JsonLines())
+    for name in ("leakage", "uvicorn", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [handler]
+        logger.setLevel(level.upper())
+        logger.propagate = False
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    workers: int | None = None,
+    log_level: str | None = None,
+) -> None:
+    """Serve the API until stopped. Settings come from ``LEAKAGE_*`` variables; ``workers``
+    and ``log_level`` override theirs. Bad settings raise ``InvalidInput`` naming the
+    variable."""
+    settings = Settings.from_env(workers=workers, log_level=log_level)
+    configure_logging(settings.log_level)
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_config=None,
+        access_log=False,  # the service logs one structured line per request itself
+        timeout_graceful_shutdown=15,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m leakage_service [--host H] [--port P] [--workers N] [--log-level L]``."""
+    from leakage.errors import LeakageError
+
+    parser = argparse.ArgumentParser(prog="python -m leakage_service", description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on")
+    parser.add_argument("--workers", type=int, default=None, help="scoring threads")
+    parser.add_argument("--log-level", default=None, help="debug, info, warning, error")
+    args = parser.parse_args(argv)
+    try:
+        serve(args.host, args.port, workers=args.workers, log_level=args.log_level)
+    except LeakageError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,77 @@
+"""``ServiceState``: everything the routes share for the app's lifetime (settings, backends,
+scoring threads, report cache, job store and worker). ``create_app`` builds it; the lifespan
+starts and stops it."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from leakage.errors import BackendUnavailable
+from leakage_service.jobs import JobStore, JobWorker
+from leakage_service.metrics import Metrics
+from leakage_service.runtime import Backends, ReportCache, ScoringPool
+from leakage_service.settings import Settings
+
+log = logging.getLogger("leakage.service")
+
+
+class ServiceState:
+    """Everything the routes share; built by ``create_app``, filled in by the lifespan."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.metrics = Metrics()
+        self.backends = Backends(settings, self.metrics)
+        self.pool = ScoringPool(settings.workers, settings.queue_size, self.metrics)
+        self.cache = ReportCache(settings.report_cache_bytes, self.metrics)
+        self.store: JobStore | None = None
+        self.worker: JobWorker | None = None
+        self.ready = False
+        self.describer: Any = None
+
+    def start(self) -> None:
+        """Blocking start-up work (run on a thread by the lifespan)."""
+        s = self.settings
+        if s.index is None and not s.index_path.exists():
+            from leakage.corpus import build_index, default_documents
+
+            log.info("building the default index at %s", s.index_path)
+            docs, sources = default_documents()
+            build_index(s.index_path, docs, sources=sources)
+        for name in s.preload:
+            try:
+                self.backends.get(name)
+            except BackendUnavailable as err:
+                if name == "cooccurrence":
+                    raise
+                log.warning("backend %s not loaded: %s", name, err)
+        self.store = JobStore(s.jobs_path)
+        recovered = self.store.recover(s.on_restart)
+        if recovered:
+            verb = "resuming" if s.on_restart == "resume" else "marked failed:"
+            log.info("%s %d job(s) left running by the last server", verb, recovered)
+        self.metrics.watch_jobs(self.store.counts)
+        self.worker = JobWorker(self.store, self.backends, on_restart=s.on_restart)
+        self.worker.start()
+
+    def stop(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+        self.pool.shutdown()
+        self.backends.close()
+        if self.store is not None:
+            self.store.close()
+
+    def readiness(self) -> list[str]:
+        problems = []
+        if not self.ready:
+            problems.append("starting or stopping")
+        if self.worker is None or not self.worker.alive:
+            problems.append("the job worker is not running")
+        for name in self.settings.preload:
+            if name not in self.backends.slots and name not in self.backends.failed:
+                problems.append(f"backend {name} not loaded")
+        if "cooccurrence" not in self.backends.slots:
+            problems.append("backend cooccurrence not loaded")
+        return problems
