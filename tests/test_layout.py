@@ -47,9 +47,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     edges = {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
     # a package's __init__ importing its own submodules is how packages re-export: only
     # module -> module edges between siblings and across subpackages count
-    edges = {
-        m: {d for d in deps if not d.startswith(m + ".")} for m, deps in edges.items()
-    }
+    edges = {m: {d for d in deps if not d.startswith(m + ".")} for m, deps in edges.items()}
     state: dict[str, int] = {}
     stack: list[str] = []
 

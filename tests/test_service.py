@@ -19,9 +19,9 @@ import httpx
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from leakage.transcripts import INPUT_FORMATS
 from leakage_service import Settings, create_app
 from leakage_service.inputs import InputFormat
-from leakage.transcripts import INPUT_FORMATS
 
 from .conftest import EXAMPLES
 from .test_adapters import ck_record
@@ -226,7 +226,6 @@ def test_report_cache_hits_are_counted(api: Api):
     assert 'leakage_cache_requests_total{cache="report",result="hit"}' in metrics
 
 
-
 def test_report_cache_is_bounded_by_bytes():
     from leakage_service.metrics import Metrics
     from leakage_service.runtime import ReportCache
@@ -240,6 +239,7 @@ def test_report_cache_is_bounded_by_bytes():
     assert cache.get(b"big") is None and len(cache) == 10
     cache.put(b"k99", b"y" * 10)  # replacing an entry frees its old size
     assert cache.bytes == 9 * 1000 + 13
+
 
 # -- POST /v1/score/batch ----------------------------------------------------------------
 

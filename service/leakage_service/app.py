@@ -21,12 +21,12 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import TypeAdapter
 
 from leakage import __version__
+from leakage.transcripts import Transcript
 from leakage_service.errors import install_error_handlers
 from leakage_service.middleware import AccessLog, Guard
 from leakage_service.schemas import JobPathRequest
 from leakage_service.settings import Settings, get_settings
 from leakage_service.state import ServiceState
-from leakage.transcripts import Transcript
 
 log = logging.getLogger("leakage.service")
 

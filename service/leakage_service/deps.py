@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import Depends, Query, Request
 
-from leakage_service.state import ServiceState
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import ScoreParams
+from leakage_service.state import ServiceState
 
 
 def get_state(request: Request) -> ServiceState:

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
+from leakage.transcripts import AnyTranscript, iter_transcripts
 from leakage_service.inputs import ScoreParams, with_distractors
 from leakage_service.runtime import Backends, score_records
-from leakage.transcripts import AnyTranscript, iter_transcripts
 
 log = logging.getLogger("leakage.service")
 

@@ -25,11 +25,11 @@ from leakage.backends import LikelihoodBackend, backend_names, create_backend
 from leakage.errors import BackendUnavailable, LeakageError, UnknownBackend
 from leakage.reports import Report
 from leakage.scoring import ScoreOptions, prepare, score_transcript, scored_clues
+from leakage.transcripts import AnyTranscript
 from leakage_service.errors import QueueFull, error_line
 from leakage_service.inputs import ScoreParams, finish
 from leakage_service.metrics import Metrics
 from leakage_service.settings import Settings
-from leakage.transcripts import AnyTranscript
 
 log = logging.getLogger("leakage.service")
 T = TypeVar("T")

@@ -7,8 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from leakage_service.inputs import ScoreParams
 from leakage.splits import GU_EASY_BELOW, GU_HARD_ABOVE, SplitSummary
+from leakage_service.inputs import ScoreParams
 
 
 class _In(BaseModel):

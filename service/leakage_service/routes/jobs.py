@@ -20,12 +20,12 @@ from starlette.background import BackgroundTask
 from starlette.datastructures import UploadFile as StarletteUploadFile
 
 from leakage.errors import InvalidInput, InvalidTranscript
-from leakage_service.state import ServiceState
 from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import JSONL_TYPES
 from leakage_service.jobs import Job, new_job_id
 from leakage_service.schemas import JobPathRequest, JobStatus, error_responses
+from leakage_service.state import ServiceState
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 

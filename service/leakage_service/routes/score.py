@@ -13,7 +13,6 @@ from fastapi.responses import StreamingResponse
 
 from leakage.errors import LeakageError
 from leakage.reports import Report
-from leakage_service.state import ServiceState
 from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import (
@@ -28,6 +27,7 @@ from leakage_service.inputs import (
 )
 from leakage_service.runtime import score_records
 from leakage_service.schemas import EXAMPLE_TRANSCRIPT, error_responses
+from leakage_service.state import ServiceState
 
 router = APIRouter(prefix="/v1", tags=["score"])
 log = logging.getLogger("leakage.service")

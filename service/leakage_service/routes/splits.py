@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from fastapi import APIRouter
 
 from leakage.errors import BackendUnavailable, UnknownBackend
-from leakage_service.state import ServiceState
 from leakage_service.deps import State
 from leakage_service.schemas import (
     ScoredPair,
@@ -17,6 +16,7 @@ from leakage_service.schemas import (
     UnknownPair,
     error_responses,
 )
+from leakage_service.state import ServiceState
 
 router = APIRouter(prefix="/v1", tags=["splits"])
 _describer_lock = threading.Lock()  # WordNetDescriber opens and closes its files per call

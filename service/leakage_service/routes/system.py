@@ -8,7 +8,6 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from leakage_service.state import ServiceState
 from leakage_service.deps import State
 from leakage_service.schemas import (
     BackendsResponse,
@@ -17,6 +16,7 @@ from leakage_service.schemas import (
     Readiness,
     error_responses,
 )
+from leakage_service.state import ServiceState
 
 router = APIRouter()
 
