@@ -15,10 +15,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.openapi.docs import get_swagger_ui_html, get_swagger_ui_oauth2_redirect_html
 from fastapi.openapi.utils import get_openapi
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
 from pydantic import TypeAdapter
+from swagger_ui_bundle import swagger_ui_path
 
 from leakage import __version__
 from leakage.transcripts import Transcript
@@ -64,6 +68,33 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     return schema
 
 
+DOCS_ASSETS = "/docs/assets"
+"""Where Swagger UI's files are served (middleware.PUBLIC_PATHS lists the three /docs uses)."""
+
+
+def _add_docs(app: FastAPI) -> None:
+    """Swagger UI at ``/docs`` with its script, style sheet and icon served by the service
+    itself (from swagger-ui-bundle-v2), so that the page works offline: FastAPI's own
+    ``/docs`` loads them from a CDN."""
+    app.mount(DOCS_ASSETS, StaticFiles(directory=swagger_ui_path), name="swagger-ui")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "").rstrip("/")
+        return get_swagger_ui_html(
+            openapi_url=root + "/openapi.json",
+            title=f"{app.title} - Swagger UI",
+            swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon-32x32.png",
+            oauth2_redirect_url=root + "/docs/oauth2-redirect",
+        )
+
+    @app.get("/docs/oauth2-redirect", include_in_schema=False)
+    async def docs_oauth2_redirect() -> HTMLResponse:
+        return get_swagger_ui_oauth2_redirect_html()
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service app. ``settings`` defaults to ``Settings.from_env()`` (read once)."""
     from leakage_service.routes import jobs, score, splits, system
@@ -75,8 +106,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="How much each clue in an LLM word game reveals the secret: per-turn "
         "posteriors and leakage of Chameleon and SpyGame transcripts.",
         lifespan=lifespan,
+        docs_url=None,  # _add_docs: Swagger UI without a CDN
         redoc_url=None,
     )
+    _add_docs(app)
     app.state.service = ServiceState(settings)
     for module in (score, jobs, splits, system):
         app.include_router(module.router)

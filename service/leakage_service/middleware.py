@@ -29,8 +29,11 @@ log = logging.getLogger("leakage.service")
 
 PUBLIC_PATHS = frozenset(
     {"/healthz", "/readyz", "/metrics", "/docs", "/docs/oauth2-redirect", "/openapi.json"}
+    | {"/docs/assets/swagger-ui-bundle.js", "/docs/assets/swagger-ui.css"}
+    | {"/docs/assets/favicon-32x32.png"}
 )
-"""Paths that need no API key: probes, the scraper, the API's own description."""
+"""Paths that need no API key: probes, the scraper, the API's own description (and the
+Swagger UI files ``/docs`` loads, served by the app)."""
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
