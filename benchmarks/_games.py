@@ -1,6 +1,6 @@
 """Synthetic Chameleon games for the throughput benchmark, generated from a seed.
 
-Each game: one card of the project's card set (``corpora/cards/chameleon_cards.json``, 16
+Each game: one card of the project's card set (``leakage/data/chameleon_cards.json``, 16
 words), a secret drawn uniformly from it, 4 players of whom one (a random seat) is the
 chameleon, and one clue per player in seat order (4 clues).
 
@@ -38,7 +38,7 @@ from leakage import ChameleonTranscript
 from leakage.corpus import STOPWORDS, wordnet_documents
 from leakage.transcripts import Player, Turn
 
-CARDS = Path(__file__).resolve().parents[1] / "corpora" / "cards" / "chameleon_cards.json"
+CARDS = Path(__file__).resolve().parents[1] / "leakage" / "data" / "chameleon_cards.json"
 _ALPHA = re.compile(r"[a-z]+")
 
 

@@ -1,4 +1,5 @@
-"""The data shipped in corpora/: card set, example transcripts, deliberately bad examples."""
+"""The data the project ships: the card set (package data in leakage/data/), the example
+transcripts and the deliberately bad examples in corpora/."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from leakage.errors import InvalidTranscript
+from leakage.errors import CorpusError, InvalidTranscript
+from leakage.games import load_cards
 from leakage.transcripts import ChameleonTranscript, SpyGameTranscript, load_transcripts
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ROOT / "corpora"
-CARDS = CORPORA / "cards" / "chameleon_cards.json"
+DATA = ROOT / "leakage" / "data"
+CARDS = DATA / "chameleon_cards.json"
 EXAMPLES = CORPORA / "examples"
 BAD = EXAMPLES / "bad"
 
@@ -49,8 +52,36 @@ def test_card_set_has_multi_word_and_rare_sports() -> None:
         assert word in sports
 
 
+def test_load_cards_reads_the_package_data() -> None:
+    import leakage
+    from leakage.games._cards import shipped_cards_file
+
+    assert Path(str(shipped_cards_file())) == Path(leakage.__file__).parent / "data" / CARDS.name
+    cards = load_cards()
+    assert {c.category: list(c.words) for c in cards} == _cards()
+
+
+@pytest.mark.parametrize("content", [None, "[", "[]"])
+def test_missing_or_bad_shipped_cards_are_an_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, content: str | None
+) -> None:
+    import leakage.games._cards as mod
+
+    shipped = tmp_path / "chameleon_cards.json"
+    if content is not None:
+        shipped.write_text(content)
+    monkeypatch.setattr(mod, "shipped_cards_file", lambda: shipped)
+    load_cards.cache_clear()
+    try:
+        with pytest.raises(CorpusError, match="shipped card set") as err:
+            load_cards()
+    finally:
+        load_cards.cache_clear()
+    assert str(shipped) in str(err.value) and "reinstall" in str(err.value)
+
+
 def test_card_readme_states_origin_and_licence() -> None:
-    text = " ".join((CORPORA / "cards" / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join((DATA / "README.md").read_text(encoding="utf-8").split())
     assert "written for this project" in text
     assert "MIT" in text
 

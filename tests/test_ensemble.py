@@ -18,6 +18,7 @@ from leakage.backends.ensemble import (
     WEIGHTS_FORMAT,
     EnsembleBackend,
     centre_rows,
+    default_weights_path,
     read_weights,
     route_options,
 )
@@ -227,14 +228,30 @@ def test_zero_weight_members_are_not_built(tmp_path, fake_members):
     assert list(ens.members) == ["fx"]
 
 
-def test_missing_default_file_falls_back_to_equal_weights(monkeypatch, tmp_path, fake_members):
+def test_the_shipped_weights_are_package_data():
+    import leakage
+
+    shipped = default_weights_path()
+    assert Path(str(shipped)) == Path(leakage.__file__).parent / "data" / "ensemble_weights.json"
+    fitted = read_weights(shipped)
+    assert fitted.members == ["cooccurrence", "embedding", "judge"]
+    assert all(w > 0 for w in fitted.weights.values())
+
+
+@pytest.mark.parametrize("content", [None, "{", json.dumps(_weights_doc(weights={"fx": 1.0}))])
+def test_missing_or_bad_shipped_weights_are_an_error_not_equal_weights(
+    monkeypatch, tmp_path, fake_members, content
+):
+    """A broken installation must not quietly score with unfitted equal weights."""
     import leakage.backends.ensemble as mod
 
-    monkeypatch.setattr(mod, "default_weights_path", lambda: tmp_path / "absent.json")
-    ens = create_backend("ensemble", members="fx,fy")
-    assert ens.weights == {"fx": 1.0, "fy": 1.0} and ens.scales == {"fx": 1.0, "fy": 1.0}
-    assert ens.weights_file is None
-    assert any("no weights file" in n for n in ens.info()["notes"])
+    shipped = tmp_path / "ensemble_weights.json"
+    if content is not None:
+        shipped.write_text(content)
+    monkeypatch.setattr(mod, "default_weights_path", lambda: shipped)
+    with pytest.raises(BackendUnavailable, match="shipped weights cannot be used") as err:
+        create_backend("ensemble", members="fx,fy")
+    assert str(shipped) in str(err.value) and "reinstall" in str(err.value)
 
 
 @pytest.mark.parametrize(
@@ -256,8 +273,9 @@ def test_bad_weights_files_name_the_file_and_field(tmp_path, doc, match):
 
 
 def test_an_explicit_missing_weights_file_is_an_error(tmp_path):
-    with pytest.raises(InvalidInput, match="cannot read"):
+    with pytest.raises(InvalidInput, match="cannot read") as err:
         create_backend("ensemble", weights_path=tmp_path / "nope.json")
+    assert str(tmp_path / "nope.json") in str(err.value)
 
 
 # -- fitting -----------------------------------------------------------------------------------

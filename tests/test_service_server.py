@@ -24,7 +24,7 @@ import pytest
 from .conftest import EXAMPLES, REPO
 
 SPORTS = (EXAMPLES / "chameleon_sports.json").read_bytes()
-CARDS = REPO / "corpora" / "cards" / "chameleon_cards.json"
+CARDS = REPO / "leakage" / "data" / "chameleon_cards.json"
 
 
 def free_port() -> int:

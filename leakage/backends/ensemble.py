@@ -12,16 +12,19 @@ the pooled numbers comparable across backends. One scale per backend, not per cl
 z-scoring each clue's row over-weights the clues that co-occur with no candidate (a flat row
 blown up to unit variance), a third of the pairs in some sets.
 
-Weights and scales come from a ``leakage.ensemble-weights/1`` JSON file, by default
-``corpora/ensemble_weights.json`` beside the package (fitted on logged games); without that
-file (an installed wheel has no ``corpora/``) the members are pooled with equal weights and
-scale 1, and ``info()`` says so.
+Weights and scales come from a ``leakage.ensemble-weights/1`` JSON file, by default the
+shipped fit ``leakage/data/ensemble_weights.json`` (package data, read with
+``importlib.resources``; fitted on logged games). There is no unfitted fallback: a shipped file
+that is missing or unreadable means a broken installation and is ``BackendUnavailable``, and a
+user's ``weights_path`` that cannot be read is ``InvalidInput`` naming the file.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,15 +42,11 @@ from leakage.errors import BackendUnavailable, InvalidInput
 from leakage.posterior import LOG_FLOOR
 
 WEIGHTS_FORMAT = "leakage.ensemble-weights/1"
-DEFAULT_MEMBERS = ("cooccurrence", "embedding")
-"""The members pooled when there is no weights file."""
 
 
-def default_weights_path() -> Path:
-    """``corpora/ensemble_weights.json`` in the repository that holds the package."""
-    import leakage
-
-    return Path(leakage.__file__).resolve().parents[1] / "corpora" / "ensemble_weights.json"
+def default_weights_path() -> Traversable:
+    """The shipped fit, ``leakage/data/ensemble_weights.json``: a resource of the package."""
+    return files("leakage") / "data" / "ensemble_weights.json"
 
 
 class EnsembleWeights(BaseModel):
@@ -100,9 +99,9 @@ class EnsembleWeights(BaseModel):
         return self
 
 
-def read_weights(path: str | Path) -> EnsembleWeights:
+def read_weights(path: str | Path | Traversable) -> EnsembleWeights:
     """Read and validate a weights file; ``InvalidInput`` names the file and the field."""
-    p = Path(path)
+    p = Path(path) if isinstance(path, str) else path
     try:
         doc = json.loads(p.read_text(encoding="utf-8"))
     except OSError as err:
@@ -273,47 +272,48 @@ def _ensemble(
     """
     wanted = _member_names(members)
     notes: list[str] = []
-    explicit = weights_path is not None
-    path = default_weights_path() if weights_path is None else Path(weights_path)
-    if explicit or path.is_file():
-        fitted = read_weights(path)
-        weights_file: str | None = str(path)
-        names = wanted if wanted is not None else list(fitted.members)
-        missing = [n for n in names if n not in fitted.weights]
-        if missing:
+    path: Path | Traversable
+    if weights_path is None:
+        path = default_weights_path()
+        try:
+            fitted = read_weights(path)
+        except InvalidInput as err:
+            # Equal weights instead would be numbers nobody fitted, under the shipped name.
             raise BackendUnavailable(
-                f"ensemble: {', '.join(missing)} has no fitted weight in {path} (its members: "
-                f"{', '.join(fitted.members)}); pick members from those with --members, or "
-                f"refit: leakage calibrate LOGS --members {','.join(names)} --out FILE"
-            )
-        weights = {n: fitted.weights[n] for n in names}
-        scales = {n: fitted.scales[n] for n in names}
-        if fitted.note:
-            notes.append(fitted.note)
-        if fitted.fallback:
-            notes.append(fitted.fallback)
-        if wanted is not None and set(names) != set(fitted.members):
-            notes.append(
-                f"members {', '.join(names)} of the fitted {', '.join(fitted.members)}: "
-                "weights were fitted jointly with the others, so this pool is not refitted"
-            )
-        unused = [n for n in names if weights[n] == 0]
-        if unused:
-            notes.append(f"not built (weight 0): {', '.join(unused)}")
-        names = [n for n in names if weights[n] > 0]
-        if not names:
-            raise BackendUnavailable(
-                f"ensemble: every chosen member has weight 0 in {path}; choose others with "
-                f"--members (weights: {fitted.weights})"
-            )
+                f"ensemble: the shipped weights cannot be used ({err}); this leakage "
+                "installation is incomplete: reinstall it, or pass a weights file written by "
+                "`leakage calibrate` (weights_path, `leakage score --weights FILE`)"
+            ) from None
     else:
-        weights_file = None
-        names = wanted if wanted is not None else list(DEFAULT_MEMBERS)
-        weights = dict.fromkeys(names, 1.0)
-        scales = dict.fromkeys(names, 1.0)
+        path = Path(weights_path)
+        fitted = read_weights(path)
+    names = wanted if wanted is not None else list(fitted.members)
+    missing = [n for n in names if n not in fitted.weights]
+    if missing:
+        raise BackendUnavailable(
+            f"ensemble: {', '.join(missing)} has no fitted weight in {path} (its members: "
+            f"{', '.join(fitted.members)}); pick members from those with --members, or "
+            f"refit: leakage calibrate LOGS --members {','.join(names)} --out FILE"
+        )
+    weights = {n: fitted.weights[n] for n in names}
+    scales = {n: fitted.scales[n] for n in names}
+    if fitted.note:
+        notes.append(fitted.note)
+    if fitted.fallback:
+        notes.append(fitted.fallback)
+    if wanted is not None and set(names) != set(fitted.members):
         notes.append(
-            f"no weights file at {path} (an installed package ships none): equal weights and "
-            "scale 1, not fitted; fit some with `leakage calibrate` and pass weights_path"
+            f"members {', '.join(names)} of the fitted {', '.join(fitted.members)}: "
+            "weights were fitted jointly with the others, so this pool is not refitted"
+        )
+    unused = [n for n in names if weights[n] == 0]
+    if unused:
+        notes.append(f"not built (weight 0): {', '.join(unused)}")
+    names = [n for n in names if weights[n] > 0]
+    if not names:
+        raise BackendUnavailable(
+            f"ensemble: every chosen member has weight 0 in {path}; choose others with "
+            f"--members (weights: {fitted.weights})"
         )
     routed = route_options(names, member_options)
     built: dict[str, LikelihoodBackend] = {}
@@ -329,6 +329,6 @@ def _ensemble(
         built,
         {n: weights[n] for n in names},
         {n: scales[n] for n in names},
-        weights_file=weights_file,
+        weights_file=str(path),
         notes=notes,
     )

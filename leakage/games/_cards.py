@@ -1,15 +1,21 @@
-"""The Chameleon cards the engines deal from (``corpora/cards/chameleon_cards.json``)."""
+"""The Chameleon cards the engines deal from: ``leakage/data/chameleon_cards.json``, package
+data read with ``importlib.resources`` (so an installed wheel has it too)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from leakage.errors import InvalidInput
+from leakage.errors import CorpusError, InvalidInput
 
-CARDS_PATH = Path(__file__).resolve().parents[2] / "corpora" / "cards" / "chameleon_cards.json"
+
+def shipped_cards_file() -> Traversable:
+    """The shipped card set (28 categories x 16 words), a resource of the ``leakage`` package."""
+    return files("leakage") / "data" / "chameleon_cards.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +48,24 @@ def parse_cards(data: object, *, source: str = "<cards>") -> tuple[Card, ...]:
 
 
 @lru_cache(maxsize=8)
-def load_cards(path: str | Path = CARDS_PATH) -> tuple[Card, ...]:
-    """The cards in ``path`` (default: the shipped set of 28 categories x 16 words)."""
+def load_cards(path: str | Path | None = None) -> tuple[Card, ...]:
+    """The cards in ``path`` (default: the shipped set, ``shipped_cards_file()``).
+
+    A user's file that cannot be read is ``InvalidInput``; a shipped set that cannot be read
+    means a broken installation: ``CorpusError``.
+    """
+    if path is None:
+        shipped = shipped_cards_file()
+        try:
+            return parse_cards(json.loads(shipped.read_text(encoding="utf-8")), source=str(shipped))
+        except (OSError, ValueError, InvalidInput) as err:
+            raise CorpusError(
+                f"{shipped}: cannot read the shipped card set ({err}); this leakage "
+                "installation is incomplete: reinstall it"
+            ) from err
     p = Path(path)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as err:
+    except (OSError, ValueError) as err:
         raise InvalidInput(f"{p}: cannot read the cards: {err}") from err
     return parse_cards(data, source=str(p))
