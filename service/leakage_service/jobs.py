@@ -1,11 +1,22 @@
 """Jobs: large batches scored in the background, stored in SQLite so that they outlive the
 server.
 
-A job reads its games from files (an upload saved under ``service/uploads/``, or folders on
-the server the operator allowed) with ``iter_transcripts``, so record ``i`` is the same game
-on every run. Each result (report or error) is committed as soon as its game is scored; a
-job that was running when the server stopped is resumed at start-up (or marked failed, as
-the operator chose), skipping every record already stored, so no game is scored twice.
+A job reads its games from files: an upload saved under ``service/uploads/``, or files on
+the server inside the folders the operator allowed. A named folder is expanded into its
+files when the job is submitted (each checked after resolving symbolic links, see
+``job_worker.path_job_files``) and that list is stored, so record ``i`` is the same game on
+every run. Each result (report or error) is committed as soon as its game is scored; the
+worker that scores them is in ``job_worker``.
+
+A server that stops gracefully puts its running job back in the queue; one that crashes
+leaves it ``running``. Either way the next start decides, by its own
+``LEAKAGE_ON_RESTART`` (:meth:`JobStore.recover`): resume it, skipping every record already
+stored (no game is scored twice), or mark it failed.
+
+Finished jobs are deleted, with their results and uploads, once older than
+``job_max_age_days`` or, oldest first, while the store holds more than ``job_max_bytes``
+(:class:`Retention`); the worker does it at start-up, after each job and once a minute,
+then gives the freed pages back to the file system (incremental vacuum, WAL truncated).
 
 States: ``queued`` -> ``running`` -> ``done`` | ``failed`` | ``cancelled``.
 """
@@ -24,15 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
-from leakage.transcripts import AnyTranscript, iter_transcripts
-from leakage_service.inputs import ScoreParams, with_distractors
-from leakage_service.runtime import Backends, score_records
+from leakage_service.inputs import ScoreParams
 
 log = logging.getLogger("leakage.service")
 
 STATES = ("queued", "running", "done", "failed", "cancelled")
 FINAL_STATES = ("done", "failed", "cancelled")
+STOPPED_MESSAGE = "the server stopped while this job ran (LEAKAGE_ON_RESTART=fail)"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -48,7 +57,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     done INTEGER NOT NULL DEFAULT 0,
     failed INTEGER NOT NULL DEFAULT 0,
     runs INTEGER NOT NULL DEFAULT 0,
-    error TEXT
+    error TEXT,
+    bytes INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs (state, created);
 CREATE TABLE IF NOT EXISTS results (
@@ -60,7 +70,18 @@ CREATE TABLE IF NOT EXISTS results (
     run INTEGER NOT NULL,
     PRIMARY KEY (job_id, idx)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS job_files (
+    job_id TEXT NOT NULL,
+    pos INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    PRIMARY KEY (job_id, pos)
+) WITHOUT ROWID;
 """
+# ``bytes``: the job's upload plus the UTF-8 size of its stored results (what retention
+# counts). ``job_files``: the files a path job reads, in order, fixed when it was submitted.
+
+_PART_STALE_SECONDS = 24 * 3600
+"""An upload still being written (``uploads/*.part``) untouched for this long is an orphan."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +99,20 @@ class Job:
     error: str | None
     done: int = 0
     failed: int = 0
+    bytes: int = 0
+
+
+@dataclass(frozen=True)
+class Retention:
+    """How long finished jobs are kept (the ``job_max_*`` settings)."""
+
+    max_age_days: float = 7.0
+    """Finished jobs older than this (by their finishing time) are deleted; 0: kept."""
+    max_bytes: int = 1024**3
+    """Past this many stored bytes (uploads and results) the finished jobs that finished
+    first are deleted until the store is under it again; 0: no limit."""
+    every: float = 60.0
+    """Seconds between the worker's passes (it also makes one after each job)."""
 
 
 def new_job_id() -> str:
@@ -85,39 +120,104 @@ def new_job_id() -> str:
 
 
 class JobStore:
-    """The jobs database. One connection per thread (SQLite connections are not shared)."""
+    """The jobs database. One connection per thread (SQLite connections are not shared):
+    the worker's and the event loop's are kept; calls from a thread pool use
+    :meth:`_short` (a connection opened and closed within the call)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, uploads: Path | None = None) -> None:
         self.path = Path(path)
+        self.uploads = Path(uploads) if uploads is not None else self.path.parent / "uploads"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         con = self._con()
+        fresh = not con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()
+        if fresh:  # must precede the first table; an older store is converted by vacuum()
+            con.execute("PRAGMA auto_vacuum=INCREMENTAL")
         con.execute("PRAGMA journal_mode=WAL")
         con.executescript(_SCHEMA)
+        self._migrate(con)
+
+    # -- connections --------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        con.execute("PRAGMA synchronous=NORMAL")
+        return con
 
     def _con(self) -> sqlite3.Connection:
         con: sqlite3.Connection | None = getattr(self._local, "con", None)
         if con is None:
-            con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            con.execute("PRAGMA synchronous=NORMAL")
+            con = self._connect()
             self._local.con = con
         return con
+
+    def _short(self) -> closing[sqlite3.Connection]:
+        """A connection for one call made on a pool thread (closed at the end of it)."""
+        return closing(self._connect())
 
     def _write(self, sql: str, args: tuple[Any, ...] = ()) -> int:
         con = self._con()
         return con.execute(sql, args).rowcount
 
-    def create(self, job_id: str, params: ScoreParams, paths: list[str], *, upload: bool) -> None:
-        self._write(
-            "INSERT INTO jobs (id, state, created, params, paths, upload) VALUES (?,?,?,?,?,?)",
-            (job_id, "queued", time.time(), params.model_dump_json(), json.dumps(paths), upload),
+    def _migrate(self, con: sqlite3.Connection) -> None:
+        """Bring a store written by an older server up to this schema."""
+        columns = {row[1] for row in con.execute("PRAGMA table_info(jobs)")}
+        if "bytes" in columns:
+            return
+        log.info("job store: adding the size of each job (once)")
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("ALTER TABLE jobs ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0")
+        con.execute(
+            "UPDATE jobs SET bytes = (SELECT COALESCE(SUM(length(CAST(body AS BLOB))), 0) "
+            "FROM results WHERE results.job_id = jobs.id)"
         )
+        for job_id, paths in con.execute("SELECT id, paths FROM jobs WHERE upload").fetchall():
+            size = _file_size(Path(json.loads(paths)[0]))
+            con.execute("UPDATE jobs SET bytes = bytes + ? WHERE id = ?", (size, job_id))
+        con.execute("COMMIT")
+
+    # -- jobs ---------------------------------------------------------------------------
+
+    def create(
+        self,
+        job_id: str,
+        params: ScoreParams,
+        paths: list[str],
+        *,
+        upload: bool,
+        files: list[Path] | None = None,
+        size: int = 0,
+    ) -> None:
+        """A queued job. ``paths``: the upload, or the paths the client named (resolved);
+        ``files``: what a path job reads (:func:`path_job_files`); ``size``: the upload's."""
+        con = self._con()
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            con.execute(
+                "INSERT INTO jobs (id, state, created, params, paths, upload, bytes) "
+                "VALUES (?,?,?,?,?,?,?)",
+                (
+                    job_id, "queued", time.time(), params.model_dump_json(), json.dumps(paths),
+                    upload, size,
+                ),
+            )  # fmt: skip
+            con.executemany(
+                "INSERT INTO job_files (job_id, pos, path) VALUES (?,?,?)",
+                ((job_id, i, str(p)) for i, p in enumerate(files or ())),
+            )
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
 
     def get(self, job_id: str) -> Job | None:
-        con = self._con()
+        return self._get(self._con(), job_id)
+
+    @staticmethod
+    def _get(con: sqlite3.Connection, job_id: str) -> Job | None:
         row = con.execute(
             "SELECT id, state, created, started, finished, params, paths, upload, total, runs, "
-            "error, done, failed FROM jobs WHERE id = ?",
+            "error, done, failed, bytes FROM jobs WHERE id = ?",
             (job_id,),
         ).fetchone()
         if row is None:
@@ -136,7 +236,16 @@ class JobStore:
             error=row[10],
             done=row[11],
             failed=row[12],
+            bytes=row[13],
         )
+
+    def files(self, job_id: str) -> list[Path]:
+        """The files a path job reads, in order (empty for an upload, and for a path job an
+        older server stored, which named its folders only)."""
+        rows = self._con().execute(
+            "SELECT path FROM job_files WHERE job_id = ? ORDER BY pos", (job_id,)
+        )
+        return [Path(p) for (p,) in rows]
 
     def errors(self, job_id: str, limit: int = 20) -> list[dict[str, Any]]:
         rows = self._con().execute(
@@ -148,6 +257,10 @@ class JobStore:
     def counts(self) -> dict[str, int]:
         found = dict(self._con().execute("SELECT state, COUNT(*) FROM jobs GROUP BY state"))
         return {s: int(found.get(s, 0)) for s in STATES}
+
+    def total_bytes(self) -> int:
+        (n,) = self._con().execute("SELECT COALESCE(SUM(bytes), 0) FROM jobs").fetchone()
+        return int(n)
 
     def claim_next(self) -> Job | None:
         """The oldest queued job, now marked running."""
@@ -171,23 +284,28 @@ class JobStore:
         rows = self._con().execute("SELECT idx FROM results WHERE job_id = ?", (job_id,))
         return {i for (i,) in rows}
 
-    def add_result(self, job: Job, idx: int, *, ok: bool, game_id: str | None, body: str) -> None:
-        """Store one record's result and count it, in one transaction."""
+    def add_result(self, job: Job, idx: int, *, ok: bool, game_id: str | None, body: str) -> bool:
+        """Store one record's result and count it, in one transaction; False (nothing
+        stored) when the job was deleted meanwhile."""
         con = self._con()
         con.execute("BEGIN IMMEDIATE")
         try:
-            con.execute(
-                "INSERT INTO results (job_id, idx, ok, game_id, body, run) VALUES (?,?,?,?,?,?)",
-                (job.id, idx, ok, game_id, body, job.runs),
-            )
-            con.execute(
-                "UPDATE jobs SET done = done + 1, failed = failed + ? WHERE id = ?",
-                (0 if ok else 1, job.id),
-            )
+            counted = con.execute(
+                "UPDATE jobs SET done = done + 1, failed = failed + ?, bytes = bytes + ? "
+                "WHERE id = ?",
+                (0 if ok else 1, len(body.encode()), job.id),
+            ).rowcount
+            if counted:
+                con.execute(
+                    "INSERT INTO results (job_id, idx, ok, game_id, body, run) "
+                    "VALUES (?,?,?,?,?,?)",
+                    (job.id, idx, ok, game_id, body, job.runs),
+                )
         except BaseException:
             con.execute("ROLLBACK")
             raise
         con.execute("COMMIT")
+        return bool(counted)
 
     def finish(self, job_id: str, state: str, error: str | None = None) -> bool:
         """Move a job to a final state (or back to queued); False when it already left
@@ -211,30 +329,161 @@ class JobStore:
         )
 
     def recover(self, on_restart: str) -> int:
-        """Jobs left ``running`` by a server that stopped: queue them again or fail them."""
+        """Jobs a stopped server left unfinished, handled as this server's operator chose:
+        ``resume`` (queue them again) or ``fail``. A crash leaves a job ``running``; a
+        graceful stop puts it back in the queue, where ``runs > 0`` tells it from a job that
+        never started; either way the decision is this start's, not the stopped server's.
+        How many jobs it resumed or failed."""
         if on_restart == "resume":
-            return self._write("UPDATE jobs SET state = 'queued' WHERE state = 'running'")
+            (stopped,) = (
+                self._con()
+                .execute("SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND runs > 0")
+                .fetchone()
+            )
+            crashed = self._write("UPDATE jobs SET state = 'queued' WHERE state = 'running'")
+            return int(stopped) + crashed
         return self._write(
-            "UPDATE jobs SET state = 'failed', finished = ?, error = ? WHERE state = 'running'",
-            (time.time(), "the server stopped while this job ran (LEAKAGE_ON_RESTART=fail)"),
+            "UPDATE jobs SET state = 'failed', finished = ?, error = ? "
+            "WHERE state = 'running' OR (state = 'queued' AND runs > 0)",
+            (time.time(), STOPPED_MESSAGE),
         )
 
+    # -- results ------------------------------------------------------------------------
+
+    def results_page(
+        self, job_id: str, after: int = -1, limit: int = 200
+    ) -> list[tuple[int, bool, str]]:
+        """Up to ``limit`` results (index, ok, stored JSON) after record ``after``, in record
+        order, read on a connection of this call's own: a page may be read on any thread."""
+        with self._short() as con:
+            rows = con.execute(
+                "SELECT idx, ok, body FROM results WHERE job_id = ? AND idx > ? "
+                "ORDER BY idx LIMIT ?",
+                (job_id, after, limit),
+            ).fetchall()
+        return [(idx, bool(ok), body) for idx, ok, body in rows]
+
     def results(self, job_id: str, batch: int = 500) -> Iterator[tuple[int, bool, str]]:
-        """(index, ok, stored JSON) in record order, read in batches on a fresh connection
-        (for a response streamed from another thread)."""
-        with closing(sqlite3.connect(self.path, timeout=30.0)) as con:
-            last = -1
-            while True:
+        """Every result in record order, page by page (no SQLite object lives between two
+        steps, so the iterator may be advanced from different threads)."""
+        last = -1
+        while rows := self.results_page(job_id, last, batch):
+            yield from rows
+            last = rows[-1][0]
+
+    # -- deleting -----------------------------------------------------------------------
+
+    def delete(self, job_id: str) -> Job | None:
+        """Delete a job, its results, its file list and its upload (any thread); the job as
+        it was, or None when there was none. A running job should be cancelled first."""
+        with self._short() as con:
+            return self._delete(con, job_id)
+
+    def _delete(self, con: sqlite3.Connection, job_id: str) -> Job | None:
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            job = self._get(con, job_id)
+            if job is not None:
+                for table, key in (("results", "job_id"), ("job_files", "job_id"), ("jobs", "id")):
+                    con.execute(f"DELETE FROM {table} WHERE {key} = ?", (job_id,))
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
+        if job is not None and job.upload:
+            self._remove_upload(Path(job.paths[0]))
+        return job
+
+    def _remove_upload(self, path: Path) -> None:
+        """Remove an upload file: only ever one inside the uploads folder."""
+        if path.resolve().parent == self.uploads.resolve():
+            path.unlink(missing_ok=True)
+
+    def prune(self, retention: Retention, now: float | None = None) -> list[Job]:
+        """Delete finished jobs past the retention limits (age, then size, those that
+        finished first going first); the jobs deleted."""
+        now = time.time() if now is None else now
+        con = self._con()
+        final = "state IN ('done', 'failed', 'cancelled')"
+        doomed: list[str] = []
+        if retention.max_age_days > 0:
+            cutoff = now - retention.max_age_days * 86400
+            doomed += [
+                i
+                for (i,) in con.execute(
+                    f"SELECT id FROM jobs WHERE {final} AND finished < ? ORDER BY finished",
+                    (cutoff,),
+                )
+            ]
+        deleted = [job for i in doomed if (job := self._delete(con, i)) is not None]
+        if retention.max_bytes > 0:
+            excess = self.total_bytes() - retention.max_bytes
+            if excess > 0:
                 rows = con.execute(
-                    "SELECT idx, ok, body FROM results WHERE job_id = ? AND idx > ? "
-                    "ORDER BY idx LIMIT ?",
-                    (job_id, last, batch),
+                    f"SELECT id, bytes FROM jobs WHERE {final} ORDER BY finished, created"
                 ).fetchall()
-                if not rows:
-                    return
-                for idx, ok, body in rows:
-                    yield idx, bool(ok), body
-                last = rows[-1][0]
+                for job_id, size in rows:
+                    if excess <= 0:
+                        break
+                    if (job := self._delete(con, job_id)) is not None:
+                        deleted.append(job)
+                        excess -= size
+                if excess > 0:
+                    log.warning(
+                        "job store: %d bytes over LEAKAGE_JOB_MAX_BYTES in queued and running "
+                        "jobs, which are never deleted",
+                        excess,
+                    )
+        return deleted
+
+    def vacuum(self) -> int:
+        """Give free pages back to the file system (incremental vacuum, then the WAL
+        checkpointed and truncated); the bytes the files shrank by. Nothing to do (no free
+        page) costs two pragmas. A store created before incremental vacuum is converted
+        once, by a full VACUUM."""
+        con = self._con()
+        before = self.disk_bytes()
+        (mode,) = con.execute("PRAGMA auto_vacuum").fetchone()
+        if mode != 2:  # 2: incremental
+            log.info("job store: converting to incremental vacuum (once)")
+            con.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            con.execute("VACUUM")
+        elif con.execute("PRAGMA freelist_count").fetchone()[0]:
+            # executescript steps the pragma to the end (execute() frees one page only)
+            con.executescript("PRAGMA incremental_vacuum;")
+        else:
+            return 0
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return before - self.disk_bytes()
+
+    def disk_bytes(self) -> int:
+        """The database and its write-ahead log on disk."""
+        return sum(_file_size(Path(f"{self.path}{s}")) for s in ("", "-wal"))
+
+    def sweep_uploads(self, *, all_parts: bool = False) -> int:
+        """Remove upload files no job refers to: ``.part`` files (uploads that never became a
+        job: all of them at start-up, when no upload is in flight, else those untouched for a
+        day) and saved uploads whose job is gone. How many were removed."""
+        if not self.uploads.is_dir():
+            return 0
+        with self._short() as con:
+            known = {
+                Path(json.loads(p)[0]).name
+                for (p,) in con.execute("SELECT paths FROM jobs WHERE upload")
+            }
+        now, removed = time.time(), 0
+        for f in self.uploads.iterdir():
+            try:
+                if f.suffix == ".part":
+                    if not all_parts and now - f.stat().st_mtime < _PART_STALE_SECONDS:
+                        continue
+                elif f.name in known or not f.is_file():
+                    continue
+                f.unlink()
+            except FileNotFoundError:
+                continue
+            removed += 1
+        return removed
 
     def close(self) -> None:
         con = getattr(self._local, "con", None)
@@ -243,107 +492,23 @@ class JobStore:
             self._local.con = None
 
 
-class JobWorker:
-    """One background thread that runs queued jobs, oldest first, game by game."""
-
-    def __init__(self, store: JobStore, backends: Backends, *, on_restart: str = "resume") -> None:
-        self.store = store
-        self.backends = backends
-        self.on_restart = on_restart
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._cancelled: set[str] = set()
-        self._thread = threading.Thread(target=self._loop, name="leakage-jobs", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    @property
-    def alive(self) -> bool:
-        return self._thread.is_alive()
-
-    def wake(self) -> None:
-        self._wake.set()
-
-    def cancel(self, job_id: str) -> None:
-        self._cancelled.add(job_id)
-
-    def stop(self, timeout: float = 10.0) -> None:
-        self._stop.set()
-        self._wake.set()
-        self._thread.join(timeout)
-
-    def _loop(self) -> None:
-        try:
-            while not self._stop.is_set():
-                job = self.store.claim_next()
-                if job is None:
-                    self._wake.wait(1.0)
-                    self._wake.clear()
-                    continue
-                self._run_safely(job)
-        finally:
-            self.store.close()
-
-    def _run_safely(self, job: Job) -> None:
-        try:
-            state = self._run(job)
-        except LeakageError as err:  # e.g. the backend cannot be created here
-            log.warning("job %s failed: %s", job.id, err)
-            self.store.finish(job.id, "failed", str(err))
-            return
-        except Exception:
-            log.exception("job %s failed", job.id)
-            self.store.finish(job.id, "failed", "internal error; see the server log")
-            return
-        if state == "stopped":  # server shutting down: resume (or fail) at the next start
-            if self.on_restart == "resume":
-                self.store.finish(job.id, "queued")
-            else:
-                self.store.finish(job.id, "failed", "the server stopped while this job ran")
-        elif state == "done":
-            self.store.finish(job.id, "done")
-        log.info("job %s: %s", job.id, state)
-
-    def _run(self, job: Job) -> str:
-        params = job.params
-        slot = self.backends.get(params.backend)
-        if job.total is None:
-            total = sum(1 for _ in iter_transcripts(job.paths, input_format=params.input_format))
-            self.store.set_total(job.id, total)
-        stored = self.store.stored(job.id)
-        # An upload is one file the server wrote: its path is left out of error messages.
-        upload = str(Path(job.paths[0]).resolve()) if job.upload and job.paths else None
-        games = (
-            (i, _with_distractors(item, params, upload=upload))
-            for i, item in enumerate(iter_transcripts(job.paths, input_format=params.input_format))
-            if i not in stored
-        )
-
-        def halted() -> bool:
-            return self._stop.is_set() or job.id in self._cancelled
-
-        for r in score_records(self.backends, slot, games, params, stop=halted):
-            self.store.add_result(job, r.index, ok=r.ok, game_id=r.game_id, body=r.body)
-        if job.id in self._cancelled:
-            return "cancelled"
-        return "stopped" if self._stop.is_set() else "done"
-
-
-def _with_distractors(
-    item: AnyTranscript | InvalidInput, params: ScoreParams, *, upload: str | None
-) -> AnyTranscript | Exception:
-    """A job's record ready to score, or its error (``upload``, the path of an uploaded file,
-    left out: it is the server's, not the client's)."""
-    if isinstance(item, InvalidTranscript) and upload:
-        return InvalidTranscript(item.problems, record=item.record)
-    if isinstance(item, InvalidInput) and upload:
-        # Other errors begin with the file: "<path>: record <label>: <what>".
-        message, prefix = str(item), f"{upload}: "
-        return type(item)(message[len(prefix) :]) if message.startswith(prefix) else item
-    if isinstance(item, InvalidInput):
-        return item
+def _file_size(path: Path) -> int:
     try:
-        return with_distractors(item, params.distractors)
-    except InvalidInput as err:
-        return err
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def housekeeping(store: JobStore, retention: Retention, *, start: bool = False) -> None:
+    """Delete what retention says, then give the space back; at start-up also sweep the
+    uploads folder of files no job refers to (left by a crash)."""
+    deleted = store.prune(retention)
+    swept = store.sweep_uploads(all_parts=start)
+    freed = store.vacuum()  # also what a purge (DELETE ?purge=true) freed
+    if deleted or swept or freed:
+        log.info(
+            "job store: deleted %d finished job(s) and %d stray upload(s); files %+d bytes",
+            len(deleted),
+            swept,
+            -freed,
+        )

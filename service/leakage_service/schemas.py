@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from leakage.splits import GU_EASY_BELOW, GU_HARD_ABOVE, SplitSummary
 from leakage_service.inputs import ScoreParams
@@ -129,13 +130,20 @@ class Readiness(_Out):
 # -- jobs -------------------------------------------------------------------------------
 
 
+def _no_nul(path: str) -> str:
+    if "\x00" in path:
+        raise PydanticCustomError("nul_in_path", "a path cannot hold a NUL character")
+    return path
+
+
+ServerPath = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_no_nul)]
+
+
 class JobPathRequest(_In):
     """A job over files already on the server, inside a folder the operator allowed."""
 
-    path: str | None = Field(default=None, min_length=1, max_length=4096)
-    paths: list[Annotated[str, Field(min_length=1, max_length=4096)]] | None = Field(
-        default=None, min_length=1, max_length=1000
-    )
+    path: ServerPath | None = None
+    paths: list[ServerPath] | None = Field(default=None, min_length=1, max_length=1000)
 
     @model_validator(mode="after")
     def _one(self) -> JobPathRequest:
@@ -143,8 +151,11 @@ class JobPathRequest(_In):
             raise ValueError("give either path or paths")
         return self
 
-    def all_paths(self) -> list[str]:
-        return [self.path] if self.path is not None else list(self.paths or [])
+    def named(self) -> list[tuple[str, str]]:
+        """(request field, path) of each path: ``path``, or ``paths[0]``, ``paths[1]``..."""
+        if self.path is not None:
+            return [("path", self.path)]
+        return [(f"paths[{i}]", p) for i, p in enumerate(self.paths or [])]
 
 
 class JobStatus(_Out):

@@ -8,7 +8,8 @@ import logging
 from typing import Any
 
 from leakage.errors import BackendUnavailable
-from leakage_service.jobs import JobStore, JobWorker
+from leakage_service.job_worker import JobWorker
+from leakage_service.jobs import JobStore, Retention, housekeeping
 from leakage_service.metrics import Metrics
 from leakage_service.runtime import Backends, ReportCache, ScoringPool
 from leakage_service.settings import Settings
@@ -46,18 +47,29 @@ class ServiceState:
                 if name == "cooccurrence":
                     raise
                 log.warning("backend %s not loaded: %s", name, err)
-        self.store = JobStore(s.jobs_path)
+        self.store = JobStore(s.jobs_path, s.uploads_dir)
         recovered = self.store.recover(s.on_restart)
         if recovered:
             verb = "resuming" if s.on_restart == "resume" else "marked failed:"
-            log.info("%s %d job(s) left running by the last server", verb, recovered)
+            log.info("%s %d job(s) the last server left unfinished", verb, recovered)
+        retention = Retention(max_age_days=s.job_max_age_days, max_bytes=s.job_max_bytes)
+        housekeeping(self.store, retention, start=True)
+        self.store.close()  # this thread's connection; each thread opens its own
         self.metrics.watch_jobs(self.store.counts)
-        self.worker = JobWorker(self.store, self.backends, on_restart=s.on_restart)
+        self.worker = JobWorker(
+            self.store, self.backends, allowed=s.allowed_paths, retention=retention
+        )
         self.worker.start()
 
     def stop(self) -> None:
-        if self.worker is not None:
-            self.worker.stop()
+        """Stop the job worker first (its job goes back to the queue while the backends
+        are still open), then the scoring threads, then close what they used."""
+        if self.worker is not None and not self.worker.stop():
+            # Closing the backends under a game in hand would fail it; the process exit
+            # ends the thread, and the next start finds the job running and recovers it.
+            log.warning("the job worker did not stop in time; its job is left running")
+            self.pool.shutdown()
+            return
         self.pool.shutdown()
         self.backends.close()
         if self.store is not None:

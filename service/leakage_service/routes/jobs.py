@@ -1,4 +1,5 @@
-"""Jobs for large batches: submit (upload or server-side path), poll, fetch results, cancel."""
+"""Jobs for large batches: submit (upload or server-side path), poll, fetch results, cancel
+or delete."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import datetime as dt
 import json
 import os
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,25 +16,56 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 from fastapi import Path as PathParam
 from fastapi.responses import FileResponse, StreamingResponse
+from fastapi.routing import APIRoute
 from pydantic import ValidationError
+from starlette._utils import get_route_path
 from starlette.background import BackgroundTask
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile as StarletteUploadFile
+from starlette.exceptions import HTTPException
+from starlette.types import Receive, Scope, Send
 
-from leakage.errors import InvalidInput, InvalidTranscript
+from leakage.errors import InvalidTranscript
 from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import JSONL_TYPES
+from leakage_service.job_worker import JobPathError, PathNotAllowed, path_job_files
 from leakage_service.jobs import Job, new_job_id
-from leakage_service.schemas import JobPathRequest, JobStatus, error_responses
+from leakage_service.schemas import ErrorBody, JobPathRequest, JobStatus, error_responses
 from leakage_service.state import ServiceState
 
-router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+
+class _JobRoute(APIRoute):
+    """A route whose 405 names every method its path accepts. Starlette answers a 405 from
+    the first route whose path matches, which knows its own methods only (a PUT on
+    ``/v1/jobs/{id}`` would say ``Allow: GET`` though DELETE is served too)."""
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.methods and scope["method"] not in self.methods:
+            path = get_route_path(scope)
+            allowed = sorted(
+                {m for r in router.routes if isinstance(r, APIRoute) and r.path_regex.match(path)
+                 for m in r.methods or ()}
+            )  # fmt: skip
+            raise HTTPException(
+                405,
+                f"{scope['method']} is not allowed on {self.path}; it accepts {', '.join(allowed)}",
+                headers={"Allow": ", ".join(allowed)},
+            )
+        await super().handle(scope, receive, send)
+
+
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"], route_class=_JobRoute)
 
 JobId = Annotated[
     str,
     PathParam(pattern=r"^[0-9a-f]{32}$", description="The id POST /v1/jobs returned."),
 ]
 _PATH_PEEK = 64 * 1024  # a {"path": ...} body is small; anything larger is an upload
+_MAX_FIELDS = 10
+"""Form fields besides the file a multipart upload may carry (they are ignored)."""
+_PAGE = 200
+"""Results read per database query (and sent as one chunk) when streaming JSONL."""
 
 
 def _iso(t: float | None) -> str | None:
@@ -78,7 +110,20 @@ async def _chunks(request: Request) -> AsyncIterator[bytes]:
         async for chunk in request.stream():
             yield chunk
         return
-    form = await request.form(max_files=1, max_fields=10)
+    try:
+        form = await request.form(max_files=1, max_fields=_MAX_FIELDS)
+    except HTTPException as err:
+        if isinstance(err, ServiceError) or err.status_code != 400:
+            raise
+        # Starlette's 400 for a form it cannot parse (too many parts, no boundary, ...)
+        raise ServiceError(
+            422,
+            "invalid_request",
+            f"unreadable multipart upload: {err.detail} A multipart upload is one 'file' part "
+            f"(at most {_MAX_FIELDS} other fields, which are ignored); or send the JSONL or "
+            "JSON as the body itself",
+            field="body",
+        ) from None
     try:
         upload = form.get("file")
         if not isinstance(upload, StarletteUploadFile):
@@ -111,7 +156,10 @@ async def _save_upload(request: Request, dest: Path) -> int:
     return size
 
 
-def _allowed_paths(state: ServiceState, req: JobPathRequest) -> list[str]:
+def _path_job(state: ServiceState, req: JobPathRequest) -> tuple[list[str], list[Path]]:
+    """The paths a request names (resolved) and the files the job will read, each checked
+    to lie inside ``LEAKAGE_ALLOWED_PATHS`` after resolving ``..`` and symbolic links
+    (blocking: folders are walked; run on a thread)."""
     roots = [Path(p).expanduser().resolve() for p in state.settings.allowed_paths]
     if not roots:
         raise ServiceError(
@@ -119,19 +167,49 @@ def _allowed_paths(state: ServiceState, req: JobPathRequest) -> list[str]:
             "this server reads no server-side paths (LEAKAGE_ALLOWED_PATHS is empty); upload "
             "the transcripts instead", field="path",
         )  # fmt: skip
-    out = []
-    for given in req.all_paths():
-        p = Path(given).expanduser().resolve()
+    named: list[tuple[str, str, Path]] = []
+    for field, given in req.named():
+        try:
+            p = Path(given).expanduser()
+        except RuntimeError:  # "~someone": no such user here
+            user = given.split("/", 1)[0]
+            raise ServiceError(
+                422, "invalid_request",
+                f"{given}: no user {user[1:]!r} on the server to expand {user!r}; give an "
+                "absolute path", field=field,
+            ) from None  # fmt: skip
+        try:
+            p = p.resolve()
+        except (OSError, RuntimeError, ValueError) as err:  # a loop of links, before 3.13
+            raise ServiceError(
+                422, "invalid_request", f"{given}: not a usable path ({err})", field=field
+            ) from None
         if not any(p.is_relative_to(r) for r in roots):
             raise ServiceError(
                 403, "path_not_allowed",
                 f"{given}: outside the folders this server allows (LEAKAGE_ALLOWED_PATHS)",
-                field="path",
+                field=field,
             )  # fmt: skip
-        if not p.exists():
-            raise InvalidInput(f"{given}: no such file or folder on the server")
-        out.append(str(p))
-    return out
+        try:
+            exists = p.exists()
+        except OSError as err:  # e.g. a name too long, a folder it may not enter
+            raise ServiceError(
+                422, "invalid_input", f"{given}: cannot be read on the server ({err.strerror})",
+                field=field,
+            ) from None  # fmt: skip
+        if not exists:
+            raise ServiceError(
+                422, "invalid_input", f"{given}: no such file or folder on the server",
+                field=field,
+            )  # fmt: skip
+        named.append((field, given, p))
+    try:
+        files = path_job_files(named, roots)
+    except PathNotAllowed as err:
+        raise ServiceError(403, "path_not_allowed", str(err), field=err.field) from None
+    except JobPathError as err:
+        raise ServiceError(422, "invalid_input", str(err), field=err.field) from None
+    return [str(p) for _, _, p in named], files
 
 
 def _path_request(head: bytes) -> JobPathRequest | None:
@@ -146,8 +224,9 @@ def _path_request(head: bytes) -> JobPathRequest | None:
         return JobPathRequest.model_validate(doc)
     except ValidationError as err:
         e = err.errors(include_url=False)[0]
+        field = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in e["loc"])
         raise ServiceError(
-            422, "invalid_request", f"{e['msg']}", field=".".join(map(str, e["loc"])) or "body"
+            422, "invalid_request", f"{e['msg']}", field=field.lstrip(".") or "body"
         ) from None
 
 
@@ -156,7 +235,15 @@ def _path_request(head: bytes) -> JobPathRequest | None:
     status_code=202,
     summary="Submit a job",
     response_model=JobStatus,
-    responses=error_responses(401, 403, 413, 422, 429, 503),
+    responses={
+        **error_responses(401, 403, 413, 422, 429, 503),
+        422: {
+            "model": ErrorBody,
+            "description": "Bad input: the body (empty, not UTF-8, a path that is not "
+            "usable), a query parameter, or a multipart form that is not one 'file' part "
+            f"with at most {_MAX_FIELDS} other fields.",
+        },
+    },
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -192,23 +279,30 @@ async def submit(request: Request, state: State, params: Params, response: Respo
     uploads = state.settings.uploads_dir
     uploads.mkdir(parents=True, exist_ok=True)
     part = uploads / f"{job_id}.part"
-    size = await _save_upload(request, part)
-    with part.open("rb") as fh:
-        head = fh.read(_PATH_PEEK + 1)
-    if size <= _PATH_PEEK and (req := _path_request(head)) is not None:
-        part.unlink()
-        paths, upload = _allowed_paths(state, req), False
-    else:
-        if not head.strip():
+    dest: Path | None = None
+    try:
+        size = await _save_upload(request, part)
+        with part.open("rb") as fh:
+            head = fh.read(_PATH_PEEK + 1)
+        if size <= _PATH_PEEK and (req := _path_request(head)) is not None:
             part.unlink()
-            raise InvalidTranscript([("body", "empty body: send JSONL or a JSON array")])
-        # .json reads a JSON array, one object, or JSONL (iter_transcripts falls back to
-        # lines); .jsonl only lines, which a declared JSONL upload gets.
-        ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        dest = part.with_suffix(".jsonl" if ctype in JSONL_TYPES else ".json")
-        os.replace(part, dest)
-        paths, upload = [str(dest)], True
-    state.store.create(job_id, params, paths, upload=upload)
+            paths, files = await run_in_threadpool(_path_job, state, req)
+            state.store.create(job_id, params, paths, upload=False, files=files)
+        else:
+            if not head.strip():
+                raise InvalidTranscript([("body", "empty body: send JSONL or a JSON array")])
+            # .json reads a JSON array, one object, or JSONL (iter_transcripts falls back to
+            # lines); .jsonl only lines, which a declared JSONL upload gets.
+            ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            dest = part.with_suffix(".jsonl" if ctype in JSONL_TYPES else ".json")
+            os.replace(part, dest)
+            state.store.create(job_id, params, [str(dest)], upload=True, size=size)
+    except BaseException:
+        if dest is not None:
+            dest.unlink(missing_ok=True)
+        raise
+    finally:
+        part.unlink(missing_ok=True)  # a refused request leaves no file behind
     state.worker.wake()
     response.headers["Location"] = f"/v1/jobs/{job_id}"
     return _status(state, _job(state, job_id))
@@ -229,10 +323,19 @@ class ResultFormat(StrEnum):
     parquet = "parquet"
 
 
-def _jsonl(state: ServiceState, job_id: str) -> Iterator[bytes]:
-    assert state.store is not None
-    for _, _, body in state.store.results(job_id):
-        yield body.encode() + b"\n"
+async def _jsonl(state: ServiceState, job_id: str) -> AsyncIterator[bytes]:
+    """The stored results as JSONL, a page per chunk. Each page is one short query on a
+    pool thread with a connection of its own (a sync generator here would be advanced on
+    whichever pool thread is free, and SQLite objects must stay on the thread that made
+    them)."""
+    store = state.store
+    assert store is not None
+    last = -1
+    while rows := await run_in_threadpool(store.results_page, job_id, last, _PAGE):
+        yield "".join(f"{body}\n" for _, _, body in rows).encode()
+        last = rows[-1][0]
+    if store.get(job_id) is None:  # deleted meanwhile: cut the stream, do not end it cleanly
+        raise RuntimeError(f"job {job_id} was deleted while its results were being sent")
 
 
 def _parquet(state: ServiceState, job_id: str) -> Path:
@@ -319,15 +422,41 @@ async def results(
 
 @router.delete(
     "/{job_id}",
-    summary="Cancel a job",
+    summary="Cancel a job, or delete it",
     response_model=JobStatus,
-    responses=error_responses(401, 404, 409, 422, 429),
+    responses={
+        200: {"description": "The job, now cancelled (results stored so far are kept)."},
+        204: {"description": "purge=true: the job, its results and its upload are deleted."},
+        **error_responses(401, 404, 409, 422, 429),
+    },
 )
-async def cancel(job_id: JobId, state: State) -> JobStatus:
-    """Cancel a queued or running job (results stored so far are kept)."""
+async def cancel(
+    job_id: JobId,
+    state: State,
+    purge: Annotated[
+        bool,
+        Query(
+            description="Delete the job, its results and its upload (a queued or running "
+            "job is cancelled first); without it a finished job is a 409."
+        ),
+    ] = False,
+) -> Any:
+    """Cancel a queued or running job (results stored so far are kept); with
+    ``purge=true``, delete the job whatever its state."""
     assert state.store is not None and state.worker is not None
     job = _job(state, job_id)
+    if purge:
+        state.store.cancel(job_id)
+        state.worker.cancel(job_id)
+        await run_in_threadpool(state.store.delete, job_id)
+        state.worker.housekeeping_soon()  # give the space back
+        return Response(status_code=204)
     if not state.store.cancel(job_id):
-        raise ServiceError(409, "job_finished", f"job {job_id} is already {job.state}", field="id")
+        job = _job(state, job_id)  # finished since it was read
+        raise ServiceError(
+            409, "job_finished",
+            f"job {job_id} is already {job.state}; DELETE /v1/jobs/{job_id}?purge=true deletes "
+            "it with its results", field="id",
+        )  # fmt: skip
     state.worker.cancel(job_id)
     return _status(state, _job(state, job_id))
