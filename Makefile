@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 MYTHES := /usr/share/mythes/th_en_US_v2.dat
 
-.PHONY: demo test lint bench corpus system-deps clean
+.PHONY: demo test lint bench corpus system-deps clean docker-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,12 @@ lint: $(VENV)/.installed-dev
 
 bench: corpus $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks
+
+# Build the Docker image and use it: run with API keys and a named volume, score, a job, a new
+# container on the same volume (docker/test.sh; IMAGE, DOCKER_BUILD_ARGS). Needs a running
+# dockerd (docs/service.md); slow, so neither `make test` nor CI runs it.
+docker-test:
+	docker/test.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
