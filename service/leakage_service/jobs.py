@@ -80,9 +80,6 @@ CREATE TABLE IF NOT EXISTS job_files (
 # ``bytes``: the job's upload plus the UTF-8 size of its stored results (what retention
 # counts). ``job_files``: the files a path job reads, in order, fixed when it was submitted.
 
-_PART_STALE_SECONDS = 24 * 3600
-"""An upload still being written (``uploads/*.part``) untouched for this long is an orphan."""
-
 
 @dataclass(frozen=True)
 class Job:
@@ -460,10 +457,10 @@ class JobStore:
         """The database and its write-ahead log on disk."""
         return sum(_file_size(Path(f"{self.path}{s}")) for s in ("", "-wal"))
 
-    def sweep_uploads(self, *, all_parts: bool = False) -> int:
+    def sweep_uploads(self) -> int:
         """Remove upload files no job refers to: ``.part`` files (uploads that never became a
-        job: all of them at start-up, when no upload is in flight, else those untouched for a
-        day) and saved uploads whose job is gone. How many were removed."""
+        job) and saved uploads whose job is gone, both left by a crash. Only at start-up,
+        when no upload is in flight. How many were removed."""
         if not self.uploads.is_dir():
             return 0
         with self._short() as con:
@@ -471,17 +468,11 @@ class JobStore:
                 Path(json.loads(p)[0]).name
                 for (p,) in con.execute("SELECT paths FROM jobs WHERE upload")
             }
-        now, removed = time.time(), 0
+        removed = 0
         for f in self.uploads.iterdir():
-            try:
-                if f.suffix == ".part":
-                    if not all_parts and now - f.stat().st_mtime < _PART_STALE_SECONDS:
-                        continue
-                elif f.name in known or not f.is_file():
-                    continue
-                f.unlink()
-            except FileNotFoundError:
+            if f.name in known or not f.is_file():
                 continue
+            f.unlink(missing_ok=True)
             removed += 1
         return removed
 
@@ -503,7 +494,7 @@ def housekeeping(store: JobStore, retention: Retention, *, start: bool = False) 
     """Delete what retention says, then give the space back; at start-up also sweep the
     uploads folder of files no job refers to (left by a crash)."""
     deleted = store.prune(retention)
-    swept = store.sweep_uploads(all_parts=start)
+    swept = store.sweep_uploads() if start else 0
     freed = store.vacuum()  # also what a purge (DELETE ?purge=true) freed
     if deleted or swept or freed:
         log.info(

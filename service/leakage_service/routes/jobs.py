@@ -18,11 +18,11 @@ from fastapi import Path as PathParam
 from fastapi.responses import FileResponse, StreamingResponse
 from fastapi.routing import APIRoute
 from pydantic import ValidationError
-from starlette._utils import get_route_path
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile as StarletteUploadFile
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 from starlette.types import Receive, Scope, Send
 
 from leakage.errors import InvalidTranscript
@@ -42,11 +42,11 @@ class _JobRoute(APIRoute):
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.methods and scope["method"] not in self.methods:
-            path = get_route_path(scope)
-            allowed = sorted(
-                {m for r in router.routes if isinstance(r, APIRoute) and r.path_regex.match(path)
-                 for m in r.methods or ()}
-            )  # fmt: skip
+            methods: set[str] = set()
+            for route in router.routes:
+                if isinstance(route, APIRoute) and route.matches(scope)[0] is not Match.NONE:
+                    methods |= route.methods or set()
+            allowed = sorted(methods)
             raise HTTPException(
                 405,
                 f"{scope['method']} is not allowed on {self.path}; it accepts {', '.join(allowed)}",
