@@ -169,15 +169,18 @@ def test_bad_mode():
         JudgeBackend(ScriptedLLM(), mode="vibes")
 
 
-def test_cli_scores_with_the_local_judge(tmp_path):
-    """`leakage score --backend judge` end to end with the real bundled Gemma-3-270M."""
+def test_cli_scores_with_the_local_judge(leakage_home):
+    """`leakage score --backend judge` end to end with the real bundled Gemma-3-270M.
+
+    In the session's LEAKAGE_HOME, so that Gemma is converted once for this test and
+    tests/test_wheel.py (the ensemble's judge member)."""
     import os
     import subprocess
     import sys
 
     from .conftest import EXAMPLES
 
-    env = {**os.environ, "LEAKAGE_HOME": str(tmp_path), "COLUMNS": "200"}
+    env = {**os.environ, "LEAKAGE_HOME": str(leakage_home), "COLUMNS": "200"}
     p = subprocess.run(
         [sys.executable, "-m", "leakage", "score", str(EXAMPLES / "chameleon_sports.json"),
          "-b", "judge", "-f", "json"],
