@@ -25,9 +25,13 @@ from rich.progress import (
 
 from leakage.cli import app
 from leakage.cli._errors import EXIT_INVALID_INPUT
-from leakage.cli._options import BackendOption, IncludeChameleonOption, SpyAssignmentOption
+from leakage.cli._options import (
+    BackendOption,
+    IncludeChameleonOption,
+    InputFormatOption,
+    SpyAssignmentOption,
+)
 from leakage.errors import BackendUnavailable, InvalidInput, LeakageError
-from leakage.transcripts import INPUT_FORMATS
 
 
 class Engine(StrEnum):
@@ -89,9 +93,7 @@ def batch(
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Results directory.")],
     backend: BackendOption = "cooccurrence",
-    input_format: Annotated[
-        str, typer.Option(help=f"Format of the inputs: {', '.join(INPUT_FORMATS)}.")
-    ] = "auto",
+    input_format: InputFormatOption = "auto",
     workers: Annotated[
         int, typer.Option(help="Scoring processes (0: score in this process).", min=0)
     ] = 1,

@@ -12,8 +12,9 @@ from rich.table import Table
 
 from leakage.cli import app
 from leakage.cli._errors import EXIT_INVALID_INPUT
+from leakage.cli._options import InputFormatOption
 from leakage.errors import BackendUnavailable, InvalidInput
-from leakage.transcripts import INPUT_FORMATS, iter_transcripts
+from leakage.transcripts import iter_transcripts
 from leakage.transcripts._files import expand_inputs
 
 CANDIDATE_MEMBERS = ("cooccurrence", "embedding", "judge")
@@ -71,9 +72,7 @@ def _table(result: Any) -> Table:
 @app.command(short_help="Fit the members' temperatures and the ensemble's weights on logged games.")
 def calibrate(
     paths: Annotated[list[Path], typer.Argument(help="Logged games: transcript files or folders.")],
-    input_format: Annotated[
-        str, typer.Option(help=f"Format of the input files: {', '.join(INPUT_FORMATS)}.")
-    ] = "auto",
+    input_format: InputFormatOption = "auto",
     members: Annotated[
         str | None,
         typer.Option(

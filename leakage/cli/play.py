@@ -14,7 +14,7 @@ from rich.table import Table
 
 from leakage.cli import app
 from leakage.cli._errors import EXIT_INVALID_INPUT
-from leakage.transcripts import INPUT_FORMATS
+from leakage.cli._options import InputFormatOption
 
 
 class GameKind(StrEnum):
@@ -136,9 +136,7 @@ def play(
 @app.command()
 def metrics(
     paths: Annotated[list[Path], typer.Argument(help="Game logs: files or directories.")],
-    input_format: Annotated[
-        str, typer.Option(help=f"Format of the input files: {', '.join(INPUT_FORMATS)}.")
-    ] = "auto",
+    input_format: InputFormatOption = "auto",
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Also write the metrics as JSON here.")
     ] = None,

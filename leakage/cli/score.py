@@ -13,10 +13,21 @@ from rich.console import Console
 
 from leakage.cli import app
 from leakage.cli._errors import EXIT_BUDGET, EXIT_INVALID_INPUT
-from leakage.cli._options import BackendOption, IncludeChameleonOption, SpyAssignmentOption
+from leakage.cli._options import (
+    BackendOption,
+    CountSource,
+    Estimator,
+    IncludeChameleonOption,
+    InputFormatOption,
+    JudgeMode,
+    Pooling,
+    Precision,
+    SpyAssignmentOption,
+    choices,
+)
 from leakage.errors import BudgetExhausted, InvalidInput
 from leakage.reports import Report, print_reports
-from leakage.transcripts import INPUT_FORMATS, iter_transcripts
+from leakage.transcripts import iter_transcripts
 
 
 class OutputFormat(StrEnum):
@@ -70,9 +81,7 @@ def score(
         ),
     ],
     backend: BackendOption = "cooccurrence",
-    input_format: Annotated[
-        str, typer.Option(help=f"Format of the input files: {', '.join(INPUT_FORMATS)}.")
-    ] = "auto",
+    input_format: InputFormatOption = "auto",
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = (
         OutputFormat.table
     ),
@@ -82,7 +91,7 @@ def score(
     include_chameleon: IncludeChameleonOption = False,
     spy_assignment: SpyAssignmentOption = "known",
     source: Annotated[
-        str, typer.Option(help="Count source: local, serpapi, google-cse, infini-gram.")
+        CountSource, typer.Option(metavar="<source>", help=f"Count source: {choices(CountSource)}.")
     ] = "local",
     index: Annotated[
         Path | None, typer.Option(help="Local FTS5 index (default: built on first use).")
@@ -96,15 +105,16 @@ def score(
         bool,
         typer.Option("--dry-run", help="Print how many uncached count queries the batch needs."),
     ] = False,
-    estimator: Annotated[str, typer.Option(help="conditional, npmi or ngd.")] = "conditional",
+    estimator: Annotated[
+        Estimator,
+        typer.Option(metavar="<name>", help=f"Co-occurrence estimator: {choices(Estimator)}."),
+    ] = "conditional",
     beta: Annotated[float, typer.Option(help="Dirichlet smoothing strength β.")] = 100.0,
     tau: Annotated[
         float | None,
         typer.Option(help="Temperature: of cosine for embedding (0.05), of npmi / ngd (0.1)."),
     ] = None,
-    pooling: Annotated[str, typer.Option(help="How a sentence's words combine: mean or sum.")] = (
-        "mean"
-    ),
+    pooling: Annotated[Pooling, typer.Option(help="How a sentence's words combine.")] = "mean",
     model: Annotated[
         str | None,
         typer.Option(
@@ -113,7 +123,11 @@ def score(
         ),
     ] = None,
     judge_mode: Annotated[
-        str, typer.Option(help="Judge: likelihood (log P(clue | secret)) or elicitation.")
+        JudgeMode,
+        typer.Option(
+            metavar="<mode>",
+            help="Judge: likelihood (log P(clue | secret)) or elicitation (the model is asked).",
+        ),
     ] = "likelihood",
     llm_endpoint: Annotated[
         str | None,
@@ -131,9 +145,9 @@ def score(
     candidate_template: Annotated[
         str, typer.Option(help="How candidates are embedded, e.g. '{category}: {word}'.")
     ] = "{word}",
-    precision: Annotated[str, typer.Option(help="Embedding precision: auto, fp32, bf16.")] = (
-        "auto"
-    ),
+    precision: Annotated[
+        Precision, typer.Option(help="Embedding / judge precision (auto: bf16 where native).")
+    ] = "auto",
     threads: Annotated[int | None, typer.Option(help="Torch threads for embedding.")] = None,
 ) -> None:
     """Score transcripts: the posterior over the secret after every turn, entropy and gain.
