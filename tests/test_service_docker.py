@@ -50,17 +50,17 @@ def test_dockerfile_base_is_a_build_argument():
 
 
 def test_dependencies_are_installed_before_the_code_is_copied():
-    deps, *_, final = _stages()
-    # the dependency stage sees the pyproject files, the requirement script and the wheels only
+    requirements, deps, *_, final = _stages()
+    # the requirement list is made from the pyproject files and the script alone ...
+    sources = {src for k, v in requirements if k == "COPY" for src in v.split()[:-1]}
+    assert sources == {"pyproject.toml", "service/pyproject.toml", "docker/requirements.py"}
+    listed = next(v for k, v in requirements if k == "RUN")
+    assert "requirements.py" in listed and '--extras "$EXTRAS"' in listed
+    # ... and the dependencies are installed from that list and the local wheels alone, so
+    # neither the code nor a tool's settings in pyproject.toml are part of their layer's key
     sources = {src for k, v in deps if k == "COPY" for src in v.split()[:-1]}
-    assert sources == {
-        "pyproject.toml",
-        "service/pyproject.toml",
-        "docker/requirements.py",
-        "docker/wheels/",
-    }
+    assert sources == {"--from=requirements", "/tmp/build/requirements.txt", "docker/wheels/"}
     install = next(v for k, v in deps if k == "RUN" and "requirements.txt" in v)
-    assert "requirements.py" in install and '--extras "$EXTRAS"' in install
     assert "--find-links /tmp/wheels" in install
     # the code: built as wheels in a later stage, installed without dependencies, not editable
     runs = [v for stage in _stages() for k, v in stage if k == "RUN"]
