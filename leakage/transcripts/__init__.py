@@ -8,6 +8,7 @@ from leakage.transcripts._load import (
     parse_transcript,
 )
 from leakage.transcripts._models import (
+    MAX_META_DEPTH,
     TRANSCRIPT_FORMAT,
     ChameleonTranscript,
     Elimination,
@@ -22,6 +23,7 @@ from leakage.transcripts._models import (
 
 __all__ = [
     "INPUT_FORMATS",
+    "MAX_META_DEPTH",
     "TRANSCRIPT_FORMAT",
     "AnyTranscript",
     "ChameleonTranscript",

@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from leakage.errors import InvalidInput, InvalidTranscript
 from leakage.transcripts._load import (
+    TOO_DEEP,
     AnyTranscript,
     _locate,
     _records,
@@ -235,8 +236,10 @@ def to_transcript(raw: RawRecord, input_format: str = "auto") -> AnyTranscript |
         try:
             payload = json.loads(payload)
         except json.JSONDecodeError as err:
-            problem = ("", f"malformed JSON: {err.msg} at column {err.colno}")
+            problem = ("", f"malformed JSON: {err.msg.removesuffix(' at')} at column {err.colno}")
             return InvalidTranscript([problem], source=raw.source, record=raw.label)
+        except RecursionError:
+            return InvalidTranscript([("", TOO_DEEP)], source=raw.source, record=raw.label)
     try:
         return convert_record(
             payload, input_format=input_format, path=Path(raw.source), index=raw.record

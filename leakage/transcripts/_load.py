@@ -105,13 +105,21 @@ def check_input_format(input_format: str) -> None:
         )
 
 
+TOO_DEEP = "JSON nested too deeply to read (about 1,000 levels or more)"
+"""The problem of a record whose nesting exceeds what Python's ``json`` reads (it raises
+``RecursionError``, which is not a ``JSONDecodeError``)."""
+
+
 def _looks_like_jsonl(text: str) -> bool:
-    """JSONL when the first line is a complete JSON object on its own."""
+    """JSONL when the first line is a complete JSON object on its own (or one nested too
+    deeply to read, which line by line is that line's error alone)."""
     first = text.split("\n", 1)[0].strip()
     try:
         return "\n" in text and isinstance(json.loads(first), dict)
     except json.JSONDecodeError:
         return False
+    except RecursionError:
+        return "\n" in text
 
 
 def _records(text: str, path: Path) -> Iterator[tuple[int | str, Any | InvalidInput]]:
@@ -123,10 +131,13 @@ def _records(text: str, path: Path) -> Iterator[tuple[int | str, Any | InvalidIn
     if path.suffix != ".jsonl":
         try:
             doc = json.loads(stripped)
-        except json.JSONDecodeError as err:
+        except (json.JSONDecodeError, RecursionError) as err:
             if not _looks_like_jsonl(stripped):
-                where = f"line {err.lineno} column {err.colno}"
-                problem = ("", f"malformed JSON: {err.msg} at {where}")
+                if isinstance(err, RecursionError):
+                    problem = ("", TOO_DEEP)
+                else:
+                    where = f"line {err.lineno} column {err.colno}"
+                    problem = ("", f"malformed JSON: {err.msg.removesuffix(' at')} at {where}")
                 yield 0, InvalidTranscript([problem], source=str(path))
                 return
         else:
@@ -140,14 +151,15 @@ def _records(text: str, path: Path) -> Iterator[tuple[int | str, Any | InvalidIn
             continue
         try:
             yield f"line {lineno}", json.loads(line)
-        except json.JSONDecodeError as err:
+        except (json.JSONDecodeError, RecursionError) as err:
+            msg = (
+                TOO_DEEP
+                if isinstance(err, RecursionError)
+                else f"malformed JSON: {err.msg.removesuffix(' at')} at column {err.colno}"
+            )
             yield (
                 f"line {lineno}",
-                InvalidTranscript(
-                    [("", f"malformed JSON: {err.msg} at column {err.colno}")],
-                    source=str(path),
-                    record=f"line {lineno}",
-                ),
+                InvalidTranscript([("", msg)], source=str(path), record=f"line {lineno}"),
             )
 
 

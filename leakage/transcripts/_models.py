@@ -7,6 +7,9 @@ free-form data goes in ``meta``.
 
 from __future__ import annotations
 
+import json
+import math
+import re
 from collections import Counter
 from typing import Annotated, Any, ClassVar, Final, Literal
 
@@ -14,6 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from pydantic_core import PydanticCustomError
 
 TRANSCRIPT_FORMAT: Final = "leakage.transcript/1"
+
+MAX_META_DEPTH: Final = 32
+"""How deeply ``meta`` may nest (``meta`` itself is level 1, each object or array inside it
+one more). Reports echo ``meta``, and serialisers stop at a recursion limit (pydantic's is
+255), so a deeper ``meta`` would fail after the game was scored."""
 
 ChameleonRole = Literal["chameleon", "non-chameleon"]
 SpyGameRole = Literal["civilian", "spy"]
@@ -106,6 +114,8 @@ class _TranscriptBase(_Input):
                 problems.append((f"turns[{i}].player", f"unknown player {t.player!r}"))
             if not t.text.strip():
                 problems.append((f"turns[{i}].text", "empty text"))
+        if self.meta:
+            problems.extend(meta_problems(self.meta))
         for i, v in enumerate(self.votes):
             if v.voter not in known:
                 problems.append((f"votes[{i}].voter", f"unknown player {v.voter!r}"))
@@ -123,6 +133,48 @@ class _TranscriptBase(_Input):
                 {"problems": "; ".join(f"{f}: {m}" for f, m in problems)},
             )
         return self
+
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def _sub_path(path: str, key: object) -> str:
+    """``meta.a[3]``; a key that is not plain is quoted, with the separators of the problems
+    list (``;`` and ``:``) escaped."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if isinstance(key, str) and _PLAIN_KEY.match(key):
+        return f"{path}.{key}"
+    quoted = json.dumps(str(key)[:64]).replace(";", "\\u003b").replace(":", "\\u003a")
+    return f"{path}[{quoted}]"
+
+
+def meta_problems(meta: dict[str, Any], *, prefix: str = "meta") -> list[tuple[str, str]]:
+    """What makes ``meta`` unfit for a JSON report: nesting deeper than ``MAX_META_DEPTH``
+    and numbers JSON does not have (NaN, Infinity, which Python's ``json`` reads and
+    writes). One ``(field, message)`` per problem, at most one per kind; walked without
+    recursion, so any depth is safe to check."""
+    problems: list[tuple[str, str]] = []
+    too_deep = non_finite = False
+    stack: list[tuple[str, Any, int]] = [(prefix, meta, 1)]
+    while stack and not (too_deep and non_finite):
+        path, value, depth = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value) and not non_finite:
+            non_finite = True
+            name = "NaN" if math.isnan(value) else ("-" if value < 0 else "") + "Infinity"
+            problems.append((path, f"{name} is not a JSON number: send a finite number"))
+        elif isinstance(value, dict | list):
+            if depth > MAX_META_DEPTH:
+                if not too_deep:
+                    too_deep = True
+                    problems.append(
+                        (path, f"nested more than {MAX_META_DEPTH} levels deep in meta")
+                    )
+                continue
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                stack.append((_sub_path(path, key), item, depth + 1))
+    return problems
 
 
 def _folded(words: list[str]) -> list[str]:
