@@ -64,8 +64,37 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     components["JobPathRequest"] = JobPathRequest.model_json_schema(
         ref_template="#/components/schemas/{model}"
     )
+    _this_server(schema, app.state.service)
     app.openapi_schema = schema
     return schema
+
+
+def _this_server(schema: dict[str, Any], state: ServiceState) -> None:
+    """What this server's validation enforces, stated in its schema too, so that a request
+    the schema allows is not refused for it: the backends it enables (an enum) and its size
+    limits on a transcript (``check_size``; the totals per game and the rules across
+    fields, such as a turn's player being one of the players, are in the descriptions)."""
+    s = state.settings
+    for item in schema.get("paths", {}).values():
+        for op in item.values():
+            for param in op.get("parameters", []) if isinstance(op, dict) else []:
+                if param.get("name") == "backend" and param.get("in") == "query":
+                    keep = {k: v for k, v in param["schema"].items() if "Length" not in k}
+                    param["schema"] = {**keep, "enum": state.backends.allowed}
+    comps = schema["components"]["schemas"]
+    text = {"maxLength": s.max_text_chars, "pattern": r"\S"}  # not blank, as validated
+    comps["Turn"]["properties"]["text"].update(text)
+    cham = comps["ChameleonTranscript"]["properties"]
+    cham["candidates"].update(maxItems=s.max_candidates)
+    cham["candidates"]["items"].update(text)
+    cham["category"].update(maxLength=s.max_text_chars)
+    spy = comps["SpyGameTranscript"]["properties"]
+    spy["distractors"].update(maxItems=s.max_candidates - 2)
+    spy["distractors"]["items"].update(maxLength=s.max_text_chars)
+    for word in ("civilian", "spy"):
+        comps["SpyWords"]["properties"][word].update(maxLength=s.max_text_chars)
+    for game in (cham, spy):
+        game["turns"].update(maxItems=s.max_turns)
 
 
 DOCS_ASSETS = "/docs/assets"

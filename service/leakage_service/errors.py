@@ -33,10 +33,19 @@ from leakage.errors import (
     UnknownBackend,
     UnknownInputFormat,
 )
+from leakage_service.redact import redact_paths
 
 log = logging.getLogger("leakage.service")
 
+
+class GameTooLarge(InvalidTranscript):
+    """A game over this server's size limits (``LEAKAGE_MAX_CANDIDATES``, ``_MAX_TURNS``,
+    ``_MAX_TEXT_CHARS``, ``_MAX_GAME_CHARS``, ``_MAX_GAME_COST``); ``problems`` name the
+    fields. A service error, not the library's: the CLI scores such games."""
+
+
 STATUS: list[tuple[type[LeakageError], int, str]] = [
+    (GameTooLarge, 422, "game_too_large"),
     (InvalidTranscript, 422, "invalid_transcript"),
     (UnknownInputFormat, 422, "unknown_input_format"),
     (InvalidInput, 422, "invalid_input"),
@@ -81,6 +90,18 @@ class PayloadTooLarge(ServiceError):
         )
 
 
+class ScoreTimeout(ServiceError):
+    def __init__(self, seconds: float, retry_after: int) -> None:
+        super().__init__(
+            503,
+            "timeout",
+            f"scoring took longer than this server allows ({seconds:g} s, "
+            f"LEAKAGE_SCORE_TIMEOUT); retry in {retry_after} s, or submit a job "
+            "(POST /v1/jobs), which has no deadline",
+            headers={"Retry-After": str(retry_after)},
+        )
+
+
 class QueueFull(ServiceError):
     def __init__(self, retry_after: int) -> None:
         super().__init__(
@@ -116,6 +137,7 @@ def describe_leakage_error(
             status, type_ = code, name
             break
     problems: list[tuple[str, str]] | None = None
+    message = str(err)
     if isinstance(err, InvalidTranscript):
         problems = err.problems
         field = field or (problems[0][0] if problems and problems[0][0] else None)
@@ -124,7 +146,11 @@ def describe_leakage_error(
         field = field or "backend"
     elif isinstance(err, UnknownInputFormat):
         field = field or "input_format"
-    body = error_body(type_, str(err), field=field, record=record, problems=problems)
+        # the library speaks to the command line; over HTTP the option is a query parameter
+        message = message.replace("pass --input-format", "set the input_format query parameter")
+    elif isinstance(err, BackendUnavailable | CorpusError):
+        message = redact_paths(message)  # the server's files are not the client's business
+    body = error_body(type_, message, field=field, record=record, problems=problems)
     return status, body["error"]
 
 
@@ -190,6 +216,8 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         return await _http_error(request, exc.__cause__)
     if exc.status_code == 400 and exc.__cause__ is not None:  # FastAPI could not parse it
         reason = "not UTF-8" if isinstance(exc.__cause__, UnicodeDecodeError) else "unreadable"
+        if isinstance(exc.__cause__, RecursionError):
+            reason = "nested too deeply to read"
         message = f"the body is {reason}: send a UTF-8 JSON object"
         return _json(request, 422, error_body("invalid_request", message, field="body"))
     names = {404: "not_found", 405: "method_not_allowed", 400: "bad_request"}

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Annotated, Any, Literal
+import math
+import re
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,6 +23,11 @@ from leakage.transcripts import (
     convert_record,
     parse_transcript,
 )
+from leakage_service.errors import GameTooLarge
+from leakage_service.redact import redact_paths
+
+if TYPE_CHECKING:
+    from leakage_service.settings import Settings
 
 JSONL_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-lines")
 """Content types of a body read as JSONL (one record per line)."""
@@ -36,7 +43,7 @@ class ScoreParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
 
-    backend: str = "cooccurrence"
+    backend: str = Field(default="cooccurrence", min_length=1, max_length=64)
     """Likelihood backend (``GET /v1/backends`` lists what this server has)."""
     input_format: InputFormat = "auto"
     """``auto`` (native records carry ``"format": "leakage.transcript/1"``; third-party logs
@@ -49,7 +56,8 @@ class ScoreParams(BaseModel):
     """Keep only the k most probable candidates in each step's ``posterior`` (smaller
     reports; ``secret_rank`` and the summary still use every candidate)."""
     distractors: Annotated[
-        list[Annotated[str, Field(min_length=1, max_length=200)]], Field(max_length=200)
+        list[Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S")]],
+        Field(max_length=200),
     ] = Field(default_factory=list)
     """Extra candidate words: SpyGame distractors, added to a Chameleon card."""
 
@@ -67,6 +75,14 @@ def request_key(params: ScoreParams, body: bytes) -> bytes:
     return hashlib.sha256(params.key() + b"\0" + body).digest()
 
 
+MAX_JSON_DEPTH = 64
+"""How deeply a record of a body may nest (objects and arrays). A transcript needs four
+levels and its ``meta`` at most ``MAX_META_DEPTH`` (32) more; anything deeper is refused
+before the adapters and serialisers, which recurse, see it."""
+
+TOO_DEEP = "JSON nested too deeply to read (about 1,000 levels or more)"
+
+
 def decode_text(body: bytes) -> str:
     try:
         return body.decode("utf-8-sig")
@@ -76,23 +92,123 @@ def decode_text(body: bytes) -> str:
         ) from None
 
 
+def _needs_a_look(doc: Any) -> bool:
+    """Whether ``doc`` nests deeper than ``MAX_JSON_DEPTH`` or holds NaN or Infinity (which
+    Python's ``json`` reads, though JSON has neither). A fast walk without paths."""
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        value, depth = pop()
+        kind = type(value)
+        if kind is float:
+            if not math.isfinite(value):
+                return True
+        elif kind is dict or kind is list:
+            if depth > MAX_JSON_DEPTH:
+                return True
+            for item in value.values() if kind is dict else value:
+                if type(item) in (dict, list, float):
+                    push((item, depth + 1))
+    return False
+
+
+def _child(path: str, key: int | str) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    key = key if len(key) <= 64 else key[:61] + "..."
+    return f"{path}.{key}" if path else key
+
+
+def _json_problem(doc: Any) -> tuple[str, str]:
+    """The first place (a path like ``meta.scores[2]``) where ``doc`` nests too deeply or
+    holds a number JSON does not have, and what is wrong there (the slow walk, with paths,
+    for a record ``_needs_a_look`` flagged)."""
+    stack: list[tuple[Any, int, str]] = [(doc, 1, "")]
+    while stack:
+        value, depth, path = stack.pop(0)  # breadth first: the shallowest problem
+        if isinstance(value, float) and not math.isfinite(value):
+            name = "NaN" if math.isnan(value) else ("-" if value < 0 else "") + "Infinity"
+            return path, f"{name} is not a JSON number: send a finite number"
+        if isinstance(value, dict | list):
+            if depth > MAX_JSON_DEPTH:
+                return path, f"nested more than {MAX_JSON_DEPTH} levels deep"
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                stack.append((item, depth + 1, _child(path, key)))
+    raise AssertionError("no problem found")  # pragma: no cover (only after _needs_a_look)
+
+
+def checked_json(doc: Any, *, record: int | None = None) -> Any:
+    """``doc`` when it is plain JSON: not nested deeper than ``MAX_JSON_DEPTH``, no NaN or
+    Infinity; else the ``InvalidTranscript`` naming the field."""
+    if _needs_a_look(doc):
+        raise InvalidTranscript([_json_problem(doc)], record=record)
+    return doc
+
+
 def parse_json(text: str, *, record: int | None = None) -> Any:
-    """The JSON of a body (or, with ``record``, of one JSONL line of it)."""
+    """The JSON of a body (or, with ``record``, of one JSONL line or array element of it),
+    checked by ``checked_json``."""
+    field = "" if record is not None else "body"
     try:
-        return json.loads(text)
+        doc = json.loads(text)
     except json.JSONDecodeError as err:
         where = (
             f"column {err.colno}" if record is not None else f"line {err.lineno} column {err.colno}"
         )
-        field = "" if record is not None else "body"
         raise InvalidTranscript(
-            [(field, f"malformed JSON: {err.msg} at {where}")], record=record
+            [(field, f"malformed JSON: {err.msg.removesuffix(' at')} at {where}")], record=record
         ) from None
+    except RecursionError:
+        raise InvalidTranscript([(field, TOO_DEEP)], record=record) from None
+    return checked_json(doc, record=record)
+
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},]')
+"""A JSON text's strings and structural characters (what splitting an array needs)."""
+
+
+def _array_elements(text: str) -> list[str] | None:
+    """The texts of the elements of the JSON array ``text`` (split by its brackets and
+    commas, outside strings), for an array ``json`` cannot read whole; None when ``text``
+    is not one array."""
+    start = len(text) - len(text.lstrip())
+    if text[start : start + 1] != "[":
+        return None
+    depth, begin = 0, start + 1
+    out: list[str] = []
+    for m in _TOKENS.finditer(text, start):
+        tok = m.group()
+        if tok in "[{":
+            depth += 1
+        elif tok in "]}":
+            depth -= 1
+            if depth == 0:
+                last = text[begin : m.start()]
+                if last.strip() or out:
+                    out.append(last)
+                return out if not text[m.end() :].strip() else None
+        elif tok == "," and depth == 1:
+            out.append(text[begin : m.start()])
+            begin = m.end()
+    return None
+
+
+def _each(texts: list[str]) -> list[Any]:
+    """Each text parsed as a record of its own; one that fails stays as its error."""
+    out: list[Any] = []
+    for i, text in enumerate(texts):
+        try:
+            out.append(parse_json(text, record=i))
+        except InvalidTranscript as err:
+            out.append(err)
+    return out
 
 
 def split_records(body: bytes, *, jsonl: bool) -> list[Any]:
-    """The records of a batch body: a JSON array (or one object) or JSONL lines. A line
-    that is not JSON stays in the list as its ``InvalidTranscript``."""
+    """The records of a batch body: a JSON array (or one object) or JSONL lines. A record
+    that is not JSON, nests too deeply or holds NaN stays in the list as its
+    ``InvalidTranscript``: it fails alone."""
     text = decode_text(body)
     if not text.strip():
         raise InvalidTranscript([("body", "empty body: send a JSON array or JSONL lines")])
@@ -103,15 +219,28 @@ def split_records(body: bytes, *, jsonl: bool) -> list[Any]:
             lines = [line for line in text.splitlines() if line.strip()]
             if len(lines) < 2:
                 return [parse_json(text)]
+        except RecursionError:
+            elements = _array_elements(text)
+            if elements is not None:
+                return _each(elements)
+            lines = [line for line in text.splitlines() if line.strip()]
+            if len(lines) < 2:
+                raise InvalidTranscript([("body", TOO_DEEP)]) from None
         else:
-            return doc if isinstance(doc, list) else [doc]
-    out: list[Any] = []
-    for i, line in enumerate(line for line in text.splitlines() if line.strip()):
-        try:
-            out.append(parse_json(line, record=i))
-        except InvalidTranscript as err:
-            out.append(err)
-    return out
+            if not isinstance(doc, list | dict):
+                raise InvalidTranscript(
+                    [("body", f"a JSON {type(doc).__name__}: send a JSON array of transcripts, "
+                      "one transcript object, or JSONL lines")]
+                )  # fmt: skip
+            records = doc if isinstance(doc, list) else [doc]
+            out: list[Any] = []
+            for i, record in enumerate(records):
+                try:
+                    out.append(checked_json(record, record=i))
+                except InvalidTranscript as err:
+                    out.append(err)
+            return out
+    return _each([line for line in text.splitlines() if line.strip()])
 
 
 def with_distractors(game: AnyTranscript, distractors: list[str]) -> AnyTranscript:
@@ -138,8 +267,62 @@ def to_game(record: Any, params: ScoreParams, *, index: int = 0) -> AnyTranscrip
     )
 
 
+COST_FACTOR: dict[str, int] = {"judge": 1000, "ensemble": 1000}
+"""How much more one unit of ``max_game_cost`` (a character of turn text scored against a
+candidate) costs on a backend than on the co-occurrence backend (about 5 us a unit with
+a cold cache): the LLM judge runs the model over every clue's tokens once per candidate
+(measured: 5 to 20 ms a unit on two cores), and the ensemble includes the judge. Other
+backends: 1."""
+
+
+def check_size(game: AnyTranscript, settings: Settings, backend: str) -> None:
+    """``GameTooLarge`` naming the field when ``game`` is over this server's limits
+    (``max_candidates``, ``max_turns``, ``max_text_chars``, ``max_game_chars``,
+    ``max_game_cost``). Every path checks each game here before any backend sees it:
+    ``/v1/score``, each record of ``/v1/score/batch`` and of a job (``score_records``)."""
+    problems: list[tuple[str, str]] = []
+    cands = game.candidates
+    where = "candidates" if isinstance(game, ChameleonTranscript) else "distractors"
+    if len(cands) > settings.max_candidates:
+        problems.append(
+            (where, f"{len(cands):,} candidates; at most {settings.max_candidates:,} per game")
+        )
+    if len(game.turns) > settings.max_turns:
+        problems.append(
+            ("turns", f"{len(game.turns):,} turns; at most {settings.max_turns:,} per game")
+        )
+    limit = settings.max_text_chars
+    texts = [(f"turns[{i}].text", t.text) for i, t in enumerate(game.turns)]
+    if isinstance(game, ChameleonTranscript):
+        texts += [("category", game.category)]
+        texts += [(f"candidates[{i}]", w) for i, w in enumerate(cands)]
+    else:
+        texts += [("words.civilian", game.words.civilian), ("words.spy", game.words.spy)]
+        texts += [(f"distractors[{i}]", w) for i, w in enumerate(game.distractors)]
+    long = [(f, len(t)) for f, t in texts if len(t) > limit]
+    problems += [(f, f"{n:,} characters; at most {limit:,}") for f, n in long[:5]]
+    chars = sum(len(t.text) for t in game.turns)
+    if chars > settings.max_game_chars:
+        problems.append(
+            ("turns", f"{chars:,} characters of turn text; at most {settings.max_game_chars:,}"
+             " per game")
+        )  # fmt: skip
+    cost = chars * len(cands) * COST_FACTOR.get(backend, 1)
+    if not problems and cost > settings.max_game_cost:
+        factor = COST_FACTOR.get(backend, 1)
+        times = f" x {factor:,} on the {backend} backend" if factor > 1 else ""
+        problems.append(
+            ("turns", f"{chars:,} characters of turn text x {len(cands):,} candidates{times} "
+             f"= {cost:,}; at most {settings.max_game_cost:,} per game")
+        )  # fmt: skip
+    if problems:
+        raise GameTooLarge(problems)
+
+
 def finish(report: Report, params: ScoreParams) -> bytes:
-    """The report as sent: trimmed to ``top_k`` and with the request's settings recorded."""
+    """The report as sent: trimmed to ``top_k``, with the request's settings recorded and
+    no server file path in ``backend_info`` (``redact_paths``)."""
+    report.backend_info = redact_paths(report.backend_info)
     if params.distractors:
         report.settings["distractors"] = list(params.distractors)
     if params.top_k is not None:

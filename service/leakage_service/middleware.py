@@ -2,7 +2,9 @@
 
 ``AccessLog`` (outermost): request id, one structured log line and the metrics per request,
 and the last line of defence: an exception nothing else handled becomes a generic 500.
-``Guard`` (inside CORS): API keys, the per-key rate limit and the request size limit.
+``Guard`` (inside CORS): the rate limit (per API key; per client address for requests
+without a valid key, so that guessing keys is limited too), API keys and the request size
+limit.
 """
 
 from __future__ import annotations
@@ -155,20 +157,13 @@ class Guard:
         if scope["type"] != "http" or scope.get("path") in PUBLIC_PATHS:
             await self.app(scope, receive, send)
             return
-        key_id = None
-        if self._keys:
-            key_id = self._key_id(scope)
-            if key_id is None:
-                await _refuse(
-                    scope, receive, send, 401, "unauthorized",
-                    "missing or unknown API key: send 'Authorization: Bearer KEY' or "
-                    "'X-API-Key: KEY'",
-                    {"WWW-Authenticate": "Bearer"},
-                )  # fmt: skip
-                return
+        key_id = self._key_id(scope) if self._keys else None
+        if key_id is not None:
             scope["state"]["key_id"] = key_id
         if self._buckets is not None:
-            who = key_id or (scope.get("client") or ("?", 0))[0]
+            # a valid key has its own bucket; anything else, a wrong key included (key
+            # guessing is not free), counts against the client's address
+            who = f"key:{key_id}" if key_id else f"addr:{(scope.get('client') or ('?', 0))[0]}"
             wait = self._buckets.take(who)
             if wait:
                 self.metrics.rate_limited.inc()
@@ -178,6 +173,14 @@ class Guard:
                     {"Retry-After": str(max(1, math.ceil(wait)))},
                 )  # fmt: skip
                 return
+        if self._keys and key_id is None:
+            await _refuse(
+                scope, receive, send, 401, "unauthorized",
+                "missing or unknown API key: send 'Authorization: Bearer KEY' or "
+                "'X-API-Key: KEY'",
+                {"WWW-Authenticate": "Bearer"},
+            )  # fmt: skip
+            return
         limit = self._limit(scope)
         length = _header(scope, b"content-length")
         if length is not None and length.isdigit() and int(length) > limit:

@@ -26,8 +26,8 @@ from leakage.errors import BackendUnavailable, LeakageError, UnknownBackend
 from leakage.reports import Report
 from leakage.scoring import ScoreOptions, prepare, score_transcript, scored_clues
 from leakage.transcripts import AnyTranscript
-from leakage_service.errors import QueueFull, error_line
-from leakage_service.inputs import ScoreParams, finish
+from leakage_service.errors import QueueFull, ScoreTimeout, error_line
+from leakage_service.inputs import ScoreParams, check_size, finish
 from leakage_service.metrics import Metrics
 from leakage_service.settings import Settings
 
@@ -121,22 +121,42 @@ class Backends:
         with slot.lock, suppress(LeakageError):
             prepare(games, slot.backend, opts)
 
-    def score(self, slot: BackendSlot, game: AnyTranscript, opts: ScoreOptions) -> Report:
-        with slot.lock:
-            encoder = getattr(slot.backend, "encoder", None)
-            before = getattr(encoder, "encoded", None)
-            start = time.perf_counter()
-            try:
-                report = score_transcript(game, slot.backend, opts)
-            except Exception:
-                self.metrics.games.labels(slot.name, "error").inc()
-                raise
-            self.metrics.backend_latency.labels(slot.name).observe(time.perf_counter() - start)
-            self.metrics.games.labels(slot.name, "ok").inc()
-            if isinstance(before, int):
-                misses = int(getattr(encoder, "encoded", before)) - before
-                wanted = len(set(scored_clues(game, opts)) | set(game.candidates))
-                self.metrics.cache_hits("embedding", max(wanted - misses, 0), misses)
+    def score(
+        self,
+        slot: BackendSlot,
+        game: AnyTranscript,
+        opts: ScoreOptions,
+        *,
+        deadline: float | None = None,
+    ) -> Report:
+        """Score one game. With a ``deadline`` (``time.monotonic()``), a request that waited
+        for the backend past it gives up (``ScoreTimeout``) instead of scoring a game its
+        client no longer waits for."""
+        if deadline is None:
+            slot.lock.acquire()
+        elif not slot.lock.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
+            seconds = self.settings.score_timeout
+            raise ScoreTimeout(seconds, max(1, math.ceil(seconds)))
+        try:
+            return self._score_locked(slot, game, opts)
+        finally:
+            slot.lock.release()
+
+    def _score_locked(self, slot: BackendSlot, game: AnyTranscript, opts: ScoreOptions) -> Report:
+        encoder = getattr(slot.backend, "encoder", None)
+        before = getattr(encoder, "encoded", None)
+        start = time.perf_counter()
+        try:
+            report = score_transcript(game, slot.backend, opts)
+        except Exception:
+            self.metrics.games.labels(slot.name, "error").inc()
+            raise
+        self.metrics.backend_latency.labels(slot.name).observe(time.perf_counter() - start)
+        self.metrics.games.labels(slot.name, "ok").inc()
+        if isinstance(before, int):
+            misses = int(getattr(encoder, "encoded", before)) - before
+            wanted = len(set(scored_clues(game, opts)) | set(game.candidates))
+            self.metrics.cache_hits("embedding", max(wanted - misses, 0), misses)
         return report
 
 
@@ -160,10 +180,11 @@ def score_records(
     chunk: int = 64,
 ) -> Iterator[Scored]:
     """Score records in order, each chunk prepared in bulk first; a record that is an error,
-    or fails to score, becomes an error line. Stops early (between games) when ``stop()``."""
+    is over the server's size limits (``check_size``: before any backend sees it) or fails
+    to score becomes an error line. Stops early (between games) when ``stop()``."""
     opts = params.options()
     it = iter(items)
-    while batch := list(islice(it, chunk)):
+    while batch := [(i, _sized(g, backends.settings, slot.name)) for i, g in islice(it, chunk)]:
         backends.prepare(slot, [g for _, g in batch if not isinstance(g, Exception)], opts)
         for index, game in batch:
             if stop():
@@ -179,6 +200,19 @@ def score_records(
                 yield Scored(index, False, game.id, error_line(index, err))
             else:
                 yield Scored(index, True, game.id, body)
+
+
+def _sized(
+    game: AnyTranscript | Exception, settings: Settings, backend: str
+) -> AnyTranscript | Exception:
+    """The game, or its ``GameTooLarge`` when it is over the server's size limits."""
+    if isinstance(game, Exception):
+        return game
+    try:
+        check_size(game, settings, backend)
+    except LeakageError as err:
+        return err
+    return game
 
 
 class ScoringPool:
@@ -223,10 +257,23 @@ class ScoringPool:
         future.add_done_callback(done)
         return future
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(*args)`` on a worker thread (``QueueFull`` when the queue is full)."""
+    def retry_after(self) -> int:
+        """Seconds until the tasks in flight are likely done (for ``Retry-After``)."""
+        return max(1, math.ceil(self.in_flight * self._seconds / self.workers))
+
+    async def run(self, fn: Callable[..., T], *args: Any, timeout: float | None = None) -> T:
+        """Run ``fn(*args)`` on a worker thread (``QueueFull`` when the queue is full).
+
+        With a ``timeout``: ``ScoreTimeout`` (503 + Retry-After) once it has passed; a task
+        still queued then never runs (a running one finishes: threads cannot be stopped,
+        which is why ``fn`` gets the deadline too, see ``Backends.score``)."""
         self._admit()
-        return await asyncio.wrap_future(self._submit(lambda: fn(*args)))
+        future = self._submit(lambda: fn(*args))
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+        except (TimeoutError, ScoreTimeout):
+            future.cancel()  # a task not started yet is dropped
+            raise ScoreTimeout(timeout or 0.0, self.retry_after()) from None
 
     def stream(
         self, produce: Callable[[Callable[[bytes], None], threading.Event], None]

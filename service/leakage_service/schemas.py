@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from leakage.splits import GU_EASY_BELOW, GU_HARD_ABOVE, SplitSummary
@@ -187,6 +187,20 @@ class JobStatus(_Out):
 # -- splits -----------------------------------------------------------------------------
 
 
+Word = Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S")]
+"""A word of a pair: not blank."""
+
+
+def _json_integer(value: Any) -> Any:
+    if isinstance(value, bool | str):  # pydantic's lax mode reads true as 1 and "3" as 3
+        raise ValueError("Input should be a valid integer")
+    return value
+
+
+JsonInt = Annotated[int, BeforeValidator(_json_integer)]
+"""An integer as JSON Schema has it: ``3`` and ``3.0``, not ``true`` or ``"3"``."""
+
+
 class SplitsRequest(_In):
     """Word pairs to cut into hard / medium / easy (the options of ``leakage splits build``)."""
 
@@ -198,15 +212,15 @@ class SplitsRequest(_In):
         }
     )
 
-    pairs: list[tuple[Annotated[str, Field(min_length=1, max_length=200)], ...]] = Field(
-        min_length=1, max_length=50_000
+    pairs: list[Annotated[tuple[Word, Word], Field(json_schema_extra={"uniqueItems": True})]] = (
+        Field(min_length=1, max_length=50_000)
     )
-    """Each pair as a two-element list, e.g. ``["sun", "moon"]``."""
+    """Each pair as a two-element list of different words, e.g. ``["sun", "moon"]``."""
     method: Literal["terciles", "thresholds"] = "terciles"
-    hard_above: float = Field(default=GU_HARD_ABOVE, ge=-1, le=1)
-    easy_below: float = Field(default=GU_EASY_BELOW, ge=-1, le=1)
-    sample: int | None = Field(default=None, ge=1)
-    seed: int = Field(default=0, ge=0)
+    hard_above: float = Field(default=GU_HARD_ABOVE, ge=-1, le=1, strict=True, allow_inf_nan=False)
+    easy_below: float = Field(default=GU_EASY_BELOW, ge=-1, le=1, strict=True, allow_inf_nan=False)
+    sample: JsonInt | None = Field(default=None, ge=1)
+    seed: JsonInt = Field(default=0, ge=0)
     descriptions: dict[str, Annotated[str, Field(max_length=5000)]] | None = None
     """Descriptions to use instead of WordNet's (word -> two or three sentences); a word not
     here is unknown."""
@@ -216,11 +230,7 @@ class SplitsRequest(_In):
         problems = []
         for i, pair in enumerate(self.pairs):
             words = [" ".join(w.split()) for w in pair]
-            if len(words) != 2:
-                problems.append(f"pairs[{i}]: a pair needs exactly two words, got {len(words)}")
-            elif not all(words):
-                problems.append(f"pairs[{i}]: a word is blank")
-            elif words[0].casefold() == words[1].casefold():
+            if words[0].casefold() == words[1].casefold():
                 problems.append(f"pairs[{i}]: both words are {words[0]!r}")
         if problems:
             raise ValueError("; ".join(problems[:20]))

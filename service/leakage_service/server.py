@@ -5,12 +5,14 @@ package)."""
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import logging
 import sys
 
 import uvicorn
 
+from leakage.errors import InvalidInput
 from leakage_service.app import create_app
 from leakage_service.settings import Settings
 
@@ -45,6 +47,30 @@ def configure_logging(level: str) -> None:
         logger.propagate = False
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (what uvicorn binds) reaches this machine only: ``localhost`` or a
+    loopback address. Anything else (``0.0.0.0``, ``::``, a public address, another host
+    name) is public."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(host: str, settings: Settings) -> None:
+    """``InvalidInput`` when the server would listen on a public address with no API keys
+    and the operator did not say that is intended."""
+    if settings.api_keys or settings.allow_public_without_keys or is_loopback(host):
+        return
+    raise InvalidInput(
+        f"refusing to serve on {host} without API keys: anyone who can reach it could use "
+        "the server; set LEAKAGE_API_KEYS, or LEAKAGE_ALLOW_PUBLIC_WITHOUT_KEYS=1 if it is "
+        "meant to be open (or listen on 127.0.0.1)"
+    )
+
+
 def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
@@ -54,8 +80,9 @@ def serve(
 ) -> None:
     """Serve the API until stopped. Settings come from ``LEAKAGE_*`` variables; ``workers``
     and ``log_level`` override theirs. Bad settings raise ``InvalidInput`` naming the
-    variable."""
+    variable, and so does a public ``host`` without API keys (``check_exposure``)."""
     settings = Settings.from_env(workers=workers, log_level=log_level)
+    check_exposure(host, settings)
     configure_logging(settings.log_level)
     uvicorn.run(
         create_app(settings),

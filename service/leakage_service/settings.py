@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -35,8 +35,11 @@ class Settings(BaseModel):
     """SQLite file of the jobs and their results (default ``$LEAKAGE_HOME/service/jobs.sqlite``)."""
     index: Path | None = None
     """Co-occurrence index (default ``$LEAKAGE_HOME/corpus/default.sqlite``, built if missing)."""
-    api_keys: list[str] = Field(default_factory=list)
-    """Accepted API keys (``Authorization: Bearer KEY`` or ``X-API-Key``); empty: no auth."""
+    api_keys: list[Annotated[str, Field(min_length=1, pattern=r"^\S+$")]] = Field(
+        default_factory=list
+    )
+    """Accepted API keys (``Authorization: Bearer KEY`` or ``X-API-Key``); empty: no auth.
+    ``LEAKAGE_API_KEYS`` set but blank (or only commas) is an error, never "no auth"."""
     allowed_paths: list[Path] = Field(default_factory=list)
     """Server-side folders a job may read from (``POST /v1/jobs`` with ``{"path": ...}``)."""
     cors_origins: list[str] = Field(default_factory=list)
@@ -55,7 +58,8 @@ class Settings(BaseModel):
     max_upload_bytes: int = Field(default=256 * 1024 * 1024, ge=1024)
     """Largest job upload (``POST /v1/jobs``)."""
     rate_limit: float = Field(default=0.0, ge=0)
-    """Requests per minute per API key (per client address without keys); 0: no limit."""
+    """Requests per minute per API key (per client address without keys; requests refused
+    for a missing or wrong key count against their client address); 0: no limit."""
     rate_burst: int = Field(default=20, ge=1)
     """How many requests a key may send at once before the rate limit applies."""
     report_cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
@@ -68,9 +72,19 @@ class Settings(BaseModel):
     """Longest clue or statement (characters); longer is a 422 naming the turn."""
     max_turns: int = Field(default=1000, ge=1)
     """Most turns one game may have; more is a 422."""
+    max_game_chars: int = Field(default=20_000, ge=1)
+    """Most characters of turn text one game may have, all turns together; more is a 422.
+    Bounds what every backend reads (the embedding model encodes every character)."""
+    max_game_cost: int = Field(default=1_000_000, ge=1)
+    """Most work one game may ask of a backend, in characters of turn text x candidates
+    (each character is scored against each candidate), times 1,000 on the LLM judge and the
+    ensemble (``inputs.COST_FACTOR``); more is a 422. The co-occurrence backend takes about
+    5 us a unit with a cold cache, so a game at the limit takes about 5 s."""
     score_timeout: float = Field(default=30.0, gt=0)
-    """Seconds one request's scoring may take (``/v1/score``; per game in a batch); past it
-    the request gets 503 + Retry-After and the scoring thread stops at its next game."""
+    """Seconds a ``/v1/score`` request may take, queue wait included (and a
+    ``/v1/score/batch`` request until its stream starts); past it the request gets 503 +
+    Retry-After, a task still queued never runs, and one waiting for its backend gives up.
+    A game already being scored is finished (the size limits bound it)."""
     job_max_age_days: float = Field(default=7.0, ge=0)
     """Finished jobs (and their results and uploads) older than this are deleted; 0: kept."""
     job_max_bytes: int = Field(default=1024 * 1024 * 1024, ge=0)
@@ -105,11 +119,17 @@ class Settings(BaseModel):
         values: dict[str, Any] = {}
         for name, field in cls.model_fields.items():
             raw = env.get(ENV_PREFIX + name.upper())
+            if name == "api_keys" and raw is not None and not raw.replace(",", "").strip():
+                # fail closed: a blank key list must not turn authentication off
+                raise InvalidInput(
+                    f"bad service setting: {ENV_PREFIX}API_KEYS is set but holds no key "
+                    f"({raw!r}); give comma-separated keys, or unset it to serve without keys"
+                )
             if raw is None or not raw.strip():
                 continue
             if name == "allowed_paths":
                 values[name] = [p for p in raw.split(os.pathsep) if p.strip()]
-            elif name == "backends" or field.annotation == list[str]:
+            elif name == "backends" or get_origin(field.annotation) is list:
                 values[name] = [p.strip() for p in raw.split(",") if p.strip()]
             else:
                 values[name] = raw.strip()

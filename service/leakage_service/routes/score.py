@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ from leakage_service.errors import ServiceError
 from leakage_service.inputs import (
     JSONL_TYPES,
     ScoreParams,
+    check_size,
     decode_text,
     finish,
     parse_json,
@@ -35,10 +37,12 @@ log = logging.getLogger("leakage.service")
 _TRANSCRIPT = {"$ref": "#/components/schemas/Transcript"}
 
 
-def _score_one(state: ServiceState, body: bytes, params: ScoreParams) -> bytes:
+def _score_one(state: ServiceState, body: bytes, params: ScoreParams, deadline: float) -> bytes:
     game = to_game(parse_json(decode_text(body)), params)
+    check_size(game, state.settings, params.backend)
     slot = state.backends.get(params.backend)
-    return finish(state.backends.score(slot, game, params.options()), params)
+    report = state.backends.score(slot, game, params.options(), deadline=deadline)
+    return finish(report, params)
 
 
 @router.post(
@@ -65,7 +69,9 @@ async def score(request: Request, state: State, params: Params) -> Response:
     key = request_key(params, body)
     content = state.cache.get(key)
     if content is None:
-        content = await state.pool.run(_score_one, state, body, params)
+        timeout = state.settings.score_timeout
+        deadline = time.monotonic() + timeout
+        content = await state.pool.run(_score_one, state, body, params, deadline, timeout=timeout)
         state.cache.put(key, content)
     return Response(content, media_type="application/json")
 
@@ -126,11 +132,18 @@ def _prepare_batch(
     openapi_extra={
         "requestBody": {
             "required": True,
-            "description": "A JSON array of transcripts, or JSONL (one per line, with "
-            "Content-Type application/x-ndjson).",
+            "description": "A JSON array of transcripts (or one transcript), or JSONL (one "
+            "per line, with Content-Type application/x-ndjson). Each record is a "
+            "leakage.transcript/1 game or a third-party log (input_format); a record that is "
+            "neither is an error line of the response, so any JSON value is a record here.",
             "content": {
                 "application/json": {
-                    "schema": {"type": "array", "items": _TRANSCRIPT},
+                    "schema": {
+                        "anyOf": [
+                            {"type": "array", "items": {"anyOf": [_TRANSCRIPT, {}]}},
+                            {"type": "object"},
+                        ]
+                    },
                     "example": [EXAMPLE_TRANSCRIPT],
                 },
                 "application/x-ndjson": {"schema": {"type": "string"}},
@@ -143,5 +156,8 @@ async def score_batch(request: Request, state: State, params: Params) -> Streami
     state.backends.check(params.backend)
     body = await request.body()
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    produce = await state.pool.run(_prepare_batch, state, body, params, ctype in JSONL_TYPES)
+    produce = await state.pool.run(
+        _prepare_batch, state, body, params, ctype in JSONL_TYPES,
+        timeout=state.settings.score_timeout,
+    )  # fmt: skip
     return StreamingResponse(state.pool.stream(produce), media_type="application/x-ndjson")

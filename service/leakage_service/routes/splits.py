@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 
 from fastapi import APIRouter
 
-from leakage.errors import BackendUnavailable, UnknownBackend
+from leakage.errors import BackendUnavailable, InvalidInput, UnknownBackend
 from leakage_service.deps import State
+from leakage_service.errors import ServiceError
 from leakage_service.schemas import (
     ScoredPair,
     SplitsRequest,
@@ -39,6 +41,22 @@ class SuppliedDescriber:
         }
 
 
+_OPTIONS = {
+    "--descriptions FILE": "descriptions",
+    "--hard-above": "hard_above",
+    "--easy-below": "easy_below",
+    "--sample": "sample",
+    "--seed": "seed",
+}
+"""The library's words for ``leakage splits build`` options -> the request's fields."""
+_OPTION = re.compile("|".join(re.escape(o) for o in _OPTIONS))
+
+
+def _http_words(text: str) -> str:
+    """A library message or note with the command line's options named as request fields."""
+    return _OPTION.sub(lambda m: _OPTIONS[m.group()], text)
+
+
 def _wordnet(state: ServiceState):  # type: ignore[no-untyped-def]
     if state.describer is None:
         from leakage.splits import CachedDescriber, WordNetDescriber
@@ -64,16 +82,23 @@ def _build(state: ServiceState, req: SplitsRequest) -> SplitsResponse:
     table = PairTable(table.pairs, columns=table.columns, source="request", format="json")
     with _describer_lock, slot.lock:
         describer = SuppliedDescriber(req.descriptions) if req.descriptions else _wordnet(state)
-        result = build_splits(
-            table,
-            describer,
-            slot.backend.encoder,  # type: ignore[attr-defined]
-            method=req.method,
-            hard_above=req.hard_above,
-            easy_below=req.easy_below,
-            sample_size=req.sample,
-            seed=req.seed,
-        )
+        try:
+            result = build_splits(
+                table,
+                describer,
+                slot.backend.encoder,  # type: ignore[attr-defined]
+                method=req.method,
+                hard_above=req.hard_above,
+                easy_below=req.easy_below,
+                sample_size=req.sample,
+                seed=req.seed,
+            )
+        except InvalidInput as err:
+            message = _http_words(str(err))
+            found = _OPTION.search(str(err))
+            field = f"body.{_OPTIONS[found.group()]}" if found else "body"
+            raise ServiceError(422, "invalid_input", message, field=field) from None
+    result.summary.notes = [_http_words(n) for n in result.summary.notes]
     sims = result.similarities
     return SplitsResponse(
         summary=result.summary,

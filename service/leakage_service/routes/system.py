@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from leakage_service.deps import State
+from leakage_service.redact import redact_paths
 from leakage_service.schemas import (
     BackendsResponse,
     BackendStatus,
@@ -47,9 +48,9 @@ async def backends(state: State) -> BackendsResponse:
                 loaded=slot is not None,
                 preload=name in state.settings.preload,
                 available=True if slot else (False if name in b.failed else None),
-                reason=b.failed.get(name),
+                reason=redact_paths(b.failed.get(name)),
                 load_seconds=round(slot.loaded_seconds, 3) if slot else None,
-                info=slot.backend.info() if slot else None,
+                info=redact_paths(slot.backend.info()) if slot else None,
             )
         )
     sources = [
