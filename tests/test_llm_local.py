@@ -2,11 +2,13 @@
 
 Each model is converted from its GGUF once per session into a temporary cache folder
 (about 30 s for Gemma, 15 s for SmolLM2); every test then loads or reuses that folder.
-Exactness is checked in fp32 against a plain forward pass over prompt + continuation.
+Exactness is checked in fp32 against a plain forward pass over prompt + continuation, to
+within what fp32 arithmetic can promise for these models (``assert_scores_close``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import subprocess
@@ -22,6 +24,8 @@ import pytest
 
 from leakage.errors import BackendUnavailable
 from leakage.llm import LLMClient, LocalLM, Message, _gguf, _local
+
+from .numerics import reorder_tolerance
 
 torch = pytest.importorskip("torch")
 
@@ -56,6 +60,37 @@ def smollm2(model_cache: Path) -> LocalLM:
 @pytest.fixture(params=["gemma", "smollm2"])
 def lm(request: pytest.FixtureRequest) -> LocalLM:
     return request.getfixturevalue(request.param)
+
+
+CONTEXT = 64
+"""Tokens attended to, at most, in these tests (the longest prompt + continuation is ~35)."""
+
+
+def reductions(lm: LocalLM) -> list[int]:
+    """The sums that one next-token log-probability passes through in turn (1 for an
+    elementwise step, which rounds once): in each decoder layer the normalisation, the
+    q/k/v projections, the attention scores and their weighted sum over the context, the
+    output projection, the residual add, the normalisation, the gate/up projections, the
+    activation, the down projection and the residual add; then the final normalisation,
+    the logit and the normaliser over the whole vocabulary."""
+    c = lm.hf_model.config
+    h, heads = c.hidden_size, c.num_attention_heads
+    head_dim = getattr(c, "head_dim", None) or h // heads
+    layer = [h, h, head_dim, CONTEXT, heads * head_dim, 1, h, h, 1, c.intermediate_size, 1]
+    return layer * c.num_hidden_layers + [h, h, c.vocab_size]
+
+
+def scores_atol(lm: LocalLM, *scores: Any) -> float:
+    """How far apart log-probabilities that the model computed in another order (batch
+    shape, cached prompt states, packed or separate rows, threads) may be: the rounding
+    error of its dtype over its reductions at the size of the scores (tests/numerics.py).
+    For SmolLM2 in fp32, 1e-3 at 10 nats; the differences measured are 4e-6 to 5e-4."""
+    scale = max(float(np.abs(np.asarray(s)).max()) for s in scores)
+    return reorder_tolerance(lm.info()["dtype"], reductions(lm), scale)
+
+
+def assert_scores_close(lm: LocalLM, actual: Any, desired: Any) -> None:
+    np.testing.assert_allclose(actual, desired, rtol=0, atol=scores_atol(lm, actual, desired))
 
 
 def plain_logprob(lm: LocalLM, prompt: str, continuation: str) -> float:
@@ -93,7 +128,7 @@ def test_score_many_equals_a_plain_forward_pass(
     got = lm.score_many(prompts, CONTINUATIONS)
     want = np.array([[plain_logprob(lm, p, c) for c in CONTINUATIONS] for p in prompts])
     assert got.shape == (len(prompts), len(CONTINUATIONS))
-    np.testing.assert_allclose(got, want, atol=1e-3, rtol=0)
+    assert_scores_close(lm, got, want)
     assert (got[:, -1] == 0).all()  # the empty continuation
     assert (got[:, :-1] < 0).all()
 
@@ -101,7 +136,7 @@ def test_score_many_equals_a_plain_forward_pass(
 def test_score_many_equals_score_per_prompt(lm: LocalLM):
     many = lm.score_many(PROMPTS, CONTINUATIONS)
     for row, prompt in zip(many, PROMPTS, strict=True):
-        np.testing.assert_allclose(row, lm.score(prompt, CONTINUATIONS), atol=1e-4, rtol=0)
+        assert_scores_close(lm, row, lm.score(prompt, CONTINUATIONS))
 
 
 @pytest.mark.parametrize("prompts", [PROMPTS, SHARED], ids=["different", "shared-prefix"])
@@ -118,7 +153,7 @@ def test_rows_path_equals_packed_path(
     monkeypatch.setattr(gemma, "_window", 8)
     rows = gemma.score_many(prompts, CONTINUATIONS)
     assert calls
-    np.testing.assert_allclose(rows, packed, atol=1e-4, rtol=0)
+    assert_scores_close(gemma, rows, packed)
 
 
 def test_score_groups_equals_score_many_per_group(lm: LocalLM, monkeypatch: pytest.MonkeyPatch):
@@ -134,20 +169,52 @@ def test_score_groups_equals_score_many_per_group(lm: LocalLM, monkeypatch: pyte
     assert used[0] is not None  # the later tokens of all groups went through one packed pass
     for (prompts, conts), block in zip(groups, got, strict=True):
         want = np.array([[plain_logprob(lm, p, c) for c in conts] for p in prompts])
-        np.testing.assert_allclose(block, want, atol=1e-3, rtol=0)
+        assert_scores_close(lm, block, want)
     assert lm.score_groups([]) == []
     assert lm.score_groups([([], ["a"])])[0].shape == (0, 1)
 
 
 def test_prompt_states_are_reused_between_calls(smollm2: LocalLM):
+    """The same prompts scored beside one clue and then beside two: the prompts' states come
+    from the cache, and the clues' later tokens run in a batch of another shape, so the
+    numbers agree to rounding (a difference of 1.3e-5 on two threads, 3.8e-6 on one)."""
     smollm2._states.clear()
     first = smollm2.score_many(PROMPTS, ['ball"'])
     cached = dict(smollm2._states)
     assert sum(len(k) for k in cached) == len(PROMPTS)
     again = smollm2.score_many(PROMPTS, ['ball"', 'net"'])  # same prompts, other clues
     assert smollm2._states.keys() == cached.keys()
-    np.testing.assert_allclose(again[:, :1], first, atol=1e-5, rtol=0)
-    np.testing.assert_allclose(again[:, 1], smollm2.score_many(PROMPTS, ['net"'])[:, 0], atol=1e-4)
+    assert_scores_close(smollm2, again[:, :1], first)
+    assert_scores_close(smollm2, again[:, 1], smollm2.score_many(PROMPTS, ['net"'])[:, 0])
+
+
+def test_reused_states_of_another_prompt_are_far_outside_the_tolerance(smollm2: LocalLM):
+    """What the tolerance of the test above must still see: scoring after the cached states
+    of prompts that differ only in the secret, or with only the normaliser kept with those
+    states taken from them, is off by orders of magnitude more than rounding."""
+    smollm2._states.clear()
+    clues = ['ball"', 'net"']
+    right = smollm2.score_many(PROMPTS, clues)
+    keys = list(smollm2._states)
+    other = [
+        CHAMELEON.format(w="Diving"),
+        'Secret word: Golf. Clue: "',
+        PROMPTS[2].replace("Golf", "Polo"),
+    ]
+    smollm2.score_many(other, clues)
+    other_keys = [k for k in smollm2._states if k not in keys]
+    assert [len(k) for k in other_keys] == [len(k) for k in keys]  # grouped alike
+    mine = {k: smollm2._states[k] for k in keys}
+    atol = scores_atol(smollm2, right)
+    try:
+        for k, o in zip(keys, other_keys, strict=True):
+            smollm2._states[k] = smollm2._states[o]
+        assert np.abs(smollm2.score_many(PROMPTS, clues) - right).max() > 1000 * atol
+        for k, o in zip(keys, other_keys, strict=True):
+            smollm2._states[k] = dataclasses.replace(mine[k], lse=smollm2._states[o].lse)
+        assert np.abs(smollm2.score_many(PROMPTS, clues) - right).max() > 100 * atol
+    finally:
+        smollm2._states.clear()
 
 
 def test_gemma_prefers_the_clue_of_the_secret(gemma: LocalLM):
@@ -160,7 +227,7 @@ def test_gemma_prefers_the_clue_of_the_secret(gemma: LocalLM):
 def test_trailing_space_of_the_prompt_moves_to_the_continuation(lm: LocalLM):
     a = lm.score("The secret word is ", ["tennis", "tennis court"])
     b = lm.score("The secret word is", [" tennis", " tennis court"])
-    np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
+    assert_scores_close(lm, a, b)
     assert a[0] > -15  # " tennis" as one word, not a lone space followed by "tennis"
 
 
@@ -176,7 +243,7 @@ def test_a_token_across_the_boundary_keeps_the_prompt_tokens(gemma: LocalLM):
     with torch.inference_mode():
         logp = torch.log_softmax(gemma.hf_model(input_ids=torch.tensor([ids])).logits[0], -1)
     want = sum(float(logp[i - 1, ids[i]]) for i in range(len(p) + 1, len(ids)))
-    assert gemma.score(prompt, [cont])[0] == pytest.approx(want, abs=1e-3)
+    assert_scores_close(gemma, gemma.score(prompt, [cont]), [want])
 
 
 def test_empty_prompt_without_bos_is_scored_after_the_start_token(smollm2: LocalLM):
@@ -186,12 +253,14 @@ def test_empty_prompt_without_bos_is_scored_after_the_start_token(smollm2: Local
 
 
 def test_bf16_is_close_to_fp32(gemma: LocalLM, model_cache: Path):
+    """bf16 is fp32 with every weight and every stored activation rounded to 8 significant
+    bits: two roundings per stage where a reordering makes one, so within the reordering
+    tolerance of bf16 (fp32's own error is negligible beside it)."""
     bf16 = LocalLM("gemma-3-270m", precision="bf16", cache_dir=model_cache / "gemma")
     assert bf16.info()["dtype"] == "bfloat16"
     prompts = [CHAMELEON.format(w=w) for w in ("Tennis", "Golf", "Judo")]
     clues = ['racket"', 'ball"', 'belt"']
-    diff = np.abs(bf16.score_many(prompts, clues) - gemma.score_many(prompts, clues))
-    assert diff.max() < 0.5, diff
+    assert_scores_close(bf16, bf16.score_many(prompts, clues), gemma.score_many(prompts, clues))
 
 
 # -- loading and conversion ------------------------------------------------------------------
@@ -326,7 +395,7 @@ def test_hub_name_loads_from_the_local_hub_cache(smollm2: LocalLM, tmp_path: Pat
     code = (
         "from leakage.llm import LocalLM\n"
         "lm = LocalLM('leakage-tests/smollm2', precision='fp32')\n"
-        "print(lm.name, lm.info()['vocab_size'], round(lm.score('The secret is', [' x'])[0], 3))\n"
+        "print(lm.name, lm.info()['vocab_size'], repr(lm.score('The secret is', [' x'])[0]))\n"
     )
     env = {**os.environ, "HF_HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"}
     p = subprocess.run(
@@ -335,7 +404,7 @@ def test_hub_name_loads_from_the_local_hub_cache(smollm2: LocalLM, tmp_path: Pat
     assert p.returncode == 0, p.stderr
     name, vocab, score = p.stdout.split()
     assert (name, vocab) == ("leakage-tests/smollm2", "49152")
-    assert float(score) == pytest.approx(smollm2.score("The secret is", [" x"])[0], abs=1e-3)
+    assert_scores_close(smollm2, [float(score)], smollm2.score("The secret is", [" x"]))
 
 
 def test_importing_the_llm_layer_does_not_import_torch():

@@ -27,6 +27,8 @@ from leakage.vocab import (
     wordfreq_words,
 )
 
+from .numerics import reorder_tolerance
+
 KINDS = ["numpy", "flat", "hnsw", "ivf"]
 
 
@@ -93,9 +95,18 @@ def test_flat_agrees_with_exact_numpy(small, minilm):
     scores, rows = index.search(queries, 10)
     ref_scores, ref_rows = exact_top_k(index.vectors, queries, 10)
     assert rows.shape == (16, 10) and rows.dtype == np.int64
-    assert np.array_equal(rows, ref_rows)
-    assert np.allclose(scores, ref_scores, atol=1e-5)
-    assert np.all(np.diff(scores, axis=1) <= 1e-6)  # best first
+    # Each score is one fp32 sum of 384 products of unit vectors' components (Σ|x_i y_i| <= 1),
+    # by FAISS's kernels on one side and numpy's BLAS on the other.
+    atol = reorder_tolerance("float32", [minilm.dimension], 1.0)
+    np.testing.assert_allclose(scores, ref_scores, rtol=0, atol=atol)
+    assert np.all(np.diff(scores, axis=1) <= 0)  # best first
+    # Both find the 10 best in order; two neighbours whose cosines are within rounding of
+    # each other may come in either order.
+    exact = queries.astype(np.float64) @ index.vectors.astype(np.float64).T
+    best = -np.sort(-exact, axis=1)[:, :10]
+    for found in (rows, ref_rows):
+        assert all(len(set(r)) == 10 for r in found.tolist())
+        np.testing.assert_allclose(np.take_along_axis(exact, found, 1), best, rtol=0, atol=atol)
 
 
 @pytest.mark.parametrize("kind", ["hnsw", "ivf"])
