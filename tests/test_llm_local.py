@@ -263,6 +263,30 @@ def test_bf16_is_close_to_fp32(gemma: LocalLM, model_cache: Path):
     assert_scores_close(bf16, bf16.score_many(prompts, clues), gemma.score_many(prompts, clues))
 
 
+def test_the_head_check_tolerates_bf16_rounding_but_not_another_head(
+    model_cache: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """In bf16 the model's own logits are rounded to 8 significant bits, so LocalLM's
+    recomputation differs by up to about 2^-8 of the largest logit; a head computed another
+    way (here: a soft-cap of 30 that LocalLM does not know about) differs by whole nats."""
+    import torch
+
+    bf16 = LocalLM("gemma-3-270m", precision="bf16", cache_dir=model_cache / "gemma")
+    largest = 30.0
+    assert 0.1 < bf16._head_tolerance(largest) < 1.0  # the old fixed 0.1 was below rounding
+    assert bf16._head_tolerance(largest) > 4 * 2.0**-9 * largest
+    assert LocalLM._head_tolerance(bf16, 0.0) == 1e-3
+
+    original = bf16._logit_of
+
+    def soft_capped(hidden, ids):  # type: ignore[no-untyped-def]
+        return 30.0 * torch.tanh(original(hidden, ids) / 30.0)
+
+    monkeypatch.setattr(bf16, "_logit_of", soft_capped)
+    with pytest.raises(BackendUnavailable, match="does not reproduce"):
+        bf16._check_head("gemma-3-270m")
+
+
 # -- loading and conversion ------------------------------------------------------------------
 
 

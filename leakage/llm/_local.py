@@ -198,17 +198,30 @@ class LocalLM:
             [self._bos + self._tok("The secret word is", add_special_tokens=False)["input_ids"]]
         )
         with torch.inference_mode():
-            expected = torch.log_softmax(self._model(input_ids=ids).logits[0].float(), dim=-1)
+            logits = self._model(input_ids=ids).logits[0].float()
+            expected = torch.log_softmax(logits, dim=-1)
             hidden = self._decoder(input_ids=ids).last_hidden_state[0]
             target = expected.argmax(-1)
             mine = self._logit_of(hidden, target) - self._lse(hidden)
         error = float((mine - expected.gather(-1, target[:, None])[:, 0]).abs().max())
-        if error > (1e-3 if self.precision == "fp32" else 0.1):
+        if error > self._head_tolerance(float(logits.abs().max())):
             raise BackendUnavailable(
                 f"{model!r} ({type(self._model).__name__}) computes its logits in a way "
                 f"LocalLM does not reproduce (difference {error:.3g}); use a causal LM whose "
                 "logits are its output embedding applied to the decoder's last hidden state"
             )
+
+    def _head_tolerance(self, largest_logit: float) -> float:
+        """How far the model's own log-probabilities may sit from LocalLM's when both compute
+        the same thing. In bf16 the model rounds each logit to 8 significant bits (relative
+        error up to 2^-9), which moves a log-softmax value by up to 2^-9 of the target's logit
+        plus 2^-9 of the largest (through the normaliser): 2^-8 x the largest |logit| in all,
+        x 4 for the accumulation order of the two computations. A head LocalLM does not
+        reproduce (a logit soft-cap, a scale, a bias it ignores) is off by whole nats. fp32
+        rounds 2^16 times finer; 1e-3 covers its accumulation order."""
+        if self.precision == "fp32":
+            return 1e-3
+        return max(1e-3, 4 * 2.0**-8 * largest_logit)
 
     @property
     def tokenizer(self) -> Any:
