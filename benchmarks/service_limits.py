@@ -1,0 +1,210 @@
+"""How long one oversized game holds the HTTP service, and how long other requests wait
+behind it: ``POST /v1/score`` against a local ``leakage serve`` on 127.0.0.1.
+
+Each scenario sends one large game while a second client sends a small 16-candidate game
+every 0.2 s (each a new game: the report cache is off anyway) and times the answers. The
+large games: the two found by hand (100,000 candidates; one 730 KB clue), and the largest
+games the default limits admit on the co-occurrence backend (1,000 candidates x 1,000
+characters of clues; 50 candidates x 20,000 characters), built from words of the default
+index so that every clue token is looked up for real (cold caches: a fresh server per
+scenario). The server runs whatever ``leakage`` and ``leakage_service`` Python imports, so
+running this with ``PYTHONPATH`` on an older tree measures that tree.
+
+    .venv/bin/python -m benchmarks.service_limits [--label after] [--scenarios a,b]
+
+Loopback only; every request is bounded (150 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+from benchmarks._common import default_index, write_result
+
+SEED = 20261123
+PROBE_EVERY = 0.2
+TIMEOUT = 150.0
+
+
+def _vocabulary(index: Path, n: int = 20_000) -> list[str]:
+    """Frequent terms of the index (stemmed forms are words the index knows)."""
+    con = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
+    try:
+        con.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab('main', 'docs', 'row')")
+        rows = con.execute(
+            "SELECT term FROM temp.v WHERE doc > 20 AND length(term) > 3 AND term GLOB '[a-z]*' "
+            "ORDER BY doc DESC LIMIT ?",
+            (n,),
+        ).fetchall()
+    finally:
+        con.close()
+    return [r[0] for r in rows]
+
+
+def _game(gid: str, candidates: list[str], clues: list[str]) -> dict[str, Any]:
+    return {
+        "format": "leakage.transcript/1",
+        "game": "chameleon",
+        "id": gid,
+        "category": "Things",
+        "candidates": candidates,
+        "secret": candidates[0],
+        "players": [{"id": "p0", "role": "chameleon"}, {"id": "p1", "role": "non-chameleon"}],
+        "turns": [{"player": "p1", "text": c} for c in clues],
+    }
+
+
+def _text(rng: np.random.Generator, words: list[str], chars: int) -> str:
+    out: list[str] = []
+    size = 0
+    while size < chars:
+        w = words[int(rng.integers(len(words)))]
+        out.append(w)
+        size += len(w) + 1
+    return " ".join(out)[:chars].strip()
+
+
+def scenarios(words: list[str]) -> dict[str, dict[str, Any]]:
+    rng = np.random.default_rng(SEED)
+    distinct = list(dict.fromkeys(words))
+    return {
+        "100k_candidates": _game(
+            "100k-candidates", [f"word{i:06d}" for i in range(100_000)], ["ball", "court"]
+        ),
+        "730kb_clue": _game("730kb-clue", distinct[:16], [_text(rng, words, 730_000)]),
+        "limits_1000x1000": _game("limits-1000", distinct[:1000], [_text(rng, words, 1000)]),
+        "limits_50x20000": _game(
+            "limits-50", distinct[1000:1050], [_text(rng, words, 2000) for _ in range(10)]
+        ),
+    }
+
+
+def _probe_game(i: int, words: list[str]) -> bytes:
+    cands = words[2000 + 16 * (i % 200) : 2016 + 16 * (i % 200)]
+    clues = [words[(7 * i + k) % len(words)] for k in range(4)]
+    return json.dumps(_game(f"probe-{i}", cands, clues)).encode()
+
+
+class _Server:
+    def __init__(self, home: Path, index: Path) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = int(s.getsockname()[1])
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {
+            **os.environ,
+            "LEAKAGE_HOME": str(home),
+            "LEAKAGE_INDEX": str(index),
+            "LEAKAGE_PRELOAD": "cooccurrence",
+            "LEAKAGE_BACKENDS": "cooccurrence",
+            "LEAKAGE_REPORT_CACHE_BYTES": "0",
+        }
+        self.log = (home / "server.log").open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "leakage", "serve", "--port", str(self.port)],
+            env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited {self.proc.returncode}")
+            try:
+                if httpx.get(self.url + "/readyz", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("server not ready in 120 s")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def run_scenario(url: str, body: bytes, words: list[str]) -> dict[str, Any]:
+    """The large request's status and time, and the small requests' latencies meanwhile."""
+    big: dict[str, Any] = {}
+
+    def send() -> None:
+        start = time.perf_counter()
+        try:
+            r = httpx.post(url + "/v1/score", content=body, timeout=TIMEOUT)
+            big["status"] = r.status_code
+            if r.status_code != 200:
+                err = r.json().get("error", {})
+                big["error"] = f"{err.get('type')}: {err.get('message', '')[:160]}"
+        except httpx.TimeoutException:
+            big["status"] = "client timeout"
+        big["seconds"] = round(time.perf_counter() - start, 3)
+
+    thread = threading.Thread(target=send)
+    thread.start()
+    latencies: list[float] = []
+    i = 0
+    with httpx.Client(base_url=url, timeout=TIMEOUT) as client:
+        while thread.is_alive() or i < 5:
+            start = time.perf_counter()
+            r = client.post("/v1/score", content=_probe_game(i, words))
+            latencies.append(time.perf_counter() - start)
+            assert r.status_code == 200, r.text
+            i += 1
+            time.sleep(PROBE_EVERY)
+    thread.join()
+    lat = np.array(latencies)
+    return {
+        **big,
+        "body_bytes": len(body),
+        "probes": len(lat),
+        "probe_p50_s": round(float(np.percentile(lat, 50)), 3),
+        "probe_max_s": round(float(lat.max()), 3),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.service_limits", description=__doc__
+    )
+    parser.add_argument("--label", default="current", help="a name for this tree in the results")
+    parser.add_argument("--scenarios", default="", help="comma-separated (default: all)")
+    args = parser.parse_args(argv)
+    index = default_index()
+    words = _vocabulary(index)
+    found = scenarios(words)
+    names = [n for n in args.scenarios.split(",") if n] or list(found)
+    results: dict[str, Any] = {}
+    for name in names:
+        with tempfile.TemporaryDirectory(prefix="leakage-limits-") as tmp:
+            server = _Server(Path(tmp), index)  # a fresh server: cold caches
+            try:
+                body = json.dumps(found[name]).encode()
+                results[name] = run_scenario(server.url, body, words)
+            finally:
+                server.stop()
+        print(f"{args.label} {name}: {json.dumps(results[name])}", flush=True)
+    write_result(f"service_limits_{args.label}", {"scenarios": names}, results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
