@@ -203,7 +203,8 @@ def _free_port() -> int:
 def _access_statuses(log: Path) -> Counter[int]:
     """Statuses in the server's structured access log (one JSON line per request)."""
     out: Counter[int] = Counter()
-    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+    # split on newlines only: a logged path may hold U+2028 or \x85, which splitlines() breaks on
+    for line in log.read_text(encoding="utf-8", errors="replace").split("\n"):
         if '"event": "request"' in line:
             try:
                 out[int(json.loads(line)["status"])] += 1
