@@ -72,7 +72,7 @@ class _Server:
             "LEAKAGE_HOME": str(home),
             "LEAKAGE_INDEX": str(index),
             "LEAKAGE_PRELOAD": "cooccurrence,embedding",
-            "LEAKAGE_REPORT_CACHE": "0",
+            "LEAKAGE_REPORT_CACHE_BYTES": "0",
             "LEAKAGE_QUEUE_SIZE": "256",
         }
         self.log = (home / "server.log").open("wb")
