@@ -264,6 +264,85 @@ def test_a_blank_key_list_refuses_to_start(value: str):
     assert Settings.from_env({"LEAKAGE_API_KEYS": "k1, ,k2"}).api_keys == ["k1", "k2"]
 
 
+@pytest.mark.parametrize(
+    ("name", "closest"),
+    [
+        ("LEAKAGE_API_KEY", "LEAKAGE_API_KEYS"),
+        ("LEAKAGE_ALLOWED_PATH", "LEAKAGE_ALLOWED_PATHS"),
+        ("LEAKAGE_RATELIMIT", "LEAKAGE_RATE_LIMIT"),
+        ("LEAKAGE_LLM_MODLE", "LEAKAGE_LLM_MODEL"),
+        ("leakage_api_keys", "LEAKAGE_API_KEYS"),
+    ],
+)
+def test_an_unknown_leakage_variable_refuses_to_start(name: str, closest: str):
+    env = {"LEAKAGE_HOME": "/srv/leakage", name: "secret"}
+    with pytest.raises(InvalidInput) as err:
+        Settings.from_env(env)
+    message = str(err.value)
+    assert f"unknown variable {name} (did you mean {closest}?" in message
+    assert "\n" not in message and "secret" not in message
+    # blank, it is refused all the same: the name is the mistake
+    with pytest.raises(InvalidInput, match=name):
+        Settings.from_env({name: ""})
+
+
+def test_unknown_variables_are_all_named_and_known_ones_pass():
+    with pytest.raises(InvalidInput) as err:
+        Settings.from_env({"LEAKAGE_ZZQQ": "1", "LEAKAGE_WORKER": "2", "LEAKAGE_WORKERS": "2"})
+    message = str(err.value)
+    assert "LEAKAGE_ZZQQ (no setting has a similar name)" in message
+    assert "LEAKAGE_WORKER (did you mean LEAKAGE_WORKERS?)" in message
+    known = {
+        "LEAKAGE_HOME": "/srv/leakage",
+        "LEAKAGE_HOST": "0.0.0.0",
+        "LEAKAGE_PORT": "8000",
+        "LEAKAGE_PREPARE": "index",
+        "LEAKAGE_LLM_BASE_URL": "http://127.0.0.1:8080/v1",
+        "LEAKAGE_LLM_MODEL": "m",
+        "LEAKAGE_LLM_API_KEY": "k",
+        "OTHER_TOOL_SETTING": "x",
+    }
+    assert Settings.from_env(known).home == Path("/srv/leakage")
+
+
+def test_every_leakage_variable_the_project_reads_is_known():
+    """A variable read anywhere (library, service, image, scripts) is a setting or listed in
+    ``OTHER_VARIABLES``; otherwise setting it would stop the server."""
+    import re
+
+    from leakage.llm._remote import ENV_API_KEYS, ENV_BASE_URL, ENV_MODEL
+    from leakage_service.settings import OTHER_VARIABLES
+
+    repo = Path(__file__).resolve().parents[1]
+    files = [repo / "Dockerfile", repo / "Makefile"]
+    for folder in ("leakage", "service", "docker", "benchmarks"):
+        files += [p for p in (repo / folder).rglob("*") if p.suffix in {".py", ".sh"}]
+    names = set()
+    for path in files:
+        if path.is_file():
+            names |= set(re.findall(r"\bLEAKAGE_[A-Z0-9_]*[A-Z0-9]\b", path.read_text("utf-8")))
+    settings = {"LEAKAGE_" + n.upper() for n in Settings.model_fields}
+    assert {"LEAKAGE_HOST", "LEAKAGE_PORT", "LEAKAGE_PREPARE", "LEAKAGE_HOME"} <= names
+    assert names - settings - set(OTHER_VARIABLES) == set()
+    assert {ENV_BASE_URL, ENV_MODEL, ENV_API_KEYS[0]} <= set(OTHER_VARIABLES)
+
+
+def test_leakage_serve_refuses_a_misspelt_setting(tmp_path: Path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEAKAGE_")}
+    p = subprocess.run(
+        [sys.executable, "-m", "leakage", "serve", "--port", str(free_port())],
+        env={**env, "LEAKAGE_HOME": str(tmp_path), "LEAKAGE_API_KEY": "secret"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 2, p.stderr
+    lines = [x for x in p.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
+    assert "LEAKAGE_API_KEY " in lines[0] and "did you mean LEAKAGE_API_KEYS?" in lines[0]
+    assert not (tmp_path / "corpus").exists()  # refused before any start-up work
+
+
 def test_wrong_keys_are_rate_limited_by_address(tmp_path: Path, default_index: Path):
     a = Api(settings_for(tmp_path, default_index, api_keys=["k-one"], rate_limit=6, rate_burst=3))
     try:

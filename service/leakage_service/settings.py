@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from functools import lru_cache
@@ -17,6 +18,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from leakage.errors import InvalidInput
 
 ENV_PREFIX = "LEAKAGE_"
+
+OTHER_VARIABLES: dict[str, str] = {
+    "LEAKAGE_LLM_BASE_URL": "the LLM judge's endpoint (leakage/llm/_remote.py)",
+    "LEAKAGE_LLM_MODEL": "the LLM judge's model name (leakage/llm/_remote.py)",
+    "LEAKAGE_LLM_API_KEY": "the LLM judge's endpoint key (leakage/llm/_remote.py)",
+    "LEAKAGE_HOST": "docker/start.sh (--host; the image sets it)",
+    "LEAKAGE_PORT": "docker/start.sh (--port) and the image's health check (Dockerfile)",
+    "LEAKAGE_PREPARE": "docker/prepare.sh (which steps run; the image build sets it)",
+}
+"""``LEAKAGE_*`` variables that are not settings but that the project reads elsewhere (name:
+who reads it). ``Settings.from_env`` refuses any other ``LEAKAGE_*`` variable, so that a
+misspelt setting (``LEAKAGE_API_KEYS`` without its S) stops the server instead of being
+ignored; a new variable read anywhere in the project belongs here."""
 
 
 def _default_home() -> Path:
@@ -114,8 +128,16 @@ class Settings(BaseModel):
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Settings from ``LEAKAGE_*`` variables (``environ`` defaults to ``os.environ``);
         ``overrides`` (e.g. command-line options) win. Bad values raise ``InvalidInput``
-        naming the variable."""
+        naming the variable, and so does a ``LEAKAGE_*`` variable that is neither a setting
+        nor in ``OTHER_VARIABLES`` (a misspelt setting must not be silently ignored)."""
         env = os.environ if environ is None else environ
+        unknown = _unknown_variables(env, [ENV_PREFIX + n.upper() for n in cls.model_fields])
+        if unknown:
+            raise InvalidInput(
+                f"bad service setting: {'; '.join(unknown)}; fix or unset "
+                f"{'it' if len(unknown) == 1 else 'them'} (the settings: docs/service.md, "
+                "Configuration)"
+            )
         values: dict[str, Any] = {}
         for name, field in cls.model_fields.items():
             raw = env.get(ENV_PREFIX + name.upper())
@@ -142,6 +164,28 @@ class Settings(BaseModel):
                 for e in err.errors(include_url=False)
             )
             raise InvalidInput(f"bad service setting: {problems}") from None
+
+
+def _unknown_variables(env: Mapping[str, str], settings: list[str]) -> list[str]:
+    """One phrase per ``LEAKAGE_*`` variable in ``env`` (any case) that is neither one of
+    ``settings`` nor in ``OTHER_VARIABLES``, naming the closest known name."""
+    known = [*settings, *OTHER_VARIABLES]
+    suffixes = {name.removeprefix(ENV_PREFIX): name for name in known}
+    found = []
+    for name in sorted(env):
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX) or name in known:
+            continue
+        shown = name if name.isidentifier() else repr(name)
+        close = difflib.get_close_matches(upper.removeprefix(ENV_PREFIX), suffixes, n=1)
+        if close and suffixes[close[0]] == upper:
+            hint = f"did you mean {upper}? variable names are case-sensitive"
+        elif close:
+            hint = f"did you mean {suffixes[close[0]]}?"
+        else:
+            hint = "no setting has a similar name"
+        found.append(f"unknown variable {shown} ({hint})")
+    return found
 
 
 @lru_cache(maxsize=1)
