@@ -375,6 +375,7 @@ def test_job_ids(api: Api):
     assert_error(api.get("/v1/jobs/" + "0" * 32), 404, "job_not_found", "id")
     assert_error(api.get("/v1/jobs/" + "0" * 32 + "/results"), 404, "job_not_found", "id")
     assert_error(api.request("DELETE", "/v1/jobs/" + "0" * 32), 404, "job_not_found", "id")
+    assert_error(api.post("/v1/jobs/" + "0" * 32 + "/cancel"), 404, "job_not_found", "id")
     r = api.get("/v1/jobs/" + "0" * 32 + "/results", params={"format": "csv"})
     assert_error(r, 422, "invalid_request", "format")
 
@@ -385,10 +386,13 @@ def test_cancel_a_queued_job_and_a_finished_one(tmp_path: Path, default_index: P
         a.state.worker.stop()  # nothing runs: the job stays queued until cancelled
         job = a.post("/v1/jobs", content=BATCH).json()
         assert job["state"] == "queued"
-        r = a.request("DELETE", f"/v1/jobs/{job['id']}")
+        assert job["links"]["cancel"] == f"/v1/jobs/{job['id']}/cancel"
+        r = a.post(job["links"]["cancel"])
         assert r.status_code == 200 and r.json()["state"] == "cancelled"
         assert r.json()["finished_at"] is not None
-        assert_error(a.request("DELETE", f"/v1/jobs/{job['id']}"), 409, "job_finished", "id")
+        assert a.get(f"/v1/jobs/{job['id']}").json()["state"] == "cancelled"  # kept
+        err = assert_error(a.post(job["links"]["cancel"]), 409, "job_finished", "id")
+        assert f"DELETE /v1/jobs/{job['id']}" in err["message"]
         # readiness notices the stopped worker
         ready = a.get("/readyz")
         assert ready.status_code == 503 and "job worker" in " ".join(ready.json()["problems"])

@@ -228,7 +228,7 @@ def test_refused_jobs_leave_no_upload_files(
         api.close()
 
 
-def test_purge_deletes_a_job_its_results_and_its_upload(
+def test_delete_deletes_a_job_its_results_and_its_upload(
     tmp_path: Path, default_index: Path
 ) -> None:
     api = Api(settings_for(tmp_path, default_index))
@@ -236,14 +236,14 @@ def test_purge_deletes_a_job_its_results_and_its_upload(
     try:
         done = submit(api)
         wait_job(api, done)
-        err = assert_error(api.request("DELETE", f"/v1/jobs/{done}"), 409, "job_finished", "id")
-        assert f"DELETE /v1/jobs/{done}?purge=true" in err["message"]
-        r = api.request("DELETE", f"/v1/jobs/{done}", params={"purge": "true"})
+        err = assert_error(api.post(f"/v1/jobs/{done}/cancel"), 409, "job_finished", "id")
+        assert f"DELETE /v1/jobs/{done}" in err["message"]
+        r = api.request("DELETE", f"/v1/jobs/{done}")
         assert r.status_code == 204 and r.content == b""
         assert_error(api.get(f"/v1/jobs/{done}"), 404, "job_not_found", "id")
         assert_error(api.get(f"/v1/jobs/{done}/results"), 404, "job_not_found", "id")
-        r = api.request("DELETE", f"/v1/jobs/{done}", params={"purge": "true"})
-        assert_error(r, 404, "job_not_found", "id")
+        assert_error(api.post(f"/v1/jobs/{done}/cancel"), 404, "job_not_found", "id")
+        assert_error(api.request("DELETE", f"/v1/jobs/{done}"), 404, "job_not_found", "id")
         assert db_rows(db, "SELECT COUNT(*) FROM results WHERE job_id = ?", done) == [(0,)]
         assert uploads_of(api) == []
 
@@ -253,8 +253,7 @@ def test_purge_deletes_a_job_its_results_and_its_upload(
         while api.get(f"/v1/jobs/{running}").json()["done"] < 5:
             assert time.monotonic() < deadline
             time.sleep(0.02)
-        r = api.request("DELETE", f"/v1/jobs/{running}", params={"purge": "true"})
-        assert r.status_code == 204
+        assert api.request("DELETE", f"/v1/jobs/{running}").status_code == 204
         after = submit(api)  # the worker goes on with the next job
         assert wait_job(api, after)["ok"] == 6
         assert db_rows(db, "SELECT COUNT(*) FROM results WHERE job_id = ?", running) == [(0,)]
@@ -264,7 +263,7 @@ def test_purge_deletes_a_job_its_results_and_its_upload(
         # a queued one
         api.state.worker.stop()
         queued = submit(api)
-        assert api.request("DELETE", f"/v1/jobs/{queued}?purge=1").status_code == 204
+        assert api.request("DELETE", f"/v1/jobs/{queued}").status_code == 204
         assert uploads_of(api) == [f"{after}.json"]
     finally:
         api.close()
@@ -279,7 +278,7 @@ def test_purging_gives_the_disk_space_back(tmp_path: Path, default_index: Path) 
         (stored,) = db_rows(store.path, "SELECT SUM(length(body)) FROM results")[0]
         before = store.disk_bytes()
         assert before > stored  # the results are on disk (database and write-ahead log)
-        assert api.request("DELETE", f"/v1/jobs/{job_id}?purge=true").status_code == 204
+        assert api.request("DELETE", f"/v1/jobs/{job_id}").status_code == 204
         deadline = time.monotonic() + 30
         while store.disk_bytes() > before - stored * 0.8:
             assert time.monotonic() < deadline, (before, stored, store.disk_bytes())
@@ -386,7 +385,7 @@ def test_a_store_from_an_older_server_is_migrated(tmp_path: Path, default_index:
         (results,) = db_rows(db, "SELECT SUM(length(CAST(body AS BLOB))) FROM results")[0]
         assert size == len(BATCH) + results
         assert len(ndjson(api.get(f"/v1/jobs/{job_id}/results"))) == 6
-        assert api.request("DELETE", f"/v1/jobs/{job_id}?purge=true").status_code == 204
+        assert api.request("DELETE", f"/v1/jobs/{job_id}").status_code == 204
     finally:
         api.close()
 
@@ -463,6 +462,7 @@ def test_405_allow_lists_every_method_the_path_accepts(tmp_path: Path, default_i
     try:
         paths = api.get("/openapi.json").json()["paths"]
         assert set(paths["/v1/jobs/{job_id}"]) == {"get", "delete"}
+        assert set(paths["/v1/jobs/{job_id}/cancel"]) == {"post"}
         for template, operations in paths.items():
             accepted = {m.upper() for m in operations}
             url = re.sub(r"\{[^}]+\}", "0" * 32, template)
@@ -480,25 +480,98 @@ def test_405_allow_lists_every_method_the_path_accepts(tmp_path: Path, default_i
 # -- 7. multipart limits ------------------------------------------------------------------------
 
 
-def test_multipart_with_too_many_parts_is_a_documented_422(tmp_path: Path, default_index: Path):
+def test_multipart_is_one_file_part_and_anything_else_is_a_documented_422(
+    tmp_path: Path, default_index: Path
+):
     api = Api(settings_for(tmp_path, default_index))
     try:
         file = ("games.jsonl", BATCH, "application/x-ndjson")
+        r = api.post("/v1/jobs", files={"file": file}, data={"note": "x"})
+        err = assert_error(r, 422, "invalid_request", "note")
+        assert "one 'file' part" in err["message"] and "'note'" in err["message"]
         r = api.post("/v1/jobs", files={"file": file}, data={f"f{i}": "x" for i in range(11)})
         err = assert_error(r, 422, "invalid_request", "body")
-        assert "one 'file' part" in err["message"] and "at most 10 other fields" in err["message"]
+        assert "one 'file' part" in err["message"] and "Too many fields" in err["message"]
         r = api.post("/v1/jobs", files=[("file", file), ("file", file)])
         assert "Too many files" in assert_error(r, 422, "invalid_request", "body")["message"]
         r = api.post("/v1/jobs", content=b"x", headers={"content-type": "multipart/form-data"})
         assert_error(r, 422, "invalid_request", "body")
-        # ten fields are still fine
-        r = api.post("/v1/jobs", files={"file": file}, data={f"f{i}": "x" for i in range(10)})
+        r = api.post("/v1/jobs", files={"file": ("g.jsonl", b"\xff\n", "application/x-ndjson")})
+        assert "not UTF-8" in assert_error(r, 422, "invalid_transcript", "file")["message"]
+        r = api.post("/v1/jobs", files={"file": ("g.jsonl", b" \n", "application/x-ndjson")})
+        assert "empty upload" in assert_error(r, 422, "invalid_transcript", "file")["message"]
+        assert uploads_of(api) == []
+        # the file part alone is an upload
+        r = api.post("/v1/jobs", files={"file": file})
         assert r.status_code == 202, r.text
         assert uploads_of(api) == [f"{r.json()['id']}.json"]
+        body = api.get("/openapi.json").json()["paths"]["/v1/jobs"]["post"]["requestBody"]
+        form = body["content"]["multipart/form-data"]["schema"]
+        assert form["required"] == ["file"] and form["additionalProperties"] is False
         described = api.get("/openapi.json").json()["paths"]["/v1/jobs"]["post"]["responses"]
         assert "400" not in described
         assert "multipart" in described["422"]["description"]
         schema = described["422"]["content"]["application/json"]["schema"]
         assert schema == {"$ref": "#/components/schemas/ErrorBody"}
+    finally:
+        api.close()
+
+
+# -- 8. the upload's schema says what the server accepts -----------------------------------------
+
+
+def _body_validator(api: Api, media_type: str) -> Any:
+    """A validator of ``POST /v1/jobs``'s documented body for ``media_type`` (its
+    ``#/components/...`` references resolve against the served OpenAPI document)."""
+    import jsonschema
+
+    doc = api.get("/openapi.json").json()
+    schema = doc["paths"]["/v1/jobs"]["post"]["requestBody"]["content"][media_type]["schema"]
+    return jsonschema.Draft202012Validator({**schema, "components": doc["components"]})
+
+
+def test_the_documented_upload_body_is_what_the_server_accepts(
+    tmp_path: Path, default_index: Path
+) -> None:
+    # No allowed paths: a path request the schema allows is a 403 (the server's own rule),
+    # an upload it allows a 202; whatever the schema refuses is a 422 at submission.
+    api = Api(settings_for(tmp_path, default_index))
+    try:
+        api.state.worker.stop()  # nothing runs: only submission is under test
+        as_json = _body_validator(api, "application/json")
+        game = json.loads(ONE_GAME)
+        bodies: list[Any] = [
+            [game], game, [], [3, "x"], {},  # uploads: any record may fail alone in the job
+            {"path": "/data"}, {"paths": ["/data", "/more"]},  # path requests
+            {"path": "/data", "paths": ["/more"]}, {"path": None, "paths": ["/data"]},
+            {"path": "/data", "game": "chameleon"}, {"paths": []}, {"path": "a\x00b"},
+            {"path": ""}, "text", 3, None, True,
+        ]  # fmt: skip
+        for body in bodies:
+            r = api.post("/v1/jobs", json=body)
+            valid = as_json.is_valid(body)
+            if valid:
+                assert r.status_code in (202, 403), (body, r.text)
+                expected = 403 if isinstance(body, dict) and {"path", "paths"} & set(body) else 202
+                assert r.status_code == expected, (body, r.text)
+            else:
+                assert r.status_code == 422, (body, r.text)
+        # bytes that are not JSON at all, sent as JSON
+        for raw in [b"\x00", b"abc", b'"[1]"', b"  -1"]:
+            r = api.post("/v1/jobs", content=raw, headers={"content-type": "application/json"})
+            assert "not JSON" in assert_error(r, 422, "invalid_request", "body")["message"]
+        # JSONL is text: an object with a path key in it is a record, not a path request
+        as_text = _body_validator(api, "application/x-ndjson")
+        for text, status in [('{"path": "/data"}\n', 202), ("x", 202), (" \n\t", 422), ("", 422)]:
+            assert as_text.is_valid(text) == (status == 202), text
+            r = api.post("/v1/jobs", content=text, headers={"content-type": "application/x-ndjson"})
+            assert r.status_code == status, (text, r.text)
+        assert as_text.is_valid("\ufeff \n") is False  # a byte order mark alone is empty too
+        r = api.post(
+            "/v1/jobs",
+            content="\ufeff \n".encode(),
+            headers={"content-type": "application/x-ndjson"},
+        )
+        assert_error(r, 422, "invalid_transcript", "body")
     finally:
         api.close()

@@ -495,7 +495,7 @@ def housekeeping(store: JobStore, retention: Retention, *, start: bool = False) 
     uploads folder of files no job refers to (left by a crash)."""
     deleted = store.prune(retention)
     swept = store.sweep_uploads() if start else 0
-    freed = store.vacuum()  # also what a purge (DELETE ?purge=true) freed
+    freed = store.vacuum()  # also what a DELETE of a job freed
     if deleted or swept or freed:
         log.info(
             "job store: deleted %d finished job(s) and %d stray upload(s); files %+d bytes",

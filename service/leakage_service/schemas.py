@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 from leakage.splits import GU_EASY_BELOW, GU_HARD_ABOVE, SplitSummary
@@ -19,6 +28,10 @@ class _In(BaseModel):
 class _Out(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True)
 
+
+TRANSCRIPT_REF: dict[str, Any] = {"$ref": "#/components/schemas/Transcript"}
+"""The request-body schema of one transcript (``app.py`` adds ``Transcript`` to the
+components)."""
 
 EXAMPLE_TRANSCRIPT: dict[str, Any] = {
     "format": "leakage.transcript/1",
@@ -136,14 +149,39 @@ def _no_nul(path: str) -> str:
     return path
 
 
-ServerPath = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_no_nul)]
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+ServerPath = Annotated[
+    str,
+    Field(min_length=1, max_length=4096, json_schema_extra={"pattern": "^[^\\u0000]*$"}),
+    AfterValidator(_no_nul),
+]
+"""A server-side path: 1 to 4,096 characters, no NUL (the pattern says so to clients; the
+validator gives the clear message)."""
 
 
 class JobPathRequest(_In):
-    """A job over files already on the server, inside a folder the operator allowed."""
+    """A job over files already on the server, inside a folder the operator allowed: exactly
+    one of ``path`` and ``paths``."""
 
-    path: ServerPath | None = None
-    paths: list[ServerPath] | None = Field(default=None, min_length=1, max_length=1000)
+    model_config = ConfigDict(
+        json_schema_extra={"oneOf": [{"required": ["path"]}, {"required": ["paths"]}]}
+    )
+
+    # absent, never null: the schema says one of the two keys, each a string / a list
+    path: ServerPath | SkipJsonSchema[None] = Field(None, json_schema_extra=_no_default)
+    paths: (
+        Annotated[list[ServerPath], Field(min_length=1, max_length=1000)] | SkipJsonSchema[None]
+    ) = Field(None, json_schema_extra=_no_default)
+
+    @field_validator("path", "paths", mode="before")
+    @classmethod
+    def _not_null(cls, value: Any) -> Any:
+        if value is None:
+            raise PydanticCustomError("null_path", "give a path, not null (or leave the key out)")
+        return value
 
     @model_validator(mode="after")
     def _one(self) -> JobPathRequest:

@@ -1,5 +1,5 @@
 """Jobs for large batches: submit (upload or server-side path), poll, fetch results, cancel
-or delete."""
+(``POST .../cancel``, results kept) or delete (``DELETE``, gone)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,13 @@ from leakage_service.errors import ServiceError
 from leakage_service.inputs import JSONL_TYPES
 from leakage_service.job_worker import JobPathError, PathNotAllowed, path_job_files
 from leakage_service.jobs import Job, new_job_id
-from leakage_service.schemas import ErrorBody, JobPathRequest, JobStatus, error_responses
+from leakage_service.schemas import (
+    TRANSCRIPT_REF,
+    ErrorBody,
+    JobPathRequest,
+    JobStatus,
+    error_responses,
+)
 from leakage_service.state import ServiceState
 
 
@@ -61,9 +67,13 @@ JobId = Annotated[
     str,
     PathParam(pattern=r"^[0-9a-f]{32}$", description="The id POST /v1/jobs returned."),
 ]
-_PATH_PEEK = 64 * 1024  # a {"path": ...} body is small; anything larger is an upload
+_PATH_PEEK = 8 * 1024 * 1024
+"""Largest JSON object read as a possible ``{"path": ...}`` request; larger is an upload."""
+_HEAD = 64 * 1024
+"""Bytes read to tell an empty body, and JSON, from the rest."""
 _MAX_FIELDS = 10
-"""Form fields besides the file a multipart upload may carry (they are ignored)."""
+"""Form fields besides the file that are parsed, to name them in the 422 (a multipart upload
+is the ``file`` part alone)."""
 _PAGE = 200
 """Results read per database query (and sent as one chunk) when streaming JSONL."""
 
@@ -91,7 +101,11 @@ def _status(state: ServiceState, job: Job) -> JobStatus:
         runs=job.runs,
         error=job.error,
         errors=state.store.errors(job.id),
-        links={"self": f"/v1/jobs/{job.id}", "results": f"/v1/jobs/{job.id}/results"},
+        links={
+            "self": f"/v1/jobs/{job.id}",
+            "results": f"/v1/jobs/{job.id}/results",
+            "cancel": f"/v1/jobs/{job.id}/cancel",
+        },
     )
 
 
@@ -119,9 +133,8 @@ async def _chunks(request: Request) -> AsyncIterator[bytes]:
         raise ServiceError(
             422,
             "invalid_request",
-            f"unreadable multipart upload: {err.detail} A multipart upload is one 'file' part "
-            f"(at most {_MAX_FIELDS} other fields, which are ignored); or send the JSONL or "
-            "JSON as the body itself",
+            f"unreadable multipart upload: {err.detail} A multipart upload is one 'file' part; "
+            "or send the JSONL or JSON as the body itself",
             field="body",
         ) from None
     try:
@@ -130,14 +143,22 @@ async def _chunks(request: Request) -> AsyncIterator[bytes]:
             raise ServiceError(
                 422, "invalid_request", "a multipart upload needs a 'file' part", field="file"
             )
+        if others := sorted(set(form.keys()) - {"file"}):
+            raise ServiceError(
+                422, "invalid_request",
+                "a multipart upload is one 'file' part; it also has "
+                + ", ".join(map(repr, others)),
+                field=others[0],
+            )  # fmt: skip
         while chunk := await upload.read(1 << 20):
             yield chunk
     finally:
         await form.close()
 
 
-async def _save_upload(request: Request, dest: Path) -> int:
-    """Stream the upload to ``dest`` (checking it is UTF-8 on the way); bytes written."""
+async def _save_upload(request: Request, dest: Path, *, field: str) -> int:
+    """Stream the upload to ``dest`` (checking it is UTF-8 on the way); bytes written.
+    ``field`` is what an error names (``body``, or the multipart ``file`` part)."""
     utf8 = codecs.getincrementaldecoder("utf-8-sig")()
     size = 0
     try:
@@ -149,7 +170,7 @@ async def _save_upload(request: Request, dest: Path) -> int:
             utf8.decode(b"", final=True)
     except UnicodeDecodeError as err:
         dest.unlink(missing_ok=True)
-        raise InvalidTranscript([("body", f"not UTF-8 text ({err.reason}); send UTF-8")]) from None
+        raise InvalidTranscript([(field, f"not UTF-8 text ({err.reason}); send UTF-8")]) from None
     except BaseException:
         dest.unlink(missing_ok=True)
         raise
@@ -212,22 +233,37 @@ def _path_job(state: ServiceState, req: JobPathRequest) -> tuple[list[str], list
     return [str(p) for _, _, p in named], files
 
 
-def _path_request(head: bytes) -> JobPathRequest | None:
-    """The body as a ``{"path": ...}`` request, or None when it is an upload."""
+def _path_request(path: Path) -> JobPathRequest | None:
+    """The saved body as a ``{"path": ...}`` request (a JSON object with a ``path`` or
+    ``paths`` key), or None when it is an upload (blocking: run on a thread)."""
     try:
-        doc = json.loads(head.decode("utf-8-sig"))
+        doc = json.loads(path.read_text("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    if not isinstance(doc, dict) or not ({"path", "paths"} & doc.keys()) or "game" in doc:
+        return None  # JSONL, say: an upload
+    if not isinstance(doc, dict) or not ({"path", "paths"} & doc.keys()):
         return None
     try:
         return JobPathRequest.model_validate(doc)
     except ValidationError as err:
         e = err.errors(include_url=False)[0]
-        field = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in e["loc"])
+        # the request's own names only (pydantic adds the union member it tried)
+        loc = [x for x in e["loc"] if isinstance(x, int) or x in JobPathRequest.model_fields]
+        field = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in loc)
         raise ServiceError(
             422, "invalid_request", f"{e['msg']}", field=field.lstrip(".") or "body"
         ) from None
+
+
+_SPACE = " \\t\\n\\r\\u000b\\u000c"  # what bytes.strip() removes, as a JSON Schema class
+_TEXT = {
+    "type": "string",
+    # not empty: past one leading byte order mark and the white space, something is left
+    "pattern": f"^(\\ufeff[{_SPACE}]*[^{_SPACE}]|[{_SPACE}]*[^{_SPACE}\\ufeff]|[{_SPACE}]+\\ufeff)",
+}
+_OBJECT_NOT_PATHS = {
+    "type": "object",
+    "not": {"anyOf": [{"required": ["path"]}, {"required": ["paths"]}]},
+}
 
 
 @router.post(
@@ -247,23 +283,31 @@ def _path_request(head: bytes) -> JobPathRequest | None:
     openapi_extra={
         "requestBody": {
             "required": True,
-            "description": "JSONL (one transcript per line) or a JSON array of transcripts to "
-            'upload, or {"path": "..."} / {"paths": [...]} naming files or folders on the '
-            "server inside LEAKAGE_ALLOWED_PATHS.",
+            "description": "An upload: JSONL (one transcript per line), or a JSON array of "
+            "transcripts or one transcript object, as the body or as the multipart 'file' "
+            "part (UTF-8 text). Each record is a leakage.transcript/1 game or a third-party "
+            "log (input_format); a record that is neither fails alone in the job, so any "
+            "JSON value is a record here. Or, as application/json, "
+            '{"path": "..."} / {"paths": [...]} naming files or folders on the server inside '
+            "LEAKAGE_ALLOWED_PATHS: a JSON object with a path or paths key is always such a "
+            "request.",
             "content": {
-                "application/x-ndjson": {"schema": {"type": "string"}},
+                "application/x-ndjson": {"schema": _TEXT},
                 "multipart/form-data": {
                     "schema": {
                         "type": "object",
-                        "properties": {"file": {"type": "string", "format": "binary"}},
+                        "properties": {"file": _TEXT},
                         "required": ["file"],
-                    }
+                        "additionalProperties": False,
+                    },
+                    "encoding": {"file": {"contentType": "application/x-ndjson"}},
                 },
                 "application/json": {
                     "schema": {
                         "anyOf": [
                             {"$ref": "#/components/schemas/JobPathRequest"},
-                            {"type": "array", "items": {"$ref": "#/components/schemas/Transcript"}},
+                            {"type": "array", "items": {"anyOf": [TRANSCRIPT_REF, {}]}},
+                            _OBJECT_NOT_PATHS,
                         ]
                     }
                 },
@@ -281,19 +325,33 @@ async def submit(request: Request, state: State, params: Params, response: Respo
     part = uploads / f"{job_id}.part"
     dest: Path | None = None
     try:
-        size = await _save_upload(request, part)
+        ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        multipart = ctype == "multipart/form-data"
+        size = await _save_upload(request, part, field="file" if multipart else "body")
         with part.open("rb") as fh:
-            head = fh.read(_PATH_PEEK + 1)
-        if size <= _PATH_PEEK and (req := _path_request(head)) is not None:
+            head = fh.read(_HEAD).removeprefix(codecs.BOM_UTF8).lstrip()
+        if not head:
+            raise InvalidTranscript(
+                [("file" if multipart else "body", "empty upload: send JSONL or a JSON array")]
+            )
+        req = None
+        if not multipart and ctype not in JSONL_TYPES:  # JSON: an upload or a path request
+            if head[:1] not in (b"[", b"{"):
+                raise ServiceError(
+                    422, "invalid_request",
+                    f"the body is not JSON: it starts with {head[:12].decode(errors='replace')!r};"
+                    " send a JSON array of transcripts, one transcript object, or JSONL (as "
+                    "Content-Type application/x-ndjson)", field="body",
+                )  # fmt: skip
+            if head[:1] == b"{" and size <= _PATH_PEEK:
+                req = await run_in_threadpool(_path_request, part)
+        if req is not None:
             part.unlink()
             paths, files = await run_in_threadpool(_path_job, state, req)
             state.store.create(job_id, params, paths, upload=False, files=files)
         else:
-            if not head.strip():
-                raise InvalidTranscript([("body", "empty body: send JSONL or a JSON array")])
             # .json reads a JSON array, one object, or JSONL (iter_transcripts falls back to
             # lines); .jsonl only lines, which a declared JSONL upload gets.
-            ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
             dest = part.with_suffix(".jsonl" if ctype in JSONL_TYPES else ".json")
             os.replace(part, dest)
             state.store.create(job_id, params, [str(dest)], upload=True, size=size)
@@ -420,43 +478,49 @@ async def results(
     )
 
 
-@router.delete(
-    "/{job_id}",
-    summary="Cancel a job, or delete it",
+@router.post(
+    "/{job_id}/cancel",
+    summary="Cancel a job",
     response_model=JobStatus,
     responses={
         200: {"description": "The job, now cancelled (results stored so far are kept)."},
-        204: {"description": "purge=true: the job, its results and its upload are deleted."},
         **error_responses(401, 404, 409, 422, 429),
     },
 )
-async def cancel(
-    job_id: JobId,
-    state: State,
-    purge: Annotated[
-        bool,
-        Query(
-            description="Delete the job, its results and its upload (a queued or running "
-            "job is cancelled first); without it a finished job is a 409."
-        ),
-    ] = False,
-) -> Any:
-    """Cancel a queued or running job (results stored so far are kept); with
-    ``purge=true``, delete the job whatever its state."""
+async def cancel(job_id: JobId, state: State) -> JobStatus:
+    """Cancel a queued or running job; the results stored so far are kept. A job that has
+    finished is a 409 (``DELETE`` deletes it)."""
     assert state.store is not None and state.worker is not None
-    job = _job(state, job_id)
-    if purge:
-        state.store.cancel(job_id)
-        state.worker.cancel(job_id)
-        await run_in_threadpool(state.store.delete, job_id)
-        state.worker.housekeeping_soon()  # give the space back
-        return Response(status_code=204)
+    _job(state, job_id)
     if not state.store.cancel(job_id):
         job = _job(state, job_id)  # finished since it was read
         raise ServiceError(
             409, "job_finished",
-            f"job {job_id} is already {job.state}; DELETE /v1/jobs/{job_id}?purge=true deletes "
-            "it with its results", field="id",
+            f"job {job_id} is already {job.state}; DELETE /v1/jobs/{job_id} deletes it with "
+            "its results", field="id",
         )  # fmt: skip
     state.worker.cancel(job_id)
     return _status(state, _job(state, job_id))
+
+
+@router.delete(
+    "/{job_id}",
+    status_code=204,
+    summary="Delete a job",
+    response_class=Response,
+    responses={
+        204: {"description": "The job, its results and its upload are deleted."},
+        **error_responses(401, 404, 422, 429),
+    },
+)
+async def delete(job_id: JobId, state: State) -> Response:
+    """Delete a job whatever its state (a queued or running one is cancelled first), with its
+    results and its upload; the job is then 404. To stop a job and keep what it stored,
+    ``POST /v1/jobs/{id}/cancel``."""
+    assert state.store is not None and state.worker is not None
+    _job(state, job_id)
+    state.store.cancel(job_id)
+    state.worker.cancel(job_id)
+    await run_in_threadpool(state.store.delete, job_id)
+    state.worker.housekeeping_soon()  # give the space back
+    return Response(status_code=204)

@@ -28,13 +28,11 @@ from leakage_service.inputs import (
     to_game,
 )
 from leakage_service.runtime import score_records
-from leakage_service.schemas import EXAMPLE_TRANSCRIPT, error_responses
+from leakage_service.schemas import EXAMPLE_TRANSCRIPT, TRANSCRIPT_REF, error_responses
 from leakage_service.state import ServiceState
 
 router = APIRouter(prefix="/v1", tags=["score"])
 log = logging.getLogger("leakage.service")
-
-_TRANSCRIPT = {"$ref": "#/components/schemas/Transcript"}
 
 
 def _score_one(state: ServiceState, body: bytes, params: ScoreParams, deadline: float) -> bytes:
@@ -58,7 +56,9 @@ def _score_one(state: ServiceState, body: bytes, params: ScoreParams, deadline: 
             "required": True,
             "description": "One transcript: leakage.transcript/1, or a third-party log "
             "(input_format).",
-            "content": {"application/json": {"schema": _TRANSCRIPT, "example": EXAMPLE_TRANSCRIPT}},
+            "content": {
+                "application/json": {"schema": TRANSCRIPT_REF, "example": EXAMPLE_TRANSCRIPT}
+            },
         }
     },
 )
@@ -140,7 +140,7 @@ def _prepare_batch(
                 "application/json": {
                     "schema": {
                         "anyOf": [
-                            {"type": "array", "items": {"anyOf": [_TRANSCRIPT, {}]}},
+                            {"type": "array", "items": {"anyOf": [TRANSCRIPT_REF, {}]}},
                             {"type": "object"},
                         ]
                     },
