@@ -359,6 +359,79 @@ def test_wrong_keys_are_rate_limited_by_address(tmp_path: Path, default_index: P
         a.close()
 
 
+class _ClientAt:
+    """Requests to the app ``api`` runs from another client address."""
+
+    def __init__(self, api: Api, address: str) -> None:
+        import httpx
+
+        self.api = api
+        transport = httpx.ASGITransport(app=api.app, client=(address, 50000))
+        self.client = httpx.AsyncClient(transport=transport, base_url="http://test", timeout=60)
+
+    def get(self, url: str, **kw: Any) -> Any:
+        return self.api.portal.call(partial(self.client.get, url, **kw))
+
+    def close(self) -> None:
+        self.api.portal.call(self.client.aclose)
+
+
+def test_failed_authentication_is_limited_by_default(tmp_path: Path, default_index: Path):
+    defaults = Settings()
+    assert defaults.rate_limit == 0 and defaults.auth_failure_limit > 0
+    a = Api(settings_for(tmp_path, default_index, api_keys=["k-one"]))
+    other = _ClientAt(a, "192.0.2.9")
+    try:
+        for i in range(defaults.auth_failure_burst):
+            headers = {"x-api-key": f"guess-{i}"} if i % 2 else {}
+            assert_error(a.get("/v1/backends", headers=headers), 401, "unauthorized")
+        r = a.get("/v1/backends", headers={"x-api-key": "one more guess"})
+        assert_error(r, 429, "rate_limited")
+        assert "failed authentication" in r.json()["error"]["message"]
+        assert int(r.headers["retry-after"]) >= 1
+        # the address is refused whatever it sends, the right key included (else a guesser
+        # would learn which guess was right)
+        r = a.get("/v1/backends", headers={"x-api-key": "k-one"})
+        assert_error(r, 429, "rate_limited")
+        # another address is not slowed by these failures; probes stay open
+        assert other.get("/v1/backends", headers={"x-api-key": "k-one"}).status_code == 200
+        assert a.get("/healthz").status_code == 200
+        assert "leakage_rate_limited_total 2.0" in a.get("/metrics").text
+    finally:
+        other.close()
+        a.close()
+
+
+def test_the_failed_authentication_limit_refills_and_can_be_turned_off(
+    tmp_path: Path, default_index: Path
+):
+    a = Api(
+        settings_for(
+            tmp_path / "a", default_index, api_keys=["k-one"], auth_failure_limit=30,
+            auth_failure_burst=2,
+        )
+    )  # fmt: skip
+    try:
+        for _ in range(2):
+            assert_error(a.get("/v1/backends"), 401, "unauthorized")
+        assert_error(a.get("/v1/backends"), 429, "rate_limited")
+        # good keys never spend the allowance
+        time.sleep(2.1)  # one attempt back every 2 s
+        for _ in range(5):
+            assert a.get("/v1/backends", headers={"x-api-key": "k-one"}).status_code == 200
+        assert_error(a.get("/v1/backends"), 401, "unauthorized")
+        assert_error(a.get("/v1/backends"), 429, "rate_limited")
+    finally:
+        a.close()
+    b = Api(settings_for(tmp_path / "b", default_index, api_keys=["k-one"], auth_failure_limit=0))
+    try:
+        for _ in range(3 * Settings().auth_failure_burst):
+            assert_error(b.get("/v1/backends"), 401, "unauthorized")
+        assert b.get("/v1/backends", headers={"x-api-key": "k-one"}).status_code == 200
+    finally:
+        b.close()
+
+
 # -- 5. no public bind without keys ------------------------------------------------------------
 
 

@@ -2,9 +2,9 @@
 
 ``AccessLog`` (outermost): request id, one structured log line and the metrics per request,
 and the last line of defence: an exception nothing else handled becomes a generic 500.
-``Guard`` (inside CORS): the rate limit (per API key; per client address for requests
-without a valid key, so that guessing keys is limited too), API keys and the request size
-limit.
+``Guard`` (inside CORS): the limit on failed authentication attempts per client address (on
+by default), the rate limit (per API key; per client address for requests without a valid
+key, so that guessing keys is limited too), API keys and the request size limit.
 """
 
 from __future__ import annotations
@@ -110,11 +110,20 @@ class _Buckets:
         self.burst = float(burst)
         self._state: dict[str, tuple[float, float]] = {}
 
+    def _tokens(self, key: str, now: float) -> float:
+        tokens, last = self._state.get(key, (self.burst, now))
+        return min(self.burst, tokens + (now - last) * self.rate)
+
+    def wait(self, key: str) -> float:
+        """0 when a request would be allowed; else the seconds until one would be (nothing
+        is taken)."""
+        tokens = self._tokens(key, time.monotonic())
+        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self.rate
+
     def take(self, key: str) -> float:
         """0 when allowed; else the seconds until a request would be."""
         now = time.monotonic()
-        tokens, last = self._state.get(key, (self.burst, now))
-        tokens = min(self.burst, tokens + (now - last) * self.rate)
+        tokens = self._tokens(key, now)
         if tokens >= 1.0:
             self._state[key] = (tokens - 1.0, now)
             if len(self._state) > 100_000:  # forget idle clients
@@ -134,6 +143,11 @@ class Guard:
         ]
         self._buckets = (
             _Buckets(settings.rate_limit, settings.rate_burst) if settings.rate_limit else None
+        )
+        self._failures = (
+            _Buckets(settings.auth_failure_limit, settings.auth_failure_burst)
+            if settings.api_keys and settings.auth_failure_limit
+            else None
         )
 
     def _key_id(self, scope: Scope) -> str | None:
@@ -157,13 +171,29 @@ class Guard:
         if scope["type"] != "http" or scope.get("path") in PUBLIC_PATHS:
             await self.app(scope, receive, send)
             return
+        address = (scope.get("client") or ("?", 0))[0]
+        if self._failures is not None:
+            # an address that has used up its failed attempts is refused before its key is
+            # looked at, a valid one included: letting a good key through would tell a
+            # guesser which guess was right, however many wrong ones were refused
+            wait = self._failures.wait(address)
+            if wait:
+                self.metrics.rate_limited.inc()
+                await _refuse(
+                    scope, receive, send, 429, "rate_limited",
+                    "too many failed authentication attempts from this address (limit: "
+                    f"{self.settings.auth_failure_limit:g} a minute); retry later with a valid "
+                    "API key",
+                    {"Retry-After": str(max(1, math.ceil(wait)))},
+                )  # fmt: skip
+                return
         key_id = self._key_id(scope) if self._keys else None
         if key_id is not None:
             scope["state"]["key_id"] = key_id
         if self._buckets is not None:
             # a valid key has its own bucket; anything else, a wrong key included (key
             # guessing is not free), counts against the client's address
-            who = f"key:{key_id}" if key_id else f"addr:{(scope.get('client') or ('?', 0))[0]}"
+            who = f"key:{key_id}" if key_id else f"addr:{address}"
             wait = self._buckets.take(who)
             if wait:
                 self.metrics.rate_limited.inc()
@@ -174,6 +204,8 @@ class Guard:
                 )  # fmt: skip
                 return
         if self._keys and key_id is None:
+            if self._failures is not None:
+                self._failures.take(address)
             await _refuse(
                 scope, receive, send, 401, "unauthorized",
                 "missing or unknown API key: send 'Authorization: Bearer KEY' or "

@@ -76,6 +76,14 @@ class Settings(BaseModel):
     for a missing or wrong key count against their client address); 0: no limit."""
     rate_burst: int = Field(default=20, ge=1)
     """How many requests a key may send at once before the rate limit applies."""
+    auth_failure_limit: float = Field(default=30.0, ge=0)
+    """Failed authentication attempts (requests refused 401 for a missing or wrong key) per
+    minute per client address, whatever ``rate_limit`` says; an address past it (and its
+    burst) gets 429 + Retry-After for every ``/v1`` request, a valid key included, until the
+    allowance refills (refusing before the key is checked is what stops the guessing);
+    0: no limit."""
+    auth_failure_burst: int = Field(default=10, ge=1)
+    """How many failed authentication attempts an address may make at once."""
     report_cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
     """Bytes of serialised reports kept in memory, keyed by request (body, backend, options),
     least recently used dropped first; 0: off."""
