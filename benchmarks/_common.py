@@ -1,4 +1,5 @@
-"""What every benchmark shares: the machine record, result files, reference data, the index."""
+"""What every benchmark shares: the machine record, result files, reference data, the index,
+a real ``leakage serve`` to send requests to."""
 
 from __future__ import annotations
 
@@ -6,10 +7,16 @@ import datetime as dt
 import json
 import os
 import platform
+import signal
+import socket
+import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -87,3 +94,75 @@ class Stopwatch:
 
     def __exit__(self, *exc: object) -> None:
         self.seconds = time.perf_counter() - self._start
+
+
+class Server:
+    """A real ``leakage serve`` (uvicorn) in a child process on a free loopback port, ready
+    when the constructor returns; ``with Server(...) as server:`` stops it on the way out.
+
+    The child's environment is this process's with ``LEAKAGE_HOME`` and ``LEAKAGE_INDEX`` set
+    and ``settings`` on top (``None`` removes a variable). Its stdout and stderr go to ``log``
+    (``home/server.log`` unless given), which the errors name. The child runs in a session of
+    its own, so a Ctrl-C reaches this process only, which then stops the server.
+    """
+
+    def __init__(
+        self,
+        home: Path,
+        index: Path,
+        settings: Mapping[str, str | None],
+        *,
+        log: Path | None = None,
+        ready_seconds: float = 120.0,
+    ) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = int(s.getsockname()[1])
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log or home / "server.log"
+        env = {**os.environ, "LEAKAGE_HOME": str(home), "LEAKAGE_INDEX": str(index)}
+        for name, value in settings.items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
+        command = [sys.executable, "-m", "leakage", "serve", "--host", "127.0.0.1"]
+        with self.log.open("wb") as fh:  # the child holds its own copy of the descriptor
+            self.proc = subprocess.Popen(
+                [*command, "--port", str(self.port)],
+                env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        try:
+            self._wait_ready(ready_seconds)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait_ready(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the server exited {self.proc.returncode}; see {self.log}")
+            try:
+                if httpx.get(self.url + "/readyz", timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"the server was not ready in {seconds:g} s; see {self.log}")
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL after 30 s; nothing if the server has already exited."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -25,8 +25,6 @@ import argparse
 import base64
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -196,12 +194,6 @@ def run_schemathesis(
     return result
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _access_statuses(log: Path) -> Counter[int]:
     """Statuses in the server's structured access log (one JSON line per request)."""
     out: Counter[int] = Counter()
@@ -223,57 +215,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args(argv)
 
-    from benchmarks._common import default_index, write_result
+    from benchmarks._common import Server, default_index, write_result
 
     index = default_index()
     tmp = Path(tempfile.mkdtemp(prefix="leakage-fuzz-"))
     home = tmp / "home"
     home.mkdir()
-    port = _free_port()
-    env = {
-        **os.environ,
-        "LEAKAGE_HOME": str(home),
-        "LEAKAGE_INDEX": str(index),
+    settings = {
         "LEAKAGE_PRELOAD": "cooccurrence,embedding",
         "LEAKAGE_BACKENDS": "cooccurrence,embedding",
         "LEAKAGE_REPORT_CACHE_BYTES": "0",
+        "LEAKAGE_API_KEYS": None,  # the fuzzer sends no key
     }
-    env.pop("LEAKAGE_API_KEYS", None)
     server_log = tmp / "server.log"
-    with server_log.open("wb") as fh:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "leakage", "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        import httpx
-
-        deadline = time.monotonic() + 180
-        while True:
-            if server.poll() is not None:
-                raise RuntimeError(f"the server exited {server.returncode}; see {server_log}")
-            try:
-                if httpx.get(url + "/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the server was not ready in 180 s; see {server_log}")
-            time.sleep(0.2)
-        print(f"fuzzing {url} (LEAKAGE_HOME={home}) ...", flush=True)
+    with Server(home, index, settings, log=server_log, ready_seconds=180) as server:
+        print(f"fuzzing {server.url} (LEAKAGE_HOME={home}) ...", flush=True)
         result = run_schemathesis(
-            url, tmp / "schemathesis", max_examples=args.max_examples,
+            server.url, tmp / "schemathesis", max_examples=args.max_examples,
             max_seconds=args.max_seconds, seed=args.seed,
         )  # fmt: skip
-    finally:
-        if server.poll() is None:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
     logged = _access_statuses(server_log)
     summary = result.summary()
     summary["server_log_requests"] = sum(logged.values())

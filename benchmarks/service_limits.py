@@ -19,11 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
-import socket
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import threading
@@ -34,11 +30,16 @@ from typing import Any
 import httpx
 import numpy as np
 
-from benchmarks._common import default_index, write_result
+from benchmarks._common import Server, default_index, write_result
 
 SEED = 20261123
 PROBE_EVERY = 0.2
 TIMEOUT = 150.0
+SETTINGS = {
+    "LEAKAGE_PRELOAD": "cooccurrence",
+    "LEAKAGE_BACKENDS": "cooccurrence",
+    "LEAKAGE_REPORT_CACHE_BYTES": "0",
+}
 
 
 def _vocabulary(index: Path, n: int = 20_000) -> list[str]:
@@ -100,48 +101,6 @@ def _probe_game(i: int, words: list[str]) -> bytes:
     return json.dumps(_game(f"probe-{i}", cands, clues)).encode()
 
 
-class _Server:
-    def __init__(self, home: Path, index: Path) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = int(s.getsockname()[1])
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {
-            **os.environ,
-            "LEAKAGE_HOME": str(home),
-            "LEAKAGE_INDEX": str(index),
-            "LEAKAGE_PRELOAD": "cooccurrence",
-            "LEAKAGE_BACKENDS": "cooccurrence",
-            "LEAKAGE_REPORT_CACHE_BYTES": "0",
-        }
-        self.log = (home / "server.log").open("wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "leakage", "serve", "--port", str(self.port)],
-            env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited {self.proc.returncode}")
-            try:
-                if httpx.get(self.url + "/readyz", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError("server not ready in 120 s")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-
-
 def run_scenario(url: str, body: bytes, words: list[str]) -> dict[str, Any]:
     """The large request's status and time, and the small requests' latencies meanwhile."""
     big: dict[str, Any] = {}
@@ -194,13 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     names = [n for n in args.scenarios.split(",") if n] or list(found)
     results: dict[str, Any] = {}
     for name in names:
-        with tempfile.TemporaryDirectory(prefix="leakage-limits-") as tmp:
-            server = _Server(Path(tmp), index)  # a fresh server: cold caches
-            try:
-                body = json.dumps(found[name]).encode()
-                results[name] = run_scenario(server.url, body, words)
-            finally:
-                server.stop()
+        with (
+            tempfile.TemporaryDirectory(prefix="leakage-limits-") as tmp,
+            Server(Path(tmp), index, SETTINGS) as server,  # a fresh server: cold caches
+        ):
+            body = json.dumps(found[name]).encode()
+            results[name] = run_scenario(server.url, body, words)
         print(f"{args.label} {name}: {json.dumps(results[name])}", flush=True)
     write_result(f"service_limits_{args.label}", {"scenarios": names}, results)
     return 0

@@ -21,10 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -33,7 +29,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from benchmarks._common import default_index, mark, write_result
+from benchmarks._common import Server, default_index, mark, write_result
 from benchmarks._games import generate_games
 
 SEED = 20261122
@@ -48,12 +44,11 @@ SOAK_SECONDS = 300.0
 _JSON = {"content-type": "application/json"}
 HTTPX_REQUESTS = 1000
 TARGETS = {"p99_ms_max_cooccurrence_8": 100.0, "errors": 0, "rss_growth_mb_max": 25.0}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+SETTINGS = {  # the server's: report cache off, so that every request is scored
+    "LEAKAGE_PRELOAD": "cooccurrence,embedding",
+    "LEAKAGE_REPORT_CACHE_BYTES": "0",
+    "LEAKAGE_QUEUE_SIZE": "256",
+}
 
 
 def _rss_mb(pid: int) -> float:
@@ -61,48 +56,6 @@ def _rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
-
-
-class _Server:
-    def __init__(self, home: Path, index: Path) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {
-            **os.environ,
-            "LEAKAGE_HOME": str(home),
-            "LEAKAGE_INDEX": str(index),
-            "LEAKAGE_PRELOAD": "cooccurrence,embedding",
-            "LEAKAGE_REPORT_CACHE_BYTES": "0",
-            "LEAKAGE_QUEUE_SIZE": "256",
-        }
-        self.log = (home / "server.log").open("wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "leakage", "serve", "--port", str(self.port)],
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited {self.proc.returncode}; see {home}/server.log")
-            try:
-                if httpx.get(self.url + "/readyz", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError("server not ready in 120 s")
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
 
 
 class _RawClient:
@@ -232,51 +185,50 @@ def run() -> dict[str, Any]:
     bodies = _bodies(N_GAMES)
     warm, rest = bodies[:WARMUP], bodies[WARMUP:]
     phases = []
-    with tempfile.TemporaryDirectory(prefix="leakage-serve-") as tmp:
-        server = _Server(Path(tmp), index)
-        try:
-            rss_start = _rss_mb(server.proc.pid)
-            runs = [(b, c, n, False) for b, n in REQUESTS.items() for c in CONCURRENCY]
-            runs += [("cooccurrence", c, HTTPX_REQUESTS, True) for c in CONCURRENCY]
-            warmed: set[str] = set()
-            offset = 0  # each phase sends games no earlier phase sent
-            for backend, clients, n, use_httpx in runs:
-                if backend not in warmed:
-                    warmed.add(backend)
-                    asyncio.run(
-                        _load(server.url, warm, backend=backend, clients=8, requests=WARMUP,
-                              seconds=PHASE_SECONDS)
-                    )  # fmt: skip
-                load_before = _load_avg()
-                r = asyncio.run(
-                    _load(server.url, rest, backend=backend, clients=clients, requests=n,
-                          seconds=PHASE_SECONDS, use_httpx=use_httpx, offset=offset)
+    with (
+        tempfile.TemporaryDirectory(prefix="leakage-serve-") as tmp,
+        Server(Path(tmp), index, SETTINGS) as server,
+    ):
+        rss_start = _rss_mb(server.proc.pid)
+        runs = [(b, c, n, False) for b, n in REQUESTS.items() for c in CONCURRENCY]
+        runs += [("cooccurrence", c, HTTPX_REQUESTS, True) for c in CONCURRENCY]
+        warmed: set[str] = set()
+        offset = 0  # each phase sends games no earlier phase sent
+        for backend, clients, n, use_httpx in runs:
+            if backend not in warmed:
+                warmed.add(backend)
+                asyncio.run(
+                    _load(server.url, warm, backend=backend, clients=8, requests=WARMUP,
+                          seconds=PHASE_SECONDS)
                 )  # fmt: skip
-                offset += r["requests"]
-                r["load_avg_before"] = load_before
-                phases.append(r)
-                print(
-                    f"  {backend:<13}{r['client']:<6}{clients:>3} clients: "
-                    f"{r['throughput_rps']:>7,.0f} req/s, p50 {r['p50_ms']:.1f} ms, p95 "
-                    f"{r['p95_ms']:.1f} ms, p99 {r['p99_ms']:.1f} ms, {r['errors']} errors "
-                    f"({r['requests']} requests, load {load_before[0]})",
-                    flush=True,
-                )
-            print(f"  soak: {SOAK_REQUESTS:,} co-occurrence requests at {SOAK_CLIENTS} clients")
-            rss: list[tuple[int, float]] = [(0, _rss_mb(server.proc.pid))]
-
-            def sample(done: int) -> None:
-                if done % 1000 == 0:
-                    rss.append((done, round(_rss_mb(server.proc.pid), 1)))
-
-            soak = asyncio.run(
-                _load(server.url, rest, backend="cooccurrence", clients=SOAK_CLIENTS,
-                      requests=SOAK_REQUESTS, seconds=SOAK_SECONDS, on_progress=sample,
-                      offset=offset)
+            load_before = _load_avg()
+            r = asyncio.run(
+                _load(server.url, rest, backend=backend, clients=clients, requests=n,
+                      seconds=PHASE_SECONDS, use_httpx=use_httpx, offset=offset)
             )  # fmt: skip
-            rss_end = _rss_mb(server.proc.pid)
-        finally:
-            server.stop()
+            offset += r["requests"]
+            r["load_avg_before"] = load_before
+            phases.append(r)
+            print(
+                f"  {backend:<13}{r['client']:<6}{clients:>3} clients: "
+                f"{r['throughput_rps']:>7,.0f} req/s, p50 {r['p50_ms']:.1f} ms, p95 "
+                f"{r['p95_ms']:.1f} ms, p99 {r['p99_ms']:.1f} ms, {r['errors']} errors "
+                f"({r['requests']} requests, load {load_before[0]})",
+                flush=True,
+            )
+        print(f"  soak: {SOAK_REQUESTS:,} co-occurrence requests at {SOAK_CLIENTS} clients")
+        rss: list[tuple[int, float]] = [(0, _rss_mb(server.proc.pid))]
+
+        def sample(done: int) -> None:
+            if done % 1000 == 0:
+                rss.append((done, round(_rss_mb(server.proc.pid), 1)))
+
+        soak = asyncio.run(
+            _load(server.url, rest, backend="cooccurrence", clients=SOAK_CLIENTS,
+                  requests=SOAK_REQUESTS, seconds=SOAK_SECONDS, on_progress=sample,
+                  offset=offset)
+        )  # fmt: skip
+        rss_end = _rss_mb(server.proc.pid)
     first_k = next((mb for done, mb in rss if done >= 1000), rss[0][1])
     growth = rss_end - first_k
     soak.update(
