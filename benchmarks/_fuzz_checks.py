@@ -9,7 +9,10 @@ not already candidates, and the per-game totals (``LEAKAGE_MAX_GAME_CHARS``,
 ``LEAKAGE_MAX_GAME_COST``). The fuzz config lets a schema-valid transcript body be refused
 with a 422 on the three operations that read transcripts, and this check keeps that narrow:
 the refusal must be for one of those rules, inside the transcript, never for a query
-parameter or for the body as a whole (not UTF-8, not JSON, not an object).
+parameter or for the body as a whole (not UTF-8, not JSON, not an object). The one part
+that is not a transcript field is a job's multipart ``file``: the schema declares it
+binary with a UTF-8 ``encoding``, which schemathesis does not generate from, so its
+refusal as not UTF-8 or empty names the field ``file`` and passes.
 """
 
 from __future__ import annotations

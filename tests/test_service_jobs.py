@@ -496,6 +496,8 @@ def test_multipart_is_one_file_part_and_anything_else_is_a_documented_422(
         assert "Too many files" in assert_error(r, 422, "invalid_request", "body")["message"]
         r = api.post("/v1/jobs", content=b"x", headers={"content-type": "multipart/form-data"})
         assert_error(r, 422, "invalid_request", "body")
+        r = api.post("/v1/jobs", files={"file": (None, BATCH)})  # a field: curl -F 'file=<x'
+        assert "no filename" in assert_error(r, 422, "invalid_request", "file")["message"]
         r = api.post("/v1/jobs", files={"file": ("g.jsonl", b"\xff\n", "application/x-ndjson")})
         assert "not UTF-8" in assert_error(r, 422, "invalid_transcript", "file")["message"]
         r = api.post("/v1/jobs", files={"file": ("g.jsonl", b" \n", "application/x-ndjson")})
@@ -508,6 +510,7 @@ def test_multipart_is_one_file_part_and_anything_else_is_a_documented_422(
         body = api.get("/openapi.json").json()["paths"]["/v1/jobs"]["post"]["requestBody"]
         form = body["content"]["multipart/form-data"]["schema"]
         assert form["required"] == ["file"] and form["additionalProperties"] is False
+        assert form["properties"]["file"]["format"] == "binary"  # a file part, with a filename
         described = api.get("/openapi.json").json()["paths"]["/v1/jobs"]["post"]["responses"]
         assert "400" not in described
         assert "multipart" in described["422"]["description"]

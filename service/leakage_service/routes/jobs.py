@@ -139,6 +139,12 @@ async def _chunks(request: Request) -> AsyncIterator[bytes]:
         ) from None
     try:
         upload = form.get("file")
+        if isinstance(upload, str):
+            raise ServiceError(
+                422, "invalid_request",
+                "the 'file' part has no filename, so it is not read as a file; send it as one "
+                "(curl -F file=@logs.jsonl)", field="file",
+            )  # fmt: skip
         if not isinstance(upload, StarletteUploadFile):
             raise ServiceError(
                 422, "invalid_request", "a multipart upload needs a 'file' part", field="file"
@@ -296,11 +302,19 @@ _OBJECT_NOT_PATHS = {
                 "multipart/form-data": {
                     "schema": {
                         "type": "object",
-                        "properties": {"file": _TEXT},
+                        "properties": {
+                            "file": {
+                                "type": "string",
+                                "format": "binary",
+                                "description": "A file (with a filename) of UTF-8 text, not "
+                                "empty: JSONL, a JSON array or one JSON object. Otherwise a 422 "
+                                "naming the field file.",
+                            }
+                        },
                         "required": ["file"],
                         "additionalProperties": False,
                     },
-                    "encoding": {"file": {"contentType": "application/x-ndjson"}},
+                    "encoding": {"file": {"contentType": "application/x-ndjson; charset=utf-8"}},
                 },
                 "application/json": {
                     "schema": {
