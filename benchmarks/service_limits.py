@@ -39,6 +39,7 @@ SETTINGS = {
     "LEAKAGE_PRELOAD": "cooccurrence",
     "LEAKAGE_BACKENDS": "cooccurrence",
     "LEAKAGE_REPORT_CACHE_BYTES": "0",
+    "LEAKAGE_API_KEYS": None,  # the benchmark sends no key
 }
 
 

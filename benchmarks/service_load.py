@@ -48,6 +48,7 @@ SETTINGS = {  # the server's: report cache off, so that every request is scored
     "LEAKAGE_PRELOAD": "cooccurrence,embedding",
     "LEAKAGE_REPORT_CACHE_BYTES": "0",
     "LEAKAGE_QUEUE_SIZE": "256",
+    "LEAKAGE_API_KEYS": None,  # the benchmark sends no key
 }
 
 

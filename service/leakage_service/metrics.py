@@ -73,7 +73,9 @@ class Metrics:
             "leakage_queue_rejected", "Requests turned away because the queue was full.", registry=r
         )
         self.rate_limited = Counter(
-            "leakage_rate_limited", "Requests refused by the per-key rate limit.", registry=r
+            "leakage_rate_limited",
+            "Requests refused (429) by the rate limit or the failed-authentication limit.",
+            registry=r,
         )
 
     def watch_jobs(self, counts: Callable[[], dict[str, int]]) -> None:
