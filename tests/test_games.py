@@ -137,15 +137,40 @@ def test_invalid_moves_are_recorded_not_raised(clue, vote, guess, phase, reason)
     assert outcomes["invalid"] >= 1
 
 
-def test_saying_the_secret_is_invalid():
-    t = play_chameleon(
-        {
-            "non-chameleon": scripted(lambda o: o.secret or "x"),
-            "chameleon": scripted(lambda o: "x"),
-        },
-        seed=0,
-        cards=SPORTS,
-    )
+def secret_of(seed: int) -> str:
+    from leakage.games import ChameleonGame
+
+    game = ChameleonGame(cards=SPORTS)
+    game.reset(seed)
+    return game.secret
+
+
+def test_saying_the_secret_is_allowed_by_default_and_invalid_under_forbid_secret():
+    """Karabag & Topcu (section 3.2) let a player say the secret; the old rule is an option."""
+
+    def says_secret(o):
+        if o.phase == "vote":
+            return next(p for p in o.players if p != o.player)
+        return o.secret
+
+    def chameleon(o):
+        said = [c for p, c in o.clues if p != o.player]
+        if o.phase == "vote":
+            return next(p for p in o.players if p != o.player)
+        return said[0] if said else "pass"  # repeats the secret when it has heard it
+
+    agents = {"non-chameleon": scripted(says_secret), "chameleon": scripted(chameleon)}
+    one_word = [s for s in range(40) if " " not in secret_of(s)][:6]
+    for seed in one_word:
+        t = play_chameleon(agents, seed=seed, cards=SPORTS)
+        assert t.meta["outcome"] != "invalid" and t.meta["forbid_secret"] is False
+        honest = [x.text for x in t.turns if x.player not in t.chameleons()]
+        assert set(honest) == {t.secret}
+        if t.meta["caught"]:
+            assert t.meta["outcome"] == "chameleon_guessed"
+    t = play_chameleon(agents, seed=one_word[0], cards=SPORTS,
+                       config=ChameleonConfig(forbid_secret=True))  # fmt: skip
+    assert t.meta["outcome"] == "invalid" and t.meta["forbid_secret"] is True
     assert t.meta["invalid"]["reason"] == "said the secret word"
 
 

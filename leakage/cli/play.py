@@ -61,6 +61,12 @@ def play(
     ] = None,
     players: Annotated[int | None, typer.Option(help="Players (default 4 / 5).")] = None,
     candidates: Annotated[int, typer.Option(help="Chameleon: candidates K per game.")] = 16,
+    forbid_secret: Annotated[
+        bool,
+        typer.Option(
+            help="Chameleon: saying the secret is an invalid move (Karabag & Topcu allow it)."
+        ),
+    ] = False,
     spies: Annotated[int, typer.Option(help="SpyGame: number of spies.")] = 1,
     rounds: Annotated[int, typer.Option(help="SpyGame: round limit.")] = 6,
     roles_known: Annotated[
@@ -107,7 +113,10 @@ def play(
     engine: ChameleonGame | SpyGame
     if game is GameKind.chameleon:
         engine = ChameleonGame(
-            ChameleonConfig(n_players=players or 4, n_candidates=candidates), agents=names
+            ChameleonConfig(
+                n_players=players or 4, n_candidates=candidates, forbid_secret=forbid_secret
+            ),
+            agents=names,
         )
     else:
         engine = SpyGame(

@@ -9,10 +9,16 @@ for another player; the most-voted is accused, a tie broken by a randomly drawn 
 - ``chameleon_unidentified``: a non-chameleon was accused; the chameleon wins;
 - ``chameleon_guessed``: the chameleon was caught and guessed the secret; it wins;
 - ``chameleon_caught``: caught, wrong guess; the non-chameleons win;
-- ``invalid``: a player answered something the rules do not allow (more than one word, the
-  secret itself, a vote for itself or for nobody, a guess that is not a candidate). The game
-  stops there; ``meta.invalid`` says who, in which phase, why and what was said. Karabag &
-  Topcu report about 5% such games with LLM players; they are counted, not raised.
+- ``invalid``: a player answered something the rules do not allow (more than one word, a
+  vote for itself or for nobody, a guess that is not a candidate; the secret itself only
+  under ``forbid_secret``). The game stops there; ``meta.invalid`` says who, in which phase,
+  why and what was said. Karabag & Topcu report about 5% such games with LLM players; they
+  are counted, not raised.
+
+Saying the secret is allowed by default, as in Karabag & Topcu (section 3.2: "they can
+directly say the secret word not to be misidentified, but it may result in the chameleon
+inferring the secret word"); ``ChameleonConfig(forbid_secret=True)`` makes it an invalid
+move instead (the house rule of some tables, and this engine's rule before).
 
 The game loop is ``reset(seed)``, ``observation`` and ``step(text)``; :func:`play_chameleon`
 runs it with one agent per role. Everything random comes from ``numpy.random.default_rng``
@@ -51,8 +57,9 @@ class ChameleonConfig:
     n_players: int = 4
     n_candidates: int = 16
     """K: the card's words are sampled down to this many (all of them when the card has K)."""
-    forbid_secret: bool = True
-    """Saying the secret word itself (whoever says it) is an invalid move."""
+    forbid_secret: bool = False
+    """Saying the secret word itself (whoever says it) is an invalid move. Off by default:
+    Karabag & Topcu (section 3.2) let a player say it, at the cost of telling the chameleon."""
 
     def __post_init__(self) -> None:
         if self.n_players < 3:
@@ -217,6 +224,7 @@ class ChameleonGame:
             "tally": self.vote_info,
             "n_players": self.config.n_players,
             "n_candidates": self.config.n_candidates,
+            "forbid_secret": self.config.forbid_secret,
         }
         if self.invalid is not None:
             data["invalid"] = self.invalid.as_dict()
