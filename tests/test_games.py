@@ -249,7 +249,7 @@ def test_spygame_gu_et_al_defaults(tables):
     assert max(e.round for e in a.eliminations) <= 6 if a.eliminations else True
     parse_transcript(json.loads(dump(a)))
     m = game_metrics(a)
-    assert m["self_detection_rate"] is not None and m["notice_rate"] is not None
+    assert m["self_detection_rate"] is not None and m["civilian_suspect_accuracy"] is not None
 
 
 def test_spygame_undercover_variant_and_invalid_moves(tables):
@@ -321,14 +321,14 @@ def test_metrics_of_the_ck_arena_logs(shared_data: Path):
     assert good and not bad
     rows = {r.metric: r for r in metrics_table(good, n_boot=200)["spygame"]}
     # what the logs cannot support is said, not invented
-    for name in ("notice_rate", "self_detection_rate", "guess_success"):
+    for name in ("notice_rate", "self_detection_rate", "self_awareness", "reasoning"):
         assert rows[name].value is None and rows[name].reason
     # what they can is computed from their fields: check two by hand
     winners = [t.meta["winner_role"] for t in good]
     assert rows["civilian_win_rate"].value == pytest.approx(winners.count("civilian") / len(good))
     civ_votes = [(t, v) for t in good for v in t.votes if t.player(v.voter).role == "civilian"]
     hits = sum(v.target in t.spies() for t, v in civ_votes)
-    assert rows["accusation_rate"].value == pytest.approx(hits / len(civ_votes))
+    assert rows["vote_rate"].value == pytest.approx(hits / len(civ_votes))
     assert rows["caught_rate"].ci_low <= rows["caught_rate"].value <= rows["caught_rate"].ci_high
     credits = credit_win_rates(good)
     total = sum(c["credits"] for c in credits.values())
