@@ -21,12 +21,13 @@ from leakage.games.agents import (
     ServiceOracle,
     SpyLLMAgent,
     SpyPrompts,
+    TableOracle,
 )
 from leakage.games.agents.llm import extract_answer
 from leakage.llm import OpenAICompatibleClient
 from leakage.transcripts import parse_transcript
 from tests.fakes.openai_api import MODEL, FakeOpenAI
-from tests.games_support import SPORTS, tables_fixture  # noqa: F401  (fixture)
+from tests.games_support import SPORTS, scripted, tables_fixture  # noqa: F401  (fixture)
 
 
 def test_extract_answer():
@@ -124,10 +125,50 @@ def test_leakage_aware_keeps_the_adversary_under_budget(tables, cooccurrence):
         leak_reveal = oracle.posteriors([_one_clue(card, secret, reveal(obs))])[0][secret]
         assert leak_aware <= leak_reveal + 1e-9
         assert leak_aware == pytest.approx(choice["leak"][i])
+        # the library scores as the posterior chameleon infers (the factory's oracle)
+        table_view = TableOracle(tables).posteriors([one])[0]
+        assert table_view == pytest.approx(oracle.posteriors([one])[0])
     assert feasible >= 3
     t = play_chameleon({"non-chameleon": aware, "chameleon": PosteriorChameleon(tables)},
                        seed=3, cards=SPORTS)  # fmt: skip
     assert t.meta["outcome"] != "invalid"
+
+
+def test_leakage_aware_budget_holds_against_the_chameleon_that_plays(tables):
+    """docs/games.md: the posterior chameleon's P(secret) when it guesses is within the
+    budget in every game whose last non-chameleon speaker kept it, and that speaker kept it
+    in at least the share of games the docs state. (The agent once scored every clue said,
+    the chameleon's too, and held P(secret) 0.41 on average over a 0.25 budget.)"""
+    from leakage.games.agents.posterior import heard_posterior
+
+    budget, kept_share = 0.25, 1.0  # docs/games.md, "The leakage-aware non-chameleon"
+    aware = LeakageAwareAgent(tables, budget=budget)
+    cham = PosteriorChameleon(tables)
+    said: dict[str, float] = {}
+
+    def recorded(obs):
+        clue = aware(obs)
+        if obs.phase == "clue":
+            choice = aware.last_choice
+            said[obs.player] = choice["leak"][choice["proposals"].index(clue)]
+        return clue
+
+    kept, over = [], []
+    for seed in range(24):
+        said.clear()
+        t = play_chameleon({"non-chameleon": scripted(recorded), "chameleon": cham},
+                           seed=seed, cards=SPORTS)  # fmt: skip
+        assert t.meta["outcome"] != "invalid"
+        chameleon = next(p.id for p in t.players if p.role == "chameleon")
+        heard = [x for x in t.turns if x.player != chameleon]
+        post = heard_posterior(tables.get(t.candidates, t.category), [x.text for x in heard])
+        p_secret = post[t.candidates.index(t.secret)]
+        # what the last speaker measured for the true chameleon is what that chameleon holds
+        assert said[heard[-1].player] >= p_secret - 1e-12
+        kept.append(said[heard[-1].player] <= budget)
+        over.append(p_secret > budget)
+    assert not any(k and o for k, o in zip(kept, over, strict=True)), (kept, over)
+    assert np.mean(kept) >= kept_share
 
 
 def _one_clue(card, secret, clue):

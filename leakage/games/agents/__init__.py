@@ -13,6 +13,7 @@ from leakage.games.agents.leakage_aware import (
     LeakageOracle,
     LibraryOracle,
     ServiceOracle,
+    TableOracle,
 )
 from leakage.games.agents.llm import ChameleonLLMAgent, ChameleonPrompts, SpyLLMAgent, SpyPrompts
 from leakage.games.agents.posterior import PosteriorChameleon
@@ -42,6 +43,7 @@ __all__ = [
     "ServiceOracle",
     "SpyLLMAgent",
     "SpyPrompts",
+    "TableOracle",
     "build_table",
     "clue_vocabulary",
     "parse_spec",

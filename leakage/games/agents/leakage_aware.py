@@ -1,30 +1,48 @@
 """The leakage-aware non-chameleon: it asks what each clue would leak before saying it.
 
-For each proposal (up to ``proposals`` recognisable clues of the card's table, from the
-secret's strongest to its weakest associates, or an LLM's proposals through ``proposer``),
-an *oracle* returns the posterior an adversary would hold after the transcript so far plus
-that clue. The agent keeps the proposals that
+The adversary is the chameleon that plays: it hears every clue but its own and infers the
+secret from them (the posterior chameleon, :mod:`leakage.games.agents.posterior`). The
+speaker does not know who the chameleon is, so for each proposal (up to ``proposals``
+recognisable clues of the card's table, from the secret's strongest to its weakest
+associates, or an LLM's proposals through ``proposer``) it asks an *oracle* for the
+posterior the chameleon would hold after the clues said so far plus that clue, once for
+every other player that could be the chameleon (that player's clue left out; a player yet
+to speak hears them all), and counts the worst of them. It keeps the proposals that
 
-1. leave the adversary's probability of the secret at most ``budget``,
+1. leave the adversary's probability of the secret at most ``budget`` whoever the
+   chameleon is,
 2. are more likely under the secret than under the other candidates on their own, so the
    fellow players, who know the secret, can still recognise the clue: by default more
    likely than under the *average* other candidate (``recognise="mean"``); ``"max"``
    asks for more likely than under *every* other candidate, and
 3. with ``hide_top=True`` (default), do not make the secret the adversary's most probable
-   candidate,
+   candidate, whoever the chameleon is,
 
 and says the one with the widest recognition margin. When none meets all three it drops
 the third, then the first; failing those it says the proposal that leaks least.
+
+What that guarantees: the chameleon's posterior after all clues is the one the last
+non-chameleon to speak computed for the true chameleon (the chameleon's own clue never
+counts, and nobody speaks after the last non-chameleon but, possibly, the chameleon). So
+whenever that speaker kept condition 1, the chameleon's P(secret) when it guesses is at most
+``budget``, provided the oracle infers as the chameleon does: the default
+:class:`TableOracle` runs the posterior chameleon's own inference on the same association
+tables. (An earlier version scored the hypothetical transcript with every clue said,
+the chameleon's too: the chameleon's decoy clue diluted the secret, so the agent believed
+itself under budget while the real adversary held P(secret) 0.41 on average.)
 
 Why not ``"max"`` and no third condition, the literal reading: a clue whose most likely
 reading is the secret makes the secret the maximum-posterior guess, so a chameleon that
 guesses the maximum posterior is right whatever the budget; in the 200-game tournament of
 docs/games.md that agent never won against the posterior chameleon.
 
-Oracles: :class:`LibraryOracle` scores the hypothetical transcript with
+Oracles: :class:`TableOracle` (default) is the posterior chameleon's inference;
+:class:`LibraryOracle` scores the hypothetical transcript with
 :func:`leakage.scoring.score_transcript`; :class:`ServiceOracle` sends it to a running
 ``leakage`` service (``POST {base_url}/v1/score``, body ``leakage.transcript/1``) and reads
-the report's posterior. This is the feedback loop the service exists for.
+the report's posterior. This is the feedback loop the service exists for. Each
+hypothetical transcript marks the players whose clues the chameleon hears as
+non-chameleons, so both score exactly those clues.
 """
 
 from __future__ import annotations
@@ -39,6 +57,7 @@ from leakage.errors import LLMError
 from leakage.games._types import ChameleonObservation
 from leakage.games.agents._association import AssociationTables, gives_away
 from leakage.games.agents._common import TableAgent, vote_least_associated
+from leakage.games.agents.posterior import heard_posterior
 from leakage.transcripts import ChameleonTranscript
 
 
@@ -48,6 +67,23 @@ class LeakageOracle(Protocol):
     def posteriors(self, transcripts: Sequence[ChameleonTranscript]) -> list[dict[str, float]]:
         """The final posterior of each transcript (candidate -> probability)."""
         ...
+
+
+class TableOracle:
+    """The posterior chameleon's inference: its association tables, the non-chameleons'
+    clues, a uniform prior (:func:`~leakage.games.agents.posterior.heard_posterior`)."""
+
+    def __init__(self, tables: AssociationTables) -> None:
+        self.tables = tables
+
+    def posteriors(self, transcripts: Sequence[ChameleonTranscript]) -> list[dict[str, float]]:
+        out = []
+        for t in transcripts:
+            table = self.tables.get(t.candidates, t.category)
+            hidden = {p.id for p in t.players if p.role == "chameleon"}
+            post = heard_posterior(table, [x.text for x in t.turns if x.player not in hidden])
+            out.append(dict(zip(table.candidates, post.tolist(), strict=True)))
+        return out
 
 
 class LibraryOracle:
@@ -108,12 +144,20 @@ class ServiceOracle:
 Proposer = Callable[[ChameleonObservation], list[str]]
 
 
-def _hypothetical(obs: ChameleonObservation, clue: str) -> ChameleonTranscript:
-    """The transcript so far plus ``clue``, as the adversary would score it: every clue said
-    counts (the speaker cannot tell who the chameleon is); a silent placeholder holds the
-    chameleon role the format requires."""
-    spoken = [*obs.clues, (obs.player, clue)]
-    ids = list(dict.fromkeys(p for p, _ in spoken))
+def adversary_views(obs: ChameleonObservation, clue: str) -> list[tuple[tuple[str, str], ...]]:
+    """The clues the chameleon would have heard once ``clue`` is said, one view per other
+    player it could be (views that coincide kept once): that player's clue left out."""
+    spoken = (*obs.clues, (obs.player, clue))
+    views = (tuple(pc for pc in spoken if pc[0] != q) for q in obs.players if q != obs.player)
+    return list(dict.fromkeys(views))
+
+
+def _hypothetical(
+    obs: ChameleonObservation, heard: Sequence[tuple[str, str]]
+) -> ChameleonTranscript:
+    """A transcript of the clues an adversary heard, their speakers marked non-chameleons; a
+    silent placeholder holds the chameleon role the format requires."""
+    ids = list(dict.fromkeys(p for p, _ in heard))
     players = [{"id": p, "role": "non-chameleon"} for p in ids]
     players.append({"id": "?adversary", "role": "chameleon"})
     return ChameleonTranscript.model_validate(
@@ -121,7 +165,7 @@ def _hypothetical(obs: ChameleonObservation, clue: str) -> ChameleonTranscript:
             "game": "chameleon",
             "id": "hypothetical",
             "players": players,
-            "turns": [{"player": p, "text": c} for p, c in spoken],
+            "turns": [{"player": p, "text": c} for p, c in heard],
             "category": obs.category,
             "candidates": list(obs.candidates),
             "secret": obs.secret,
@@ -137,7 +181,7 @@ class LeakageAwareAgent(TableAgent):
     def __init__(
         self,
         tables: AssociationTables,
-        oracle: LeakageOracle,
+        oracle: LeakageOracle | None = None,
         *,
         budget: float = 0.25,
         proposals: int = 24,
@@ -152,12 +196,13 @@ class LeakageAwareAgent(TableAgent):
             raise ValueError(f"recognise is 'mean' or 'max', got {recognise!r}")
         self.recognise = recognise
         self.hide_top = hide_top
-        self.oracle = oracle
+        self.oracle: LeakageOracle = oracle if oracle is not None else TableOracle(tables)
         self.budget = budget
         self.proposals = proposals
         self.proposer = proposer
         self.last_choice: dict[str, Any] | None = None
-        """What the last clue decision saw: proposals, leak, margin (for tests and logs)."""
+        """What the last clue decision saw: proposals, worst-case leak and top flag over the
+        adversary views, margin, the chosen clue and whether it kept the budget."""
 
     def _margin(self, rows: np.ndarray, s: int) -> np.ndarray:
         """log P(clue | secret) minus the mean (or the largest) log P(clue | other)."""
@@ -188,9 +233,15 @@ class LeakageAwareAgent(TableAgent):
         if obs.phase == "vote":
             return vote_least_associated(obs, table, secret)
         clues = self._proposals(obs) or list(table.clues[:1])
-        posts = self.oracle.posteriors([_hypothetical(obs, c) for c in clues])
-        leak = np.array([p.get(secret, 1.0) for p in posts])
-        top = np.array([bool(p) and max(p, key=p.__getitem__) == secret for p in posts])
+        views = [adversary_views(obs, c) for c in clues]
+        posts = self.oracle.posteriors([_hypothetical(obs, v) for vs in views for v in vs])
+        leak, top = np.zeros(len(clues)), np.zeros(len(clues), dtype=bool)
+        at = 0
+        for i, vs in enumerate(views):
+            for p in posts[at : at + len(vs)]:
+                leak[i] = max(leak[i], p.get(secret, 1.0))
+                top[i] |= not p or max(p, key=p.__getitem__) == secret
+            at += len(vs)
         margin = self._margin(table.rows(clues), table.column(secret))
         under, known = leak <= self.budget, margin > 0
         hidden = ~top if self.hide_top else np.ones_like(top)
@@ -202,9 +253,11 @@ class LeakageAwareAgent(TableAgent):
             i = int(np.argmin(leak))
         self.last_choice = {
             "proposals": clues,
+            "views": len(views[i]),
             "leak": leak.tolist(),
             "top": top.tolist(),
             "margin": margin.tolist(),
             "chosen": clues[i],
+            "under_budget": bool(under[i]),
         }
         return clues[i]

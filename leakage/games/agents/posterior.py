@@ -9,9 +9,14 @@ outside the table's vocabulary (an LLM's) are scored the same way.
 Clue: with no clue said before it, the most uninformative vocabulary clue (as a concealing
 player would); otherwise the strongest associate of the current most probable word, i.e. it
 imitates a revealing player. Vote: the player whose clue points least to that word.
+
+:func:`heard_posterior` is its inference on its own; the leakage-aware non-chameleon's
+default oracle calls it too, so that agent measures leakage against this adversary exactly.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -21,6 +26,13 @@ from leakage.games.agents._common import TableAgent, pick, vote_least_associated
 from leakage.posterior import entropy_bits, posterior_trace
 
 
+def heard_posterior(table: AssociationTable, clues: Sequence[str]) -> np.ndarray:
+    """P(candidate | ``clues``) from the table's log-likelihoods, uniform prior."""
+    if not clues:
+        return np.full(len(table.candidates), 1.0 / len(table.candidates))
+    return posterior_trace(table.rows(clues)).posterior[-1]
+
+
 class PosteriorChameleon(TableAgent):
     """Chameleon: imitates the most probable word and guesses the maximum posterior."""
 
@@ -28,10 +40,7 @@ class PosteriorChameleon(TableAgent):
 
     def posterior(self, obs: ChameleonObservation, table: AssociationTable) -> np.ndarray:
         """P(candidate | the other players' clues so far), uniform prior."""
-        clues = [c for p, c in obs.clues if p != obs.player]
-        if not clues:
-            return np.full(len(table.candidates), 1.0 / len(table.candidates))
-        return posterior_trace(table.rows(clues)).posterior[-1]
+        return heard_posterior(table, [c for p, c in obs.clues if p != obs.player])
 
     def __call__(self, obs: ChameleonObservation, /) -> str:
         table = self.table(obs)
