@@ -75,9 +75,9 @@ G1 = _spy(
         "roles_known": False,
         "reflections": [
             _refl(1, "1", "civilian", "5", thinks={"2": "4"}),
-            _refl(1, "2", "civilian", "4"),
+            _refl(1, "2", "civilian", "4", other_word="Moon"),
             _refl(1, "5", "civilian", "4", other_word="Sun"),
-            _refl(2, "1", "spy", "5"),
+            _refl(2, "1", "spy", "5", other_word="star"),
             _refl(2, "5", "spy", "2", thinks={"1": "5", "3": "2"}),
             _refl(3, "5", "civilian", "1"),
         ],
@@ -241,6 +241,43 @@ def test_magic_chameleon_side_by_hand():
     assert rows["deception"].value == pytest.approx(2 / 3 + 0.25 * 1 / 2)
     assert rows["deception"].ci_low <= rows["deception"].value <= rows["deception"].ci_high
     assert rows["reasoning"].value is None  # no reflections in these games
+
+
+def test_the_projects_own_metrics_by_hand():
+    # G3: civilians a b c d, spies x y; no winner recorded.
+    #   round 1: a->b b->a c->b d->x x->b y->b     b (a civilian) voted out
+    #   round 2: a->x c->x d->x x->a y->a          x voted out
+    g = _spy("g3", "xy", "abcd",
+             [(1, "a", "b"), (1, "b", "a"), (1, "c", "b"), (1, "d", "x"), (1, "x", "b"),
+              (1, "y", "b"), (2, "a", "x"), (2, "c", "x"), (2, "d", "x"), (2, "x", "a"),
+              (2, "y", "a")],
+             [("b", 1), ("x", 2)], {})  # fmt: skip
+    m = game_metrics(g)
+    # civilians' plurality: round 1 b (2 of 4), a civilian; round 2 x (3 of 3) -> 1 / 2
+    assert m["civilian_plurality_on_spy"] == (1, 2)
+    # rounds with a spy in: both; no spy out in round 1, x out in round 2 -> 1 / 2
+    assert m["spy_safe_round_rate"] == (1, 2)
+    # mean over rounds of the entropy of all votes: round 1 b:4 a:1 x:1, round 2 x:3 a:2
+    h1 = -(4 / 6 * math.log2(4 / 6) + 2 * (1 / 6) * math.log2(1 / 6))
+    h2 = -(0.6 * math.log2(0.6) + 0.4 * math.log2(0.4))
+    assert m["round_vote_entropy_bits"] == pytest.approx((h1 + h2, 2))
+    # votes at spies / votes: round 1 d->x, round 2 three -> 4 / 11
+    assert m["spy_vote_share"] == (4, 11)
+    # eliminations that hit a civilian: b of b, x -> 1 / 2; spies out: x of x, y -> 1 / 2
+    assert m["civilian_elimination_rate"] == (1, 2)
+    assert m["spy_elimination_rate"] == (1, 2)
+    # rounds taken part in (2 rounds played): civilians 2 + 1 + 2 + 2, spies 2 + 2
+    assert m["player_rounds_civilian"] == (7, 4) and m["player_rounds_spy"] == (4, 2)
+    assert m["civilian_win_rate"] is None  # no winner recorded
+    assert game_metrics(G2)["civilian_win_rate"] == (0.0, 1.0)
+    # G1's reflections: civilians' suspects 1:5 ✓ 2:4 ✗ 1:5 ✓ -> 2 / 3; other words: the spy
+    # names "Sun" (civilians' word) -> 1 / 1; civilians "Moon" ✓ "star" ✗ -> 1 / 2
+    m1 = game_metrics(G1)
+    assert m1["civilian_suspect_accuracy"] == (2, 3)
+    assert m1["spy_word_inference"] == (1, 1)
+    assert m1["civilian_word_inference"] == (1, 2)
+    # the spy's stated roles: civilian, spy, civilian -> 1 "spy" of 3
+    assert m1["spy_self_report_rate"] == (1, 3)
 
 
 def test_turnout_does_not_owe_votes_from_eliminated_players():
