@@ -214,15 +214,24 @@ def test_scripted_strategies_differ_as_the_theory_says(tables):
 
 
 def test_amb_keeps_an_ambiguity_set(tables):
-    t = play_chameleon({"non-chameleon": AmbiguousAgent(tables),
-                        "chameleon": PosteriorChameleon(tables)}, seed=2, cards=SPORTS)  # fmt: skip
-    table = tables.get(SPORTS[0].words)
-    honest = [x.text for x in t.turns if x.player not in t.chameleons()]
-    loglik = table.rows(honest).sum(axis=0)
-    p = np.exp(loglik - loglik.max())
-    p /= p.sum()
-    assert p[table.column(t.secret)] < 0.9  # never a give-away
-    assert t.meta["outcome"] != "invalid"
+    """π_amb's clues eliminate groups without the secret until someone breaks the code (the
+    posterior chameleon, which says association words), then they are null; that player is
+    voted out."""
+    from leakage.games.agents.scripted import amb_groups
+
+    config = ChameleonConfig(n_candidates=15)
+    for seed in range(6):
+        t = play_chameleon({"non-chameleon": AmbiguousAgent(),
+                            "chameleon": PosteriorChameleon(tables)}, seed=seed, cards=SPORTS,
+                           config=config)  # fmt: skip
+        assert t.meta["outcome"] != "invalid" and t.meta["caught"]
+        groups = amb_groups(tuple(t.candidates), 4)
+        words = {"-".join(w.split()): g for g, ws in enumerate(groups) for w in ws}
+        secret = next(g for g, ws in enumerate(groups) if t.secret in ws)
+        said = [x.text for x in t.turns]
+        c = [x.player for x in t.turns].index(next(iter(t.chameleons())))
+        assert all(words[w] != secret for w in said[:c])  # the secret's group stays
+        assert len({words[w] for w in said[:c]}) == c and set(said[c + 1 :]) <= {"null"}
 
 
 # -- SpyGame ---------------------------------------------------------------------------

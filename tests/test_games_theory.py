@@ -159,3 +159,120 @@ def test_amb_simulation_agrees_with_the_closed_form(n, seed):
     assert abs(r.caught_rate - sum(1 / j for j in range(1, n + 1)) / n) < 4 * math.sqrt(
         0.25 / games
     )
+
+
+# -- the propositions played on real cards (``leakage play``) -------------------------
+
+
+def _obs(phase, player, clues, *, secret=None, players=("p1", "p2", "p3", "p4"), seed=0):
+    from leakage.games._types import ChameleonObservation
+
+    return ChameleonObservation(
+        phase=phase, player=player, role="chameleon" if secret is None else "non-chameleon",
+        category="Letters", candidates=tuple("abcdefghijklmno"), secret=secret,
+        players=players, clues=tuple(clues), seed=seed,
+    )  # fmt: skip
+
+
+def test_amb_agent_plays_the_papers_code():
+    """K = 15, N = 4: groups abc, def, ghi, jkl, mno; a clue names a group by one word."""
+    from leakage.games.agents import AmbiguousAgent
+    from leakage.games.agents.scripted import amb_groups
+
+    amb = AmbiguousAgent()
+    assert amb_groups(tuple("abcdefghijklmno"), 4)[1] == ("d", "e", "f")
+    assert [len(g) for g in amb_groups(tuple("abcdefghijklmnop"), 4)] == [4, 3, 3, 3, 3]
+    # secret e (group 1); p1 named group 0: p2 names a new group, never 0 or 1
+    for seed in range(20):
+        clue = amb(_obs("clue", "p2", [("p1", "a")], secret="e", seed=seed))
+        assert clue in tuple("ghijklmno")
+    # p2 named the secret's group (inconsistent): p3 says null and votes for p2
+    assert amb(_obs("clue", "p3", [("p1", "a"), ("p2", "f")], secret="e")) == "null"
+    said = [("p1", "a"), ("p2", "f"), ("p3", "null"), ("p4", "null")]
+    assert amb(_obs("vote", "p3", said, secret="e")) == "p2"
+    # a word that names no group, or a group named before, is inconsistent too
+    assert amb(_obs("vote", "p4", [("p1", "a"), ("p2", "ball")], secret="e")) == "p2"
+    assert amb(_obs("vote", "p4", [("p1", "a"), ("p2", "b")], secret="e")) == "p2"
+    # nobody inconsistent: vote for player 1 (player 1 itself: player 2)
+    consistent = [("p1", "a"), ("p2", "g"), ("p3", "j"), ("p4", "m")]
+    assert amb(_obs("vote", "p3", consistent, secret="e")) == "p1"
+    assert amb(_obs("vote", "p1", consistent, secret="e")) == "p2"
+    # the chameleon caught after nulls guesses in its own group; first and consistent: in
+    # the group nobody named
+    for seed in range(10):
+        assert amb(_obs("guess", "p1", [("p1", "d"), ("p2", "null")], seed=seed)) in "def"
+        assert amb(_obs("guess", "p1", consistent, seed=seed)) in "def"
+        assert amb(_obs("guess", "p3", consistent, seed=seed)) in "jkl"
+        assert amb(_obs("clue", "p3", consistent[:2], seed=seed)) in "defjklmno"
+
+
+def test_copying_chameleon_copies_or_answers_as_the_strategy_would():
+    from leakage.games.agents import CopyingChameleon, TrivialAgent
+    from tests.games_support import scripted
+
+    trivial = CopyingChameleon(TrivialAgent())
+    assert trivial(_obs("clue", "p1", [])) == "null"  # first: as the strategy would
+    assert trivial(_obs("vote", "p1", [])) == "p2"  # votes as the strategy: player 1's
+    assert trivial(_obs("vote", "p3", [])) == "p1"
+    # a strategy that names the secret's neighbour: first, it answers for a random word;
+    # later, it copies an earlier clue; caught, it guesses the word the clues match
+    shift = scripted(lambda o: "abcdefghijklmno"[("abcdefghijklmno".index(o.secret) + 1) % 15])
+    copy = CopyingChameleon(shift)
+    assert {copy(_obs("clue", "p1", [], seed=s)) for s in range(40)} == set("abcdefghijklmno")
+    assert copy(_obs("clue", "p3", [("p1", "h"), ("p2", "h")])) == "h"
+    assert copy(_obs("guess", "p3", [("p1", "h"), ("p2", "h"), ("p3", "h"), ("p4", "h")])) == "g"
+
+
+def _play(args, default_index, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from leakage.cli import app
+
+    out = tmp_path / "games.jsonl"
+    cmd = ["play", "chameleon", *args, "--seed", "0", "-o", str(out), "--index", str(default_index)]
+    r = CliRunner().invoke(app, cmd)
+    assert r.exit_code == 0, r.output
+    return [json.loads(line)["meta"] for line in out.read_text().splitlines()]
+
+
+def test_leakage_play_reproduces_the_trivial_rate_and_proposition_1(default_index, tmp_path):
+    """Trivial non-chameleons against the copying chameleon: (1/N)(1 - 1/K) = 0.234 for
+    N = 4, K = 16, under Proposition 1's bound 1/N (α = 0: the same answer for every secret)."""
+    games = 1_500
+    metas = _play(["--agents", "non-chameleon=trivial,chameleon=copy", "--games", str(games)],
+                  default_index, tmp_path)  # fmt: skip
+    win = np.mean([m["winner_role"] == "non-chameleon" for m in metas])
+    exact = T.trivial_win_rate(4, 16)
+    assert abs(win - exact) < 4 * math.sqrt(exact * (1 - exact) / games)
+    caught = np.mean([m["caught"] for m in metas])
+    assert abs(caught - 1 / 4) < 4 * math.sqrt(1 / 4 * 3 / 4 / games)
+    assert win <= T.concealing_bound(4, 16, 0.0)
+
+
+def test_leakage_play_reproduces_proposition_3(default_index, tmp_path):
+    """π_amb against its best chameleon on real cards, K = 15 = l(N+1) with l = 3: the
+    paper's exact H_N/N (l-1)/l = 0.3472 (caught H_N/N = 0.521), above the bound 0.335."""
+    games = 1_500
+    args = ["--agents", "non-chameleon=amb,chameleon=amb", "--candidates", "15"]
+    metas = _play([*args, "--games", str(games)], default_index, tmp_path)
+    assert all(m["outcome"] != "invalid" for m in metas)
+    win = np.mean([m["winner_role"] == "non-chameleon" for m in metas])
+    exact = T.amb_win_rate(4, 3)
+    assert abs(win - exact) < 4 * math.sqrt(exact * (1 - exact) / games)
+    caught, p = np.mean([m["caught"] for m in metas]), (1 + 1 / 2 + 1 / 3 + 1 / 4) / 4
+    assert abs(caught - p) < 4 * math.sqrt(p * (1 - p) / games)
+    assert win > T.amb_bound(4, 3) - 4 * math.sqrt(exact * (1 - exact) / games)
+
+
+def test_the_copy_chameleon_is_built_knowing_the_non_chameleons_agent():
+    from leakage.errors import InvalidInput
+    from leakage.games.agents import AgentFactory, CopyingChameleon, TrivialAgent
+
+    factory = AgentFactory(backend=object())
+    agents = factory.agents("chameleon", "non-chameleon=trivial,chameleon=copy")
+    assert isinstance(agents["chameleon"], CopyingChameleon)
+    assert isinstance(agents["chameleon"].imitate, TrivialAgent)
+    with pytest.raises(InvalidInput, match="imitates the non-chameleons' agent"):
+        factory.build("chameleon", "copy")

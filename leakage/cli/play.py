@@ -50,7 +50,8 @@ def play(
         str | None,
         typer.Option(
             help="One agent per role, e.g. non-chameleon=revealing,chameleon=posterior "
-            "(chameleon: revealing, concealing, amb, leakage-aware, posterior, random; "
+            "(chameleon game: non-chameleon revealing, concealing, amb, trivial, leakage-aware; "
+            "chameleon posterior, random, copy, amb; "
             "spygame: associative, vague; both: llm[:MODEL], local[:MODEL])."
         ),
     ] = None,
@@ -108,7 +109,7 @@ def play(
         budget=budget,
         table_cache=default_index_path().parent.parent / "games",
     )
-    roster = {role: factory.build(game.value, name) for role, name in spec.items()}
+    roster = factory.agents(game.value, agents)
     names = {role: name for role, name in spec.items()}
     engine: ChameleonGame | SpyGame
     if game is GameKind.chameleon:

@@ -20,8 +20,10 @@ from leakage.games.agents.posterior import PosteriorChameleon
 from leakage.games.agents.scripted import (
     AmbiguousAgent,
     ConcealingAgent,
+    CopyingChameleon,
     RandomChameleon,
     RevealingAgent,
+    TrivialAgent,
 )
 from leakage.games.agents.spy import AssociativeSpyPlayer
 
@@ -34,6 +36,7 @@ __all__ = [
     "ChameleonLLMAgent",
     "ChameleonPrompts",
     "ConcealingAgent",
+    "CopyingChameleon",
     "LeakageAwareAgent",
     "LeakageOracle",
     "LibraryOracle",
@@ -44,6 +47,7 @@ __all__ = [
     "SpyLLMAgent",
     "SpyPrompts",
     "TableOracle",
+    "TrivialAgent",
     "build_table",
     "clue_vocabulary",
     "parse_spec",

@@ -11,8 +11,8 @@ from leakage.errors import InvalidInput
 from leakage.games._types import Agent
 
 CHAMELEON_AGENTS = {
-    "non-chameleon": ("revealing", "concealing", "amb", "leakage-aware", "llm", "local"),
-    "chameleon": ("posterior", "random", "llm", "local"),
+    "non-chameleon": ("revealing", "concealing", "amb", "trivial", "leakage-aware", "llm", "local"),
+    "chameleon": ("posterior", "random", "copy", "amb", "llm", "local"),
 }
 SPY_AGENTS = {
     "civilian": ("associative", "vague", "llm", "local"),
@@ -98,7 +98,8 @@ class AgentFactory:
         _ = self.tables  # makes the default backend
         return LibraryOracle(self.backend)
 
-    def build(self, game: str, name: str) -> Agent:
+    def build(self, game: str, name: str, *, partner: Agent | None = None) -> Agent:
+        """The named agent; ``partner``: the non-chameleons' agent, which ``copy`` imitates."""
         from leakage.games.agents import llm, scripted
         from leakage.games.agents.leakage_aware import LeakageAwareAgent
         from leakage.games.agents.posterior import PosteriorChameleon
@@ -111,7 +112,9 @@ class AgentFactory:
         makers: dict[str, Callable[[], Agent]] = {
             "revealing": lambda: scripted.RevealingAgent(self.tables),
             "concealing": lambda: scripted.ConcealingAgent(self.tables),
-            "amb": lambda: scripted.AmbiguousAgent(self.tables),
+            "amb": scripted.AmbiguousAgent,
+            "trivial": scripted.TrivialAgent,
+            "copy": lambda: scripted.CopyingChameleon(_partner(partner)),
             "random": lambda: scripted.RandomChameleon(self.tables),
             "posterior": lambda: PosteriorChameleon(self.tables),
             "leakage-aware": lambda: LeakageAwareAgent(
@@ -123,4 +126,18 @@ class AgentFactory:
         return makers[name]()
 
     def agents(self, game: str, spec: str | None) -> dict[str, Agent]:
-        return {role: self.build(game, name) for role, name in parse_spec(game, spec).items()}
+        """One agent per role; the chameleon is built last, knowing the non-chameleons'
+        agent (Karabag & Topcu's chameleon knows their strategy, not the secret)."""
+        out: dict[str, Agent] = {}
+        for role, name in sorted(parse_spec(game, spec).items(), key=lambda r: r[0] == "chameleon"):
+            out[role] = self.build(game, name, partner=out.get("non-chameleon"))
+        return out
+
+
+def _partner(partner: Agent | None) -> Agent:
+    if partner is None:
+        raise InvalidInput(
+            "the copy chameleon imitates the non-chameleons' agent: build it with "
+            "AgentFactory.agents (or pass partner=)"
+        )
+    return partner
