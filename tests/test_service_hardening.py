@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -20,7 +21,10 @@ from typing import Any
 import pytest
 
 from leakage.errors import InvalidInput, InvalidTranscript
+from leakage.transcripts import convert_record, parse_transcript
 from leakage_service import Settings
+from leakage_service.errors import GameTooLarge
+from leakage_service.inputs import NOT_BLANK, check_size
 
 from .conftest import EXAMPLES
 from .test_service import BATCH, SPORTS, SPY, Api, assert_error, ndjson, settings_for, wait_job
@@ -121,8 +125,8 @@ def test_distractors_count_towards_the_candidates(api: Api):
 
 
 def test_the_llm_judge_costs_more_per_character(api: Api):
-    # four 9-character clues on 16 candidates: 576 units, under 3,000; x 1,000 on the judge.
-    # Refused before the judge is even loaded.
+    # four 9-character clues on 16 candidates: 16 x (36 + 32) + 127 bytes of candidates =
+    # 1,215 units, under 3,000; x 200 on the judge. Refused before the judge is even loaded.
     doc = game(turns=[{"player": p, "text": "racketeer"} for p in ("p1", "p2", "p3", "p4")])
     assert api.post("/v1/score", json=doc).status_code == 200
     err = assert_error(
@@ -138,6 +142,154 @@ def test_the_default_limits(tmp_path: Path, default_index: Path):
         assert_error(a.post("/v1/score", json=doc), 422, "game_too_large", "candidates")
         doc = game(turns=[{"player": "p1", "text": "x " * 1001}])
         assert_error(a.post("/v1/score", json=doc), 422, "game_too_large", "turns[0].text")
+    finally:
+        a.close()
+
+
+# -- 1. the cost of a game: what players send scores on every backend, more does not -------
+
+STATEMENTS = [t["text"] for t in json.loads(SPY)["turns"]]
+"""The shipped SpyGame's nine statements, 41 to 69 characters each."""
+
+ALL_BACKENDS = ["cooccurrence", "embedding", "judge", "ensemble"]
+
+
+def spygame(turns: int, distractors: int) -> dict[str, Any]:
+    """The shipped SpyGame with ``turns`` of its statements (rounds of five) and
+    ``distractors`` distractors."""
+    doc = json.loads(SPY)
+    speakers = [p["id"] for p in doc["players"]]
+    doc["turns"] = [
+        {"player": speakers[i % 5], "text": STATEMENTS[i % 9], "round": i // 5 + 1}
+        for i in range(turns)
+    ]
+    doc["distractors"] = ["Peach", "Apricot", "Melon", "Lychee", "Guava"][:distractors]
+    for key in ("votes", "eliminations"):  # of the shipped rounds, not of these
+        doc.pop(key, None)
+    return doc
+
+
+def shipped_examples() -> list[dict[str, Any]]:
+    docs = [json.loads(p.read_text()) for p in sorted(EXAMPLES.glob("*.json"))]
+    lines = (EXAMPLES / "chameleon_batch.jsonl").read_text().splitlines()
+    return docs + [json.loads(line) for line in lines if line.strip()]
+
+
+REALISTIC = [
+    *shipped_examples(),
+    spygame(15, 3),  # 15 statements of about 60 characters, 5 candidates
+    spygame(20, 0),  # four rounds of five players on the pair alone
+    game(turns=[{"player": f"p{i + 1}", "text": STATEMENTS[i]} for i in range(4)]),  # sentences
+]
+
+
+@pytest.mark.parametrize("backend", ALL_BACKENDS)
+def test_games_players_send_are_within_the_default_limits_on_every_backend(backend: str):
+    # Before, characters x candidates x 1,000 on the judge and the ensemble refused four of
+    # these by default: the shipped two-spies game (567 x 2 x 1,000 = 1,134,000 > 1,000,000),
+    # the 15- and 20-statement SpyGames and the card with four sentences.
+    settings = Settings()
+    for doc in REALISTIC:
+        check_size(parse_transcript(doc), settings, backend)
+
+
+@pytest.mark.shared_data
+def test_every_ck_arena_game_is_within_the_default_limits_on_the_judge(shared_data: Path):
+    # Before, 213 of the 227 dev games were refused on the judge and the ensemble.
+    settings = Settings()
+    logs = sorted((shared_data / "ck-arena-dev" / "logs").glob("*.json"))
+    assert len(logs) > 200
+    for path in logs:
+        played = convert_record(json.loads(path.read_text(encoding="utf-8")))
+        for backend in ("judge", "ensemble"):
+            check_size(played, settings, backend)
+
+
+def clues(size: int) -> list[dict[str, str]]:
+    """Four clues of the shipped statements, ``size`` bytes (ASCII) in all."""
+    text = " ".join(STATEMENTS * 40)[:size]
+    cut = [0, size // 4, size // 2, 3 * size // 4, size]
+    return [{"player": f"p{i + 1}", "text": text[cut[i] : cut[i + 1]]} for i in range(4)]
+
+
+WORDS = [f"w{i:03d}" for i in range(984)]
+AT_THE_LIMIT = {
+    # the largest clue text (bytes) on 16 candidates (127 bytes) + extra words that the
+    # default max_game_cost (1,000,000) admits on each backend, and the candidates added:
+    # 1,000 x (963 + 32) + 127 + 984 x 4 = 999,063; 16 x (272 + 32) + 127 = 4,991 (x 200)
+    "cooccurrence": (963, WORDS),
+    "embedding": (963, WORDS),
+    "judge": (272, []),
+    "ensemble": (272, []),
+}
+
+
+@pytest.mark.parametrize("backend", ALL_BACKENDS)
+def test_a_game_past_the_default_cost_is_refused_on_each_backend(
+    tmp_path: Path, default_index: Path, backend: str
+):
+    size, extra = AT_THE_LIMIT[backend]
+    candidates = [*game()["candidates"], *extra]
+    at = game(candidates=candidates, turns=clues(size))
+    check_size(parse_transcript(at), Settings(), backend)  # admitted
+    past = game(candidates=candidates, turns=clues(size + 1))
+    a = Api(settings_for(tmp_path, default_index))
+    try:
+        r = a.post("/v1/score", params={"backend": backend}, json=past)
+        err = assert_error(r, 422, "game_too_large", "turns")
+        k = len(candidates)
+        assert f"{k:,} candidates x ({size + 1:,} bytes of turn text + 32)" in err["message"]
+        assert "at most 1,000,000 per game (max_game_cost)" in err["message"]
+        assert backend not in {"judge", "ensemble"} or backend in err["message"]
+        assert backend not in a.state.backends.slots or backend == "cooccurrence"
+    finally:
+        a.close()
+
+
+class ByteTokens:
+    """An LLM client for the size check, which reads only its tokenizer: a real byte-level
+    BPE tokenizer without merges, one token a byte, which is what a model makes of text
+    built to cost most (Gemma-3: a digit and a letter alternating; rare scripts and emoji
+    fall back to byte tokens). It cannot score: a game that reaches it fails."""
+
+    name = "byte-tokens"
+
+    def __init__(self) -> None:
+        from tokenizers import Tokenizer, models, pre_tokenizers
+        from transformers import PreTrainedTokenizerFast
+
+        alphabet = pre_tokenizers.ByteLevel.alphabet()
+        tok = Tokenizer(models.BPE(vocab={c: i for i, c in enumerate(alphabet)}, merges=[]))
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        self.tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok)
+
+
+def test_the_judge_counts_its_model_tokens_once_loaded(tmp_path: Path, default_index: Path):
+    from leakage.backends.ensemble import EnsembleBackend
+    from leakage.backends.judge import JudgeBackend
+    from leakage_service.runtime import BackendSlot
+
+    # 250 bytes of clues on 16 candidates: 16 x (250 + 32) + 127 = 4,639 units by the bytes,
+    # within the judge's 5,000; but 250 tokens count as 1,250 bytes: 20,639 units.
+    said = [("p1", "a1" * 30), ("p2", "b2" * 30), ("p3", "c3" * 35), ("p4", "d4" * 30)]
+    hostile = game(turns=[{"player": p, "text": text} for p, text in said])
+    parsed = parse_transcript(hostile)
+    judge = JudgeBackend(ByteTokens())  # type: ignore[arg-type]
+    ensemble = EnsembleBackend({"judge": judge}, {"judge": 1.0}, {"judge": 1.0})
+    for name, backend in (("judge", judge), ("ensemble", ensemble)):
+        check_size(parsed, Settings(), name)  # before the backend is loaded: the bytes
+        with pytest.raises(GameTooLarge, match=r"250 tokens of turn text x 5 \+ 32\) \+ 127"):
+            check_size(parsed, Settings(), name, backend)
+    check_size(parse_transcript(game()), Settings(), "judge", judge)  # the example still fits
+    # and on each path: the game never reaches the model (which would fail: a 500)
+    a = Api(settings_for(tmp_path, default_index))
+    try:
+        a.state.backends.slots["judge"] = BackendSlot("judge", judge)
+        r = a.post("/v1/score", params={"backend": "judge"}, json=hostile)
+        assert "20,639 units" in assert_error(r, 422, "game_too_large", "turns")["message"]
+        body = json.dumps(hostile).encode()
+        r = a.post("/v1/score/batch", params={"backend": "judge"}, content=body, headers=JSONL)
+        assert [x["error"]["type"] for x in ndjson(r)] == ["game_too_large"]
     finally:
         a.close()
 
@@ -537,6 +689,23 @@ def test_schema_agrees_with_validation(api: Api):
         assert_error(r, 422, "invalid_request", field)
     r = api.post("/v1/score", params={"distractors": " "}, content=SPORTS)
     assert_error(r, 422, "invalid_request", "distractors[0]")
+    # "not blank" is spelt out the same in the schema and in validation: every character
+    # str.strip() removes (U+0085 included, which ECMA-262's \S counts as a word character)
+    # is blank, anything else is not
+    blank = "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
+    published = {
+        params["distractors"]["schema"]["items"]["pattern"],
+        comps["Turn"]["properties"]["text"]["pattern"],
+        comps["SplitsRequest"]["properties"]["pairs"]["items"]["prefixItems"][1]["pattern"],
+    }
+    assert published == {NOT_BLANK}
+    assert re.search(NOT_BLANK, blank) is None
+    assert all(re.search(NOT_BLANK, c) for c in ("x", "\ufeff", "\u200b", "\x00"))
+    for word in ("\x85", "\u2028 ", blank):
+        r = api.post("/v1/score", params={"distractors": word}, content=SPORTS)
+        assert_error(r, 422, "invalid_request", "distractors[0]")
+        r = api.post("/v1/splits", json={"pairs": [["sun", word]]})
+        assert_error(r, 422, "invalid_request", "body.pairs[0][1]")
     # 3.0 is an integer to JSON Schema, and to the service
     pairs = [["sun", "moon"], ["cat", "dog"], ["car", "bus"]]
     r = api.post("/v1/splits", json={"pairs": pairs, "seed": 3.0, "sample": 2.0})

@@ -27,6 +27,7 @@ from swagger_ui_bundle import swagger_ui_path
 from leakage import __version__
 from leakage.transcripts import Transcript
 from leakage_service.errors import install_error_handlers
+from leakage_service.inputs import NOT_BLANK
 from leakage_service.middleware import AccessLog, Guard
 from leakage_service.schemas import JobPathRequest
 from leakage_service.settings import Settings, get_settings
@@ -82,7 +83,7 @@ def _this_server(schema: dict[str, Any], state: ServiceState) -> None:
                     keep = {k: v for k, v in param["schema"].items() if "Length" not in k}
                     param["schema"] = {**keep, "enum": state.backends.allowed}
     comps = schema["components"]["schemas"]
-    text = {"maxLength": s.max_text_chars, "pattern": r"\S"}  # not blank, as validated
+    text = {"maxLength": s.max_text_chars, "pattern": NOT_BLANK}  # not blank, as validated
     comps["Turn"]["properties"]["text"].update(text)
     cham = comps["ChameleonTranscript"]["properties"]
     cham["candidates"].update(maxItems=s.max_candidates)

@@ -10,6 +10,8 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,6 +30,14 @@ from leakage_service.redact import redact_paths
 
 if TYPE_CHECKING:
     from leakage_service.settings import Settings
+
+NOT_BLANK = (
+    "[^\\t-\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f"
+    "\\u205f\\u3000]"
+)
+"""Pattern of a word or text that is not blank: it holds a character ``str.strip()`` keeps.
+Spelt out because ``\\S`` differs between regex engines: ECMA-262 (what clients and the
+schema fuzzer read) does not count U+0085 as space, Python and pydantic do."""
 
 JSONL_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-lines")
 """Content types of a body read as JSONL (one record per line)."""
@@ -56,7 +66,7 @@ class ScoreParams(BaseModel):
     """Keep only the k most probable candidates in each step's ``posterior`` (smaller
     reports; ``secret_rank`` and the summary still use every candidate)."""
     distractors: Annotated[
-        list[Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S")]],
+        list[Annotated[str, Field(min_length=1, max_length=200, pattern=NOT_BLANK)]],
         Field(max_length=200),
     ] = Field(default_factory=list)
     """Extra candidate words: SpyGame distractors, added to a Chameleon card."""
@@ -267,19 +277,106 @@ def to_game(record: Any, params: ScoreParams, *, index: int = 0) -> AnyTranscrip
     )
 
 
-COST_FACTOR: dict[str, int] = {"judge": 1000, "ensemble": 1000}
-"""How much more one unit of ``max_game_cost`` (a character of turn text scored against a
-candidate) costs on a backend than on the co-occurrence backend (about 5 us a unit with
-a cold cache): the LLM judge runs the model over every clue's tokens once per candidate
-(measured: 5 to 20 ms a unit on two cores), and the ensemble includes the judge. Other
-backends: 1."""
+PROMPT_COST = 32
+"""Units of ``max_game_cost`` each candidate costs besides the turn text scored against it:
+the LLM judge runs a prompt of about ten tokens through its model for every candidate, as
+much work as 32 bytes of clue text against one candidate. Each candidate's own bytes count
+once more (its word is in its prompt)."""
+
+TOKEN_BYTES = 5
+"""How many bytes of turn text one token counts as once a local language model (the LLM
+judge, alone or in the ensemble) has counted the text with its tokenizer: real statements
+hold about 5 bytes a token (CK-Arena: 5.3), text made to cost most as little as one (a digit
+and a letter alternating, emoji and rare scripts split into byte tokens), which would take
+the judge five times as long as the bytes say."""
+
+COST_FACTOR: dict[str, int] = {"judge": 200, "ensemble": 200}
+"""How many units of ``max_game_cost`` one unit of work counts as on a backend (other
+backends: 1). See ``Settings.max_game_cost`` for what a unit costs on each backend."""
 
 
-def check_size(game: AnyTranscript, settings: Settings, backend: str) -> None:
+@dataclass(frozen=True)
+class GameCost:
+    """The work one game asks of a backend: ``candidates x (text units + PROMPT_COST) +
+    candidate_bytes`` units, times the backend's ``COST_FACTOR``. The text units are its UTF-8
+    bytes (no model reads more tokens than bytes; for English text, bytes are characters),
+    or ``TOKEN_BYTES`` a token when a model's tokenizer has counted more."""
+
+    candidates: int
+    text_bytes: int
+    """UTF-8 bytes of turn text, all turns together."""
+    candidate_bytes: int
+    """UTF-8 bytes of the candidate words, all together."""
+    factor: int
+    tokens: int | None = None
+    """Tokens of turn text by the backend's language model, when it has one and is loaded."""
+
+    @property
+    def text_units(self) -> int:
+        if self.tokens is None:
+            return self.text_bytes
+        return max(self.text_bytes, TOKEN_BYTES * self.tokens)
+
+    @property
+    def units(self) -> int:
+        return self.candidates * (self.text_units + PROMPT_COST) + self.candidate_bytes
+
+    @property
+    def total(self) -> int:
+        return self.units * self.factor
+
+    def explain(self, backend: str) -> str:
+        """How ``total`` came about, for an error message."""
+        text = f"{self.text_bytes:,} bytes of turn text"
+        if self.text_units > self.text_bytes:
+            text = f"{self.tokens:,} tokens of turn text x {TOKEN_BYTES}"
+        times = f" x {self.factor:,} on the {backend} backend" if self.factor > 1 else ""
+        return (
+            f"{self.candidates:,} candidates x ({text} + {PROMPT_COST}) + "
+            f"{self.candidate_bytes:,} bytes of candidates = {self.units:,} units{times} = "
+            f"{self.total:,}"
+        )
+
+
+def model_tokens(backend: object) -> Callable[[str], int] | None:
+    """How many tokens the local language model of a loaded backend (the LLM judge, alone
+    or in the ensemble) makes of a text; None when it has none (other backends, a judge
+    behind an HTTP endpoint). Read-only calls into the tokenizer: safe while the backend
+    scores another game."""
+    judge = getattr(backend, "members", {}).get("judge", backend)
+    if getattr(judge, "name", None) != "judge":
+        return None
+    tok = getattr(getattr(judge, "client", None), "tokenizer", None)
+    if tok is None:
+        return None
+    fast = getattr(tok, "backend_tokenizer", None)
+    if fast is not None:
+        return lambda text: len(fast.encode(text, add_special_tokens=False).ids)
+    return lambda text: len(tok(text, add_special_tokens=False)["input_ids"])
+
+
+def game_cost(game: AnyTranscript, backend: str, model: object | None = None) -> GameCost:
+    """What scoring ``game`` on ``backend`` costs, in units of ``max_game_cost``; with the
+    loaded backend as ``model``, its language model's tokens count too (``TOKEN_BYTES``)."""
+    count = model_tokens(model) if model is not None else None
+    return GameCost(
+        candidates=len(game.candidates),
+        text_bytes=sum(len(t.text.encode()) for t in game.turns),
+        candidate_bytes=sum(len(w.encode()) for w in game.candidates),
+        factor=COST_FACTOR.get(backend, 1),
+        tokens=None if count is None else sum(count(t.text) for t in game.turns),
+    )
+
+
+def check_size(
+    game: AnyTranscript, settings: Settings, backend: str, model: object | None = None
+) -> None:
     """``GameTooLarge`` naming the field when ``game`` is over this server's limits
     (``max_candidates``, ``max_turns``, ``max_text_chars``, ``max_game_chars``,
     ``max_game_cost``). Every path checks each game here before any backend sees it:
-    ``/v1/score``, each record of ``/v1/score/batch`` and of a job (``score_records``)."""
+    ``/v1/score``, each record of ``/v1/score/batch`` and of a job (``score_records``).
+    ``model``: the loaded backend, whose language model then counts the tokens
+    (``game_cost``); ``/v1/score`` checks once before loading it and once after."""
     problems: list[tuple[str, str]] = []
     cands = game.candidates
     where = "candidates" if isinstance(game, ChameleonTranscript) else "distractors"
@@ -307,13 +404,11 @@ def check_size(game: AnyTranscript, settings: Settings, backend: str) -> None:
             ("turns", f"{chars:,} characters of turn text; at most {settings.max_game_chars:,}"
              " per game")
         )  # fmt: skip
-    cost = chars * len(cands) * COST_FACTOR.get(backend, 1)
-    if not problems and cost > settings.max_game_cost:
-        factor = COST_FACTOR.get(backend, 1)
-        times = f" x {factor:,} on the {backend} backend" if factor > 1 else ""
+    cost = None if problems else game_cost(game, backend, model)
+    if cost is not None and cost.total > settings.max_game_cost:
         problems.append(
-            ("turns", f"{chars:,} characters of turn text x {len(cands):,} candidates{times} "
-             f"= {cost:,}; at most {settings.max_game_cost:,} per game")
+            ("turns", f"{cost.explain(backend)}; at most {settings.max_game_cost:,} per game "
+             "(max_game_cost)")
         )  # fmt: skip
     if problems:
         raise GameTooLarge(problems)

@@ -18,7 +18,7 @@ from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 from leakage.splits import GU_EASY_BELOW, GU_HARD_ABOVE, SplitSummary
-from leakage_service.inputs import ScoreParams
+from leakage_service.inputs import NOT_BLANK, ScoreParams
 
 
 class _In(BaseModel):
@@ -225,7 +225,7 @@ class JobStatus(_Out):
 # -- splits -----------------------------------------------------------------------------
 
 
-Word = Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S")]
+Word = Annotated[str, Field(min_length=1, max_length=200, pattern=NOT_BLANK)]
 """A word of a pair: not blank."""
 
 
