@@ -4,7 +4,6 @@ leakage-aware non-chameleon (scoring library, and the service contract over HTTP
 from __future__ import annotations
 
 import json
-from collections import Counter
 
 import httpx
 import numpy as np
@@ -37,23 +36,34 @@ def test_extract_answer():
 
 
 def test_llm_chameleon_players_parse_strictly_and_retry(tmp_path):
+    """An endpoint cannot be constrained: its answers are checked by the same rules (a clue
+    said before is refused), asked again with the reason, and what it still says goes to
+    the engine, which records the invalid move."""
+    from leakage.games import ChameleonObservation
+
     # The fake answers "You said: <last user message>": the templates script the replies.
     prompts = ChameleonPrompts(clue="Answer: racket", vote="Answer: p9 please", guess="x")
     with FakeOpenAI() as fake:
         client = OpenAICompatibleClient(fake.url, MODEL, backoff=0.01)
         agent = ChameleonLLMAgent(client, prompts, retries=2)
         t = play_chameleon({"non-chameleon": agent, "chameleon": agent}, seed=0, cards=SPORTS)
-        assert [x.text for x in t.turns] == ["racket"] * 4
+        assert [x.text for x in t.turns] == ["racket"]
         assert t.meta["outcome"] == "invalid"
-        assert t.meta["invalid"]["phase"] == "vote"
-        assert t.meta["invalid"]["reason"] == "no player named"
+        assert t.meta["invalid"]["phase"] == "clue"
+        assert t.meta["invalid"]["reason"] == "not exactly one word"
         # the last reply is kept as said (the fake echoes the retry request back)
         assert t.meta["invalid"]["output"].startswith("You said: That answer could not be read")
-        assert len(fake.requests) == 4 + 3  # four clues, then one vote asked three times
-        retry = fake.requests[-1].body["messages"]
-        assert retry[-1]["content"].startswith("That answer could not be read")
+        assert len(fake.requests) == 1 + 3  # one clue, then the repeat asked three times
+        retry = fake.requests[2].body["messages"]
+        assert retry[-1]["content"].startswith("That answer is not allowed ('racket' was said")
+        assert agent.last_move == {"mode": "generated", "tries": 3, "rejected": "could not be read"}
         assert t.players[0].agent == f"llm:{MODEL}"
         parse_transcript(json.loads(t.model_dump_json()))
+        card = SPORTS[0]
+        vote = ChameleonObservation("vote", "p1", "non-chameleon", card.category, card.words,
+                                    card.words[0], ("p1", "p2", "p3"), (), seed=1)  # fmt: skip
+        assert agent(vote).startswith("You said: That answer could not be read")
+        assert len(fake.requests) == 4 + 3
 
 
 def test_llm_spygame_players(tmp_path):
@@ -71,6 +81,35 @@ def test_llm_spygame_players(tmp_path):
     assert t.eliminations and t.eliminations[0].player == "p2"  # everyone else voted p2
 
 
+def test_one_word_takes_the_likeliest_first_token_that_leads_to_an_allowed_word():
+    """The constraint on its own, over a scripted model: first tokens that are not letters,
+    single letters, stop words or forbidden words are skipped without a call; a first token
+    whose completion is forbidden moves on to the next."""
+    from leakage.games.agents._constrained import one_word
+    from leakage.llm import Generation
+
+    class Scripted:
+        def __init__(self):
+            self.calls = []
+
+        def generate(self, prompt, *, max_tokens=256, top_logprobs=0, **_):
+            self.calls.append(prompt)
+            if top_logprobs:  # the free answer and the first-token ranking
+                tops = {" tennis": -1.0, ' "': -1.5, " A": -2.0, " the": -2.5, " ball": -3.0,
+                        " Ten": -3.5, " net": -4.0, " court": -5.0}  # fmt: skip
+                return Generation(" tennis, of course", top_logprobs=[tops])
+            return Generation({"P: net": "ball!"}[prompt])
+
+    lm = Scripted()
+    word, how = one_word(lm, "P:", {"Tennis": "is the secret", "ball": "was said before"})
+    assert word == "netball"
+    # " Ten" is completed by the free answer ("tennis"): no call
+    assert how == {"first_token": " net", "logprob": -4.0, "rejected": ["tennis"]}
+    assert lm.calls == ["P:", "P: net"]
+    banned = dict.fromkeys(["tennis", "ball", "netball", "court"], "")
+    assert one_word(lm, "P:", banned) == (None, {"rejected": ["tennis", "netball"]})
+
+
 @pytest.fixture(scope="module")
 def smollm2(tmp_path_factory):
     pytest.importorskip("torch")
@@ -79,17 +118,25 @@ def smollm2(tmp_path_factory):
     return LocalLM("smollm2-135m", cache_dir=tmp_path_factory.mktemp("games-llm") / "smollm2")
 
 
-def test_a_real_local_model_plays_or_its_moves_are_recorded_invalid(smollm2):
-    agent = ChameleonLLMAgent(smollm2, retries=0, max_tokens=8)
-    outcomes = Counter()
-    for seed in range(1):
-        t = play_chameleon({"non-chameleon": agent, "chameleon": agent}, seed=seed, cards=SPORTS)
-        parse_transcript(json.loads(t.model_dump_json()))
-        outcomes[t.meta["outcome"]] += 1
-        if t.meta["outcome"] == "invalid":
-            assert t.meta["invalid"]["reason"] and t.meta["invalid"]["phase"]
-        assert t.players[0].agent == "llm:" + smollm2.name
-    assert sum(outcomes.values()) == 1
+def test_the_bundled_local_model_plays_valid_games(smollm2):
+    """Answers are drawn from what the rules allow (the unconstrained SmolLM2 played 0 valid
+    games of 5): one-word clues, none repeated, the secret never said, a chameleon saying
+    no card word; votes for another player; a guess among the candidates."""
+    agent = ChameleonLLMAgent(smollm2)
+    t = play_chameleon({"non-chameleon": agent, "chameleon": agent}, seed=0, cards=SPORTS)
+    parse_transcript(json.loads(t.model_dump_json()))
+    assert t.meta["outcome"] != "invalid", t.meta.get("invalid")
+    clues = [x.text for x in t.turns]
+    assert len(clues) == 4 and all(c.isalpha() for c in clues), clues
+    assert len({c.casefold() for c in clues}) == 4, clues
+    assert t.secret.casefold() not in {c.casefold() for c in clues}
+    chameleon = next(p.id for p in t.players if p.role == "chameleon")
+    said = next(x.text for x in t.turns if x.player == chameleon)
+    assert said.casefold() not in {w.casefold() for w in SPORTS[0].words}
+    assert len(t.votes) == 4 and all(v.voter != v.target for v in t.votes)
+    assert t.chameleon_guess is None or t.chameleon_guess in t.candidates
+    assert agent.last_move is not None and agent.last_move["mode"] in ("scored", "one-word")
+    assert t.players[0].agent == "llm:" + smollm2.name
 
 
 # -- leakage-aware ---------------------------------------------------------------------

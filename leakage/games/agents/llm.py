@@ -2,11 +2,20 @@
 
 The prompts restate the rules as the papers give them to their players (Karabag & Topcu for
 The Chameleon, Gu et al. for SpyGame) and are plain ``str.format`` templates that a user can
-replace (:class:`ChameleonPrompts`, :class:`SpyPrompts`). Answers are read strictly: the
-text after the last ``Answer:`` (or the whole reply when there is none) must be exactly one
-word / one player id / one candidate / one line / a reflection object. A reply that does not
-parse is asked again (``retries`` times) with the reason; after that the last reply is
-returned as it is, and the engine records the invalid move with its reason.
+replace (:class:`ChameleonPrompts`, :class:`SpyPrompts`).
+
+A local model (a client with a tokenizer: :class:`~leakage.llm.LocalLM`) answers under
+constraints (:mod:`leakage.games.agents._constrained`): a vote is the most likely of the
+other players, a guess the most likely candidate, a clue the most likely allowed one-word
+completion (not a word said before; not the secret, and for the chameleon not a card word,
+when ``forbid_secret``). Small models then play valid games without being asked again.
+
+An endpoint's answers are read strictly: the text after the last ``Answer:`` (or the whole
+reply when there is none) must be exactly one word / one player id / one candidate / one
+line / a reflection object, and a clue must follow the same rules as above. A reply that does
+not is asked again (``retries`` times) with the reason; after that the last reply is returned
+as it is, and the engine records the invalid move with its reason (``meta.invalid``).
+``last_move`` says how the last answer was made (for tests and logs).
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from leakage.games._types import (
     parse_one_word,
     parse_player,
 )
+from leakage.games.agents._constrained import chat_text, choose, one_word
 from leakage.llm import LLMClient, Message
 
 _ANSWER = re.compile(r"answer\s*:\s*(.*)", re.IGNORECASE)
@@ -95,6 +105,8 @@ class SpyPrompts:
 
 
 Parser = Callable[[str], str | None]
+Check = Callable[[str], str | None]
+"""Why a parsed answer breaks the rules (None: it does not)."""
 
 
 class _LLMPlayer:
@@ -102,17 +114,36 @@ class _LLMPlayer:
 
     game = ""
 
-    def __init__(self, client: LLMClient, *, retries: int = 2, max_tokens: int = 64) -> None:
+    def __init__(
+        self,
+        client: LLMClient,
+        *,
+        retries: int = 2,
+        max_tokens: int = 64,
+        constrained: bool = True,
+    ) -> None:
         self.client = client
         self.retries = retries
         self.max_tokens = max_tokens
+        self.constrained = constrained
+        """Answer under the rules' constraints when the client is a local model."""
         self.name = f"llm:{client.name}"
+        self.last_move: dict[str, Any] | None = None
 
     def _fields(self, obs: Any) -> dict[str, Any]:
         raise NotImplementedError
 
     def _parsers(self, obs: Any, others: list[str]) -> dict[str, Parser]:
         raise NotImplementedError
+
+    def _options(self, obs: Any, others: list[str]) -> list[str] | None:
+        """The answers allowed in this phase when they are a fixed list."""
+        return None
+
+    def _banned(self, obs: Any) -> dict[str, str] | None:
+        """Words a one-word answer of this phase must not be, each with the reason (None:
+        not a one-word phase)."""
+        return None
 
     def __call__(self, obs: Observation, /) -> str:
         kind = ChameleonObservation if self.game == "chameleon" else SpyObservation
@@ -122,32 +153,75 @@ class _LLMPlayer:
         prompts = self.prompts  # type: ignore[attr-defined]
         system = Message("system", prompts.system.format(**fields))
         user = Message("user", getattr(prompts, obs.phase).format(**fields))
-        parse = self._parsers(obs, fields["others"].split(", "))[obs.phase]
-        return self._ask([system, user], parse)
+        others = fields["others"].split(", ")
+        parse = self._parsers(obs, others)[obs.phase]
+        banned = self._banned(obs)
+        prompt = chat_text(self.client, [system, user]) if self.constrained else None
+        if prompt is not None:
+            options = self._options(obs, others)
+            if options:
+                answer, scores = choose(self.client, prompt, options)
+                scored = dict(zip(options, scores, strict=True))
+                self.last_move = {"mode": "scored", "options": scored}
+                return answer
+            if banned is not None:
+                word, ranked = one_word(self.client, prompt, banned)
+                if word is not None:
+                    self.last_move = {"mode": "one-word", **ranked}
+                    return word
+        check = _not_banned(banned) if banned is not None else None
+        return self._ask([system, user], parse, check)
 
-    def _ask(self, messages: list[Message], parse: Parser) -> str:
-        reply = ""
-        for _ in range(self.retries + 1):
+    def _ask(self, messages: list[Message], parse: Parser, check: Check | None = None) -> str:
+        reply, why = "", ""
+        for tries in range(1, self.retries + 2):
             reply = self.client.generate(messages, max_tokens=self.max_tokens).text
             parsed = parse(extract_answer(reply))
-            if parsed is not None:
-                return parsed
+            why = "could not be read" if parsed is None else (check and check(parsed)) or ""
+            if not why:
+                self.last_move = {"mode": "generated", "tries": tries}
+                return str(parsed)
             messages = [
                 *messages,
                 Message("assistant", reply),
-                Message("user", "That answer could not be read. Follow the reply form exactly."),
+                Message("user", f"That answer {why}. Follow the reply form exactly."),
             ]
+        self.last_move = {"mode": "generated", "tries": self.retries + 1, "rejected": why}
         return extract_answer(reply) or reply
 
 
+def _not_banned(banned: dict[str, str]) -> Check:
+    reasons = {b.casefold(): why for b, why in banned.items()}
+
+    def check(word: str) -> str | None:
+        why = reasons.get(word.casefold())
+        return None if why is None else f"is not allowed ({word!r} {why})"
+
+    return check
+
+
 class ChameleonLLMAgent(_LLMPlayer):
-    """A Chameleon player (either role) asking an LLM for every move."""
+    """A Chameleon player (either role) asking an LLM for every move.
+
+    ``forbid_secret`` (default True) keeps its clues valid under the rule that forbids the
+    secret (``ChameleonConfig(forbid_secret=True)``) and under the paper's, which allows it:
+    a non-chameleon never says the secret, a chameleon never says a card word (it cannot
+    know which is the secret). False lets either say any word not said before.
+    """
 
     game = "chameleon"
 
-    def __init__(self, client: LLMClient, prompts: ChameleonPrompts = ChameleonPrompts(), **kw):
+    def __init__(
+        self,
+        client: LLMClient,
+        prompts: ChameleonPrompts = ChameleonPrompts(),
+        *,
+        forbid_secret: bool = True,
+        **kw: Any,
+    ):
         super().__init__(client, **kw)
         self.prompts = prompts
+        self.forbid_secret = forbid_secret
 
     def _fields(self, obs: ChameleonObservation) -> dict[str, Any]:
         p = self.prompts
@@ -170,6 +244,19 @@ class ChameleonLLMAgent(_LLMPlayer):
             "vote": lambda a: parse_player(a, others),
             "guess": lambda a: parse_candidate(a, obs.candidates),
         }
+
+    def _options(self, obs: ChameleonObservation, others: list[str]) -> list[str] | None:
+        return {"vote": others, "guess": list(obs.candidates)}.get(obs.phase)
+
+    def _banned(self, obs: ChameleonObservation) -> dict[str, str] | None:
+        if obs.phase != "clue":
+            return None
+        banned: dict[str, str] = {}
+        if self.forbid_secret and obs.secret is None:
+            banned |= dict.fromkeys(obs.candidates, "is a card word; it could be the secret")
+        elif self.forbid_secret and obs.secret is not None:
+            banned[obs.secret] = "is the secret"
+        return banned | dict.fromkeys((c for _, c in obs.clues), "was said before")
 
 
 def _reflection(answer: str, others: list[str]) -> str | None:
@@ -217,3 +304,6 @@ class SpyLLMAgent(_LLMPlayer):
             "reflect": lambda a: _reflection(a, others),
             "vote": lambda a: parse_player(a, others),
         }
+
+    def _options(self, obs: SpyObservation, others: list[str]) -> list[str] | None:
+        return others if obs.phase == "vote" else None
