@@ -7,11 +7,14 @@ again, the answer is drawn from what the rules allow:
 * a choice among fixed options (a vote among the other players, a guess among the
   candidates): each option's log-likelihood after the prompt and ``Answer:``
   (:meth:`LLMClient.score`, exact teacher forcing), the most likely one;
-* a one-word clue: the prompt and ``Answer:`` are completed starting from each of the model's
-  most likely first tokens that begin with a letter (``generate`` with ``top_logprobs``),
-  each cut at its first character that is not a letter, so every proposal is one word; proposals the
-  rules forbid (the ``banned`` words: the secret, words said before) or that are stop words
-  are dropped, and of the rest the one with the highest whole-word log-likelihood is said.
+* a one-word clue: greedy decoding whose first token is restricted to what can start an
+  allowed word. The model's first tokens are taken in order of probability (``generate``
+  with ``top_logprobs``); one that is not letters, a single letter, a stop word or a
+  forbidden word is skipped; the first that remains is completed greedily (the free answer
+  already holds the completion of the most likely one) and cut at its first character that
+  is not a letter, so every answer is one word; when the completed word is forbidden (the
+  ``banned`` words: the secret, words said before) the next first token is tried. No retry
+  prompt, no sampling: one or two ``generate`` calls in the usual case.
 
 The prompt is the chat the model would see (its chat template when it has one, else the
 messages joined by blank lines, as :meth:`LocalLM.generate` builds it) followed by
