@@ -2,11 +2,15 @@
 
 Default (Gu et al.): 5 players, 4 civilians sharing a word and 1 spy holding a related word,
 **no one told its role**. Each round: every living player describes its word in a short
-statement (in speaking order), then every living player *reflects* (states what it believes
-it is and whom it suspects), then all vote at once; the most-voted player is eliminated (a
-tie eliminates nobody, as in the SpyGame logs of Liang et al.). Civilians win when every spy
-is out within ``max_rounds`` (default 6); spies win when they survive the last round or
-when they are no fewer than the living civilians.
+statement (in speaking order); after each statement every other living player *reflects*
+(states what it believes it is and whom it suspects: Gu et al., section 3, "After each player
+finishes speaking, the other players update their beliefs about their own role and the roles
+of others"); then all vote at once; the most-voted player is eliminated (a tie eliminates
+nobody, as in the SpyGame logs of Liang et al.). Civilians win when every spy is out within
+``max_rounds`` (default 6); spies win when they survive the last round or when they are no
+fewer than the living civilians. ``reflect_after="round"`` asks for one reflection per
+living player per round instead, after all descriptions (the engine's schedule before);
+``reflect=False`` asks for none.
 
 Variant (MAgIC, CK-Arena Undercover): ``roles_known=True`` tells each player its role, and
 ``n_spies=2`` (CK-Arena plays 6 players with 2 undercover).
@@ -17,7 +21,14 @@ must not contain the speaker's own word; an invalid description ends the game as
 is dropped (the game goes on; both are listed in ``meta.invalid_moves``), which is how the
 CK-Arena logs treat unparseable votes. A reflection is JSON:
 ``{"self": "civilian" | "spy", "suspect": "<player id>"}``, optionally with
-``"other_word"`` (the player's guess of the other group's word).
+``"other_word"`` (the player's guess of the other group's word), ``"thinks"`` (``{other
+player: whom I think that player suspects}``, living players; MAgIC's second-order analysis,
+which its Reasoning metric reads), ``"beliefs"`` (``{living player: P(that player is a
+spy)}``, the reflecting player included) and ``"others_beliefs"`` (``{other living player:
+{living player: P(spy)}}``, what I think each other player believes). A malformed optional
+field makes the reflection invalid (the reason names the field). The engine records each
+reflection with its ``round`` and ``after_turn``, the index in the transcript's ``turns`` of
+the statement it follows.
 
 Words come from a card: the two words of a pair are drawn from one card (related words of
 one category, sun / moon style); or pass ``pair=(civilian, spy)``.
@@ -26,9 +37,10 @@ one category, sun / moon style); or pass ``pair=(civilian, spy)``.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -57,7 +69,10 @@ class SpyGameConfig:
     roles_known: bool = False
     """Tell each player its role (MAgIC / CK-Arena); Gu et al. do not."""
     reflect: bool = True
-    """Ask for a reflection between descriptions and votes (Gu et al.)."""
+    """Ask for reflections before the votes (Gu et al.)."""
+    reflect_after: Literal["statement", "round"] = "statement"
+    """When: after every statement, every living player but its speaker (Gu et al.,
+    section 3), or once a round, every living player after all descriptions."""
     max_words: int = 30
 
     def __post_init__(self) -> None:
@@ -68,6 +83,10 @@ class SpyGameConfig:
             )
         if self.max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
+        if self.reflect_after not in ("statement", "round"):
+            raise ValueError(
+                f"reflect_after must be 'statement' or 'round', not {self.reflect_after!r}"
+            )
 
 
 class SpyGame:
@@ -108,7 +127,6 @@ class SpyGame:
         self.spies = frozenset(self.players[int(i)] for i in spies)
         self.alive = list(self.players)
         self.round = 1
-        self.phase = "describe"
         self.statements: list[Statement] = []
         self.votes: list[tuple[str, str, int]] = []
         self._round_votes: dict[str, str] = {}
@@ -117,9 +135,28 @@ class SpyGame:
         self.tallies: list[dict[str, Any]] = []
         self.invalid: InvalidMove | None = None
         self.invalid_moves: list[dict[str, object]] = []
-        self._cursor = 0
         self._pending: SpyObservation | None = None
+        self._schedule: list[tuple[str, str]] = []
+        self._plan_round()
         self.done = False
+
+    def _plan_round(self) -> None:
+        """The round's moves in order, ``(phase, player)``: who describes, reflects, votes."""
+        alive, cfg = self.alive, self.config
+        plan: list[tuple[str, str]] = []
+        for speaker in alive:
+            plan.append(("describe", speaker))
+            if cfg.reflect and cfg.reflect_after == "statement":
+                plan += [("reflect", q) for q in alive if q != speaker]
+        if cfg.reflect and cfg.reflect_after == "round":
+            plan += [("reflect", q) for q in alive]
+        plan += [("vote", q) for q in alive]
+        self._schedule = plan
+
+    @property
+    def phase(self) -> str:
+        """The phase of the next move (``describe``, ``reflect`` or ``vote``)."""
+        return self._schedule[0][0] if self._schedule else "tally"
 
     def role(self, player: str) -> str:
         return "spy" if player in self.spies else "civilian"
@@ -129,7 +166,7 @@ class SpyGame:
 
     @property
     def current_player(self) -> str:
-        return self.alive[self._cursor]
+        return self._schedule[0][1]
 
     @property
     def observation(self) -> SpyObservation:
@@ -160,8 +197,8 @@ class SpyGame:
         if self.done:
             raise RuntimeError("the game is over; call reset(seed) to start another")
         self._pending = None
-        p = self.current_player
-        if self.phase == "describe":
+        phase, p = self._schedule.pop(0)
+        if phase == "describe":
             text = " ".join(answer.split())
             why = self._bad_description(answer, text, p)
             if why:
@@ -169,10 +206,8 @@ class SpyGame:
                 self.done = True
                 return True
             self.statements.append(Statement(p, self.round, text))
-            self._advance("reflect" if self.config.reflect else "vote")
-        elif self.phase == "reflect":
+        elif phase == "reflect":
             self._reflection(p, answer)
-            self._advance("vote")
         else:
             others = tuple(q for q in self.alive if q != p)
             target = parse_player(answer, others)
@@ -181,8 +216,7 @@ class SpyGame:
             else:
                 self._round_votes[p] = target
                 self.votes.append((p, target, self.round))
-            self._advance("tally")
-            if self.phase == "tally":
+            if not self._schedule:
                 self._tally()
         return self.done
 
@@ -210,24 +244,78 @@ class SpyGame:
         if not ok or not isinstance(data, dict):
             self._bad(player, "reflect", answer, "not a reflection object")
             return
-        entry = {
+        entry: dict[str, Any] = {
             "round": self.round,
+            "after_turn": len(self.statements) - 1,
             "player": player,
             "self": data["self"],
             "suspect": parse_player(str(data["suspect"]), self.alive),
         }
         if isinstance(data.get("other_word"), str):
             entry["other_word"] = data["other_word"]
+        others = [q for q in self.alive if q != player]
+        for key, read in (
+            ("thinks", lambda v: self._thinks(v, others)),
+            ("beliefs", lambda v: self._probabilities(v, self.alive)),
+            ("others_beliefs", lambda v: self._others_beliefs(v, others)),
+        ):
+            if key not in data:
+                continue
+            value, why = read(data[key])
+            if why:
+                self._bad(player, "reflect", answer, f"{key}: {why}")
+                return
+            entry[key] = value
         self.reflections.append(entry)
+
+    def _thinks(self, value: object, others: list[str]) -> tuple[Any, str | None]:
+        """``{other living player: the living player I think it suspects}``."""
+        if not isinstance(value, dict):
+            return None, "not an object of player ids"
+        out: dict[str, str] = {}
+        for k, v in value.items():
+            who = parse_player(str(k), others)
+            if who is None:
+                return None, f"{k!r} is not another living player"
+            suspect = parse_player(str(v), [q for q in self.alive if q != who])
+            if suspect is None:
+                return None, f"{who} cannot suspect {v!r} (not another living player)"
+            out[who] = suspect
+        return out, None
+
+    def _probabilities(self, value: object, players: list[str]) -> tuple[Any, str | None]:
+        """``{living player: probability in [0, 1]}``."""
+        if not isinstance(value, dict):
+            return None, "not an object of probabilities"
+        out: dict[str, float] = {}
+        for k, v in value.items():
+            who = parse_player(str(k), players)
+            if who is None:
+                return None, f"{k!r} is not a living player"
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                return None, f"{who}: {v!r} is not a number"
+            if not (math.isfinite(v) and 0.0 <= v <= 1.0):
+                return None, f"{who}: {v!r} is not a probability"
+            out[who] = float(v)
+        return out, None
+
+    def _others_beliefs(self, value: object, others: list[str]) -> tuple[Any, str | None]:
+        """``{other living player: {living player: probability}}``."""
+        if not isinstance(value, dict):
+            return None, "not an object of players' beliefs"
+        out: dict[str, dict[str, float]] = {}
+        for k, v in value.items():
+            who = parse_player(str(k), others)
+            if who is None:
+                return None, f"{k!r} is not another living player"
+            inner, why = self._probabilities(v, self.alive)
+            if why:
+                return None, f"{who}: {why}"
+            out[who] = inner
+        return out, None
 
     def _bad(self, player: str, phase: str, answer: str, reason: str) -> None:
         self.invalid_moves.append(InvalidMove(player, phase, reason, answer, self.round).as_dict())
-
-    def _advance(self, next_phase: str) -> None:
-        self._cursor += 1
-        if self._cursor == len(self.alive):
-            self._cursor = 0
-            self.phase = next_phase
 
     def _tally(self) -> None:
         out, info = tally(self._round_votes, self.alive, self._rng)
@@ -244,7 +332,7 @@ class SpyGame:
             self.done = True
             return
         self.round += 1
-        self.phase = "describe"
+        self._plan_round()
 
     @property
     def outcome(self) -> str:
