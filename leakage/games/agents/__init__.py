@@ -16,6 +16,7 @@ from leakage.games.agents.leakage_aware import (
     TableOracle,
 )
 from leakage.games.agents.llm import ChameleonLLMAgent, ChameleonPrompts, SpyLLMAgent, SpyPrompts
+from leakage.games.agents.pgm import PGMSpyLLMAgent, PGMSpyPlayer
 from leakage.games.agents.posterior import PosteriorChameleon
 from leakage.games.agents.scripted import (
     AmbiguousAgent,
@@ -40,6 +41,8 @@ __all__ = [
     "LeakageAwareAgent",
     "LeakageOracle",
     "LibraryOracle",
+    "PGMSpyLLMAgent",
+    "PGMSpyPlayer",
     "PosteriorChameleon",
     "RandomChameleon",
     "RevealingAgent",

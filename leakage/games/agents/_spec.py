@@ -15,8 +15,8 @@ CHAMELEON_AGENTS = {
     "chameleon": ("posterior", "random", "copy", "amb", "llm", "local"),
 }
 SPY_AGENTS = {
-    "civilian": ("associative", "vague", "llm", "local"),
-    "spy": ("associative", "vague", "llm", "local"),
+    "civilian": ("associative", "vague", "pgm", "llm", "local"),
+    "spy": ("associative", "vague", "pgm", "llm", "local"),
 }
 DEFAULTS = {
     "chameleon": {"non-chameleon": "revealing", "chameleon": "posterior"},
@@ -106,6 +106,8 @@ class AgentFactory:
         from leakage.games.agents.spy import AssociativeSpyPlayer
 
         kind = name.partition(":")[0]
+        if kind == "pgm":
+            return self.pgm(game, name)
         if kind in ("llm", "local"):
             cls = llm.ChameleonLLMAgent if game == "chameleon" else llm.SpyLLMAgent
             return cls(self.client(name))  # type: ignore[return-value]
@@ -124,6 +126,21 @@ class AgentFactory:
             "vague": lambda: AssociativeSpyPlayer(self.tables, reveal=4, name="vague"),
         }
         return makers[name]()
+
+    def pgm(self, game: str, name: str) -> Agent:
+        """``pgm`` (scripted beliefs and moves) or ``pgm:llm[:MODEL]`` / ``pgm:local[:MODEL]``
+        (the same beliefs; the LLM writes the descriptions): MAgIC's PGM-aware player."""
+        from leakage.games.agents.pgm import PGMSpyLLMAgent, PGMSpyPlayer
+
+        inner = name.partition(":")[2]
+        if game != "spygame" or (inner and inner.partition(":")[0] not in ("llm", "local")):
+            raise InvalidInput(
+                f"--agents: {name!r}: the PGM-aware agent plays spygame, as pgm, "
+                "pgm:llm[:MODEL] or pgm:local[:MODEL]"
+            )
+        if not inner:
+            return PGMSpyPlayer(self.tables)
+        return PGMSpyLLMAgent(self.tables, self.client(inner))  # type: ignore[return-value]
 
     def agents(self, game: str, spec: str | None) -> dict[str, Agent]:
         """One agent per role; the chameleon is built last, knowing the non-chameleons'
