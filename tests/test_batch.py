@@ -232,17 +232,24 @@ def test_difficulty_from_a_splits_file(tmp_path: Path, leakage_home: Path):
     table = load_difficulty(splits)
     assert table == {"moon|sun": "hard", "mango|papaya": "easy"}
     game = json.loads((EXAMPLES / "spygame_fruit.json").read_text())
-    assert game["meta"]["difficulty"] == "hard"  # meta wins over the splits file ...
+    assert game["meta"]["difficulty"] == "hard"  # the splits file wins over meta ...
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "with_meta.json").write_text(json.dumps(game))
     game["id"] += "-2"
-    del game["meta"]["difficulty"]  # ... and without it the file decides
+    del game["meta"]["difficulty"]  # ... and decides without it
     (tmp_path / "in" / "without.json").write_text(json.dumps(game))
+    game["id"] += "-3"
+    game["meta"]["difficulty"] = "medium"  # a pair the file lacks keeps its meta.difficulty
+    game["words"] = {"civilian": "kiwi", "spy": "lime"}
+    for p in game["players"]:
+        p["word"] = "lime" if p["role"] == "spy" else "kiwi"
+    (tmp_path / "in" / "other_pair.json").write_text(json.dumps(game))
     run_batch(_job(tmp_path, [tmp_path / "in"], workers=0, difficulty=splits))
     rows = read_steps(tmp_path / "out").to_pylist()
     assert {(r["game_id"], r["difficulty"]) for r in rows} == {
-        (game["id"][:-2], "hard"),
-        (game["id"], "easy"),
+        (game["id"][:-4], "easy"),
+        (game["id"][:-2], "easy"),
+        (game["id"], "medium"),
     }
 
 

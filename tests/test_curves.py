@@ -185,7 +185,7 @@ def test_difficulty_can_be_joined_at_report_time(tmp_path: Path):
         tmp_path, tmp_path / "rep", by="difficulty", replicates=10, difficulty={"moon|sun": "hard"}
     )
     assert _curve(rep.curves, "hard", "entropy_bits")[1] == (0.5, 1)
-    assert _curve(rep.curves, "(none)", "entropy_bits")[1] == (0.9, 1)
+    assert _curve(rep.curves, "unknown", "entropy_bits")[1] == (0.9, 1)
 
 
 def test_not_a_step_table_is_a_clear_error(tmp_path: Path):

@@ -3,8 +3,9 @@
 Accepted: the output directory of ``leakage splits build`` (``hard.csv``, ``medium.csv``,
 ``easy.csv``), or one CSV whose first two columns are the pair's words and whose
 ``difficulty`` or ``split`` column holds the level (without such a column the file's stem is
-the level: ``hard.csv``). Pairs are matched order-free and case-folded. A game whose
-``meta.difficulty`` is set keeps it.
+the level: ``hard.csv``). Pairs are matched order-free and case-folded. The file wins over a
+game's ``meta.difficulty`` (which ``leakage play spygame --pairs-from`` records); a game
+whose pair the file lacks keeps its ``meta.difficulty``.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ runs (and from the Ray engine) concatenate; a change of column is a version bump
 Grouping columns come from the transcript: ``model`` is the speaking player's model (its
 ``agent``, else ``meta.models[player]``), ``game_model`` the models of the players whose
 turns update the posterior ('+'-joined, sorted; one name when one model gave every counted
-clue), ``matchup``, ``difficulty`` and ``category`` from ``meta`` (``difficulty`` may instead
-come from a splits file joined on ``pair``, the SpyGame word pair ``civilian|spy``).
+clue), ``matchup``, ``difficulty`` and ``category`` from ``meta`` (``difficulty`` from a
+splits file joined on ``pair``, the SpyGame word pair ``civilian|spy``, when one is given and
+holds the pair; else from ``meta``).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ COLUMNS: Final[tuple[tuple[str, str, bool, str], ...]] = (
     ("speaker_word", "string", True, "SpyGame: the word the speaker held"),
     ("category", "string", True, "Chameleon: the card's category"),
     ("matchup", "string", True, "meta.matchup"),
-    ("difficulty", "string", True, "meta.difficulty, or from the --difficulty file"),
+    ("difficulty", "string", True, "from the --difficulty file, else meta.difficulty"),
     ("pair", "string", True, "SpyGame: civilian|spy"),
 )
 COLUMN_NAMES: Final = tuple(c[0] for c in COLUMNS)
@@ -125,8 +126,8 @@ def row_context(
         category, pair = t.category, None
     else:
         category, pair = None, f"{t.words.civilian}|{t.words.spy}"
-        if level is None and difficulty:
-            level = difficulty.get(pair_key(t.words.civilian, t.words.spy))
+        if difficulty:  # an explicit splits file wins over meta.difficulty
+            level = difficulty.get(pair_key(t.words.civilian, t.words.spy), level)
     return RowContext(
         report_context(t), source, record, "+".join(counted_models) or None, category,
         _text(t.meta.get("matchup")), level, pair, tuple(models[p] for p in speakers),

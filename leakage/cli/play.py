@@ -22,6 +22,13 @@ class GameKind(StrEnum):
     spygame = "spygame"
 
 
+class Difficulty(StrEnum):
+    hard = "hard"
+    medium = "medium"
+    easy = "easy"
+    all = "all"
+
+
 def game_seeds(seed: int, games: int) -> list[int]:
     """One seed per game, derived from the run's seed (the same run replays exactly)."""
     import numpy as np
@@ -41,6 +48,21 @@ def print_metrics(rows_by_kind: dict[str, Any], console: Console) -> None:
                 ci = f"{r.ci_low:.3f} - {r.ci_high:.3f}"
                 table.add_row(r.metric, f"{r.value:.3f}", ci, str(r.games))
         console.print(table)
+
+
+def _split_pairs(
+    game: GameKind, pairs_from: Path | None, difficulty: Difficulty, games: int, seed: int
+) -> list[Any] | None:
+    """The pairs a SpyGame run plays from a split (``--pairs-from``), or None (cards)."""
+    if pairs_from is None:
+        if difficulty is not Difficulty.all:
+            raise typer.BadParameter("needs --pairs-from DIR_OR_CSV", param_hint="--difficulty")
+        return None
+    if game is not GameKind.spygame:
+        raise typer.BadParameter("is for spygame (word pairs)", param_hint="--pairs-from")
+    from leakage.splits import draw_pairs, read_split
+
+    return draw_pairs(read_split(pairs_from, difficulty.value), games, seed)
 
 
 @app.command()
@@ -73,6 +95,17 @@ def play(
     roles_known: Annotated[
         bool, typer.Option(help="SpyGame: tell players their role (MAgIC / CK-Arena).")
     ] = False,
+    pairs_from: Annotated[
+        Path | None,
+        typer.Option(
+            help="SpyGame: play the word pairs of a `leakage splits build` directory or split "
+            "CSV (each pair once per pass, seeded order); default: pairs drawn from the cards."
+        ),
+    ] = None,
+    difficulty: Annotated[
+        Difficulty,
+        typer.Option(help="SpyGame with --pairs-from: which split's pairs to play."),
+    ] = Difficulty.all,
     budget: Annotated[
         float, typer.Option(help="leakage-aware: most P(secret) a clue may leave an adversary.")
     ] = 0.25,
@@ -100,6 +133,7 @@ def play(
     from leakage.games.metrics import metrics_table
 
     spec = agent_mod.parse_spec(game.value, agents)
+    drawn = _split_pairs(game, pairs_from, difficulty, games, seed)
     spec_text = ",".join(f"{r}={a}" for r, a in spec.items())
     backend = create_backend("cooccurrence", **({"index": index} if index else {}))
     factory = agent_mod.AgentFactory(
@@ -129,9 +163,19 @@ def play(
     transcripts = []
     start = time.perf_counter()
     for i, s in enumerate(game_seeds(seed, games)):
-        engine.reset(s, game_id=f"{game.value}-{seed}-{i}")
+        meta: dict[str, Any] = {"agents": spec_text, "run_seed": seed}
+        if drawn is None or not isinstance(engine, SpyGame):
+            engine.reset(s, game_id=f"{game.value}-{seed}-{i}")
+        else:
+            pair = drawn[i]
+            engine.reset(s, pair=(pair.civilian, pair.spy), game_id=f"{game.value}-{seed}-{i}")
+            meta |= {
+                "difficulty": pair.difficulty,
+                "pair_similarity": pair.similarity,
+                "pair_source": pair.source,
+            }
         run(engine, roster)
-        transcripts.append(engine.transcript({"agents": spec_text, "run_seed": seed}))
+        transcripts.append(engine.transcript(meta))
     seconds = time.perf_counter() - start
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,8 @@ from numpy.typing import NDArray
 from leakage.errors import InvalidInput
 
 NONE_GROUP = "(none)"
+UNKNOWN_DIFFICULTY = "unknown"
+"""The difficulty group of a game with neither ``meta.difficulty`` nor a splits file entry."""
 
 # --by NAME -> (column grouping the curves, column grouping per-clue figures)
 GROUPINGS: dict[str, tuple[str, str]] = {
@@ -116,14 +118,16 @@ def load_steps(results: str | Path, by: str, *, difficulty: dict[str, str] | Non
     rank = pc.cast(table["secret_rank"], pa.float64()).fill_null(np.nan).to_numpy()
     curve_group = _groups(table[curve_col])
     clue_group = curve_group if clue_col == curve_col else _groups(table[clue_col])
-    if by == "difficulty" and difficulty:
-        from leakage.batch._rows import pair_key
+    if by == "difficulty":
+        if difficulty:  # an explicit splits file wins over the recorded difficulty
+            from leakage.batch._rows import pair_key
 
-        pairs = table["pair"].to_pylist()
-        for i, p in enumerate(pairs):
-            if curve_group[i] == NONE_GROUP and p:
-                a, _, b = p.partition("|")
-                curve_group[i] = difficulty.get(pair_key(a, b), NONE_GROUP)
+            pairs = table["pair"].to_pylist()
+            for i, p in enumerate(pairs):
+                if p:
+                    a, _, b = p.partition("|")
+                    curve_group[i] = difficulty.get(pair_key(a, b), curve_group[i])
+        curve_group[curve_group == NONE_GROUP] = UNKNOWN_DIFFICULTY
         clue_group = curve_group
     return Steps(
         game=game,

@@ -4,7 +4,8 @@ Each word of a pair is described in two or three sentences (WordNet offline by d
 file, later an LLM), the descriptions are embedded, and the pairs are ranked by the cosine
 similarity of their two descriptions: the most similar pairs are the hardest to tell apart.
 ``build_splits`` does the work and ``write_splits`` writes it; ``leakage splits build`` is
-the command. Importing this package imports neither torch nor matplotlib.
+the command. ``read_split`` reads the split files back (``leakage play spygame
+--pairs-from``). Importing this package imports neither torch nor matplotlib.
 """
 
 from leakage.splits._build import (
@@ -38,6 +39,7 @@ from leakage.splits._partition import (
     terciles,
     thresholds,
 )
+from leakage.splits._read import SplitPair, draw_pairs, read_split
 from leakage.splits._wordnet import WordNetDescriber
 
 __all__ = [
@@ -58,14 +60,17 @@ __all__ = [
     "PairTable",
     "SampleInfo",
     "SimilarityStats",
+    "SplitPair",
     "SplitResult",
     "SplitSummary",
     "UnknownWords",
     "WordNetDescriber",
     "build_splits",
     "default_description_cache_path",
+    "draw_pairs",
     "order",
     "read_pairs",
+    "read_split",
     "sample",
     "tercile_sizes",
     "terciles",
