@@ -126,7 +126,7 @@ def test_distractors_count_towards_the_candidates(api: Api):
 
 def test_the_llm_judge_costs_more_per_character(api: Api):
     # four 9-character clues on 16 candidates: 16 x (36 + 32) + 127 bytes of candidates =
-    # 1,215 units, under 3,000; x 200 on the judge. Refused before the judge is even loaded.
+    # 1,215 units, under 3,000; x 250 on the judge. Refused before the judge is even loaded.
     doc = game(turns=[{"player": p, "text": "racketeer"} for p in ("p1", "p2", "p3", "p4")])
     assert api.post("/v1/score", json=doc).status_code == 200
     err = assert_error(
@@ -175,19 +175,22 @@ def shipped_examples() -> list[dict[str, Any]]:
     return docs + [json.loads(line) for line in lines if line.strip()]
 
 
+CARD_CLUES = [(1, 6), (2, 7), (3, 4), (4, 3)]
+"""The sports card with four sentences for clues (41 to 53 characters)."""
+
 REALISTIC = [
     *shipped_examples(),
-    spygame(15, 3),  # 15 statements of about 60 characters, 5 candidates
+    spygame(15, 2),  # 15 statements of about 60 characters, 4 candidates
     spygame(20, 0),  # four rounds of five players on the pair alone
-    game(turns=[{"player": f"p{i + 1}", "text": STATEMENTS[i]} for i in range(4)]),  # sentences
+    game(turns=[{"player": f"p{i}", "text": STATEMENTS[j]} for i, j in CARD_CLUES]),
 ]
 
 
 @pytest.mark.parametrize("backend", ALL_BACKENDS)
 def test_games_players_send_are_within_the_default_limits_on_every_backend(backend: str):
-    # Before, characters x candidates x 1,000 on the judge and the ensemble refused four of
-    # these by default: the shipped two-spies game (567 x 2 x 1,000 = 1,134,000 > 1,000,000),
-    # the 15- and 20-statement SpyGames and the card with four sentences.
+    # Before, characters x candidates x 1,000 on the judge and the ensemble refused five of
+    # these by default: both shipped SpyGames (e.g. 567 characters x 2 candidates x 1,000 =
+    # 1,134,000 > 1,000,000), the 15- and 20-statement SpyGames and the card with sentences.
     settings = Settings()
     for doc in REALISTIC:
         check_size(parse_transcript(doc), settings, backend)
@@ -216,11 +219,11 @@ WORDS = [f"w{i:03d}" for i in range(984)]
 AT_THE_LIMIT = {
     # the largest clue text (bytes) on 16 candidates (127 bytes) + extra words that the
     # default max_game_cost (1,000,000) admits on each backend, and the candidates added:
-    # 1,000 x (963 + 32) + 127 + 984 x 4 = 999,063; 16 x (272 + 32) + 127 = 4,991 (x 200)
+    # 1,000 x (963 + 32) + 127 + 984 x 4 = 999,063; 16 x (210 + 32) + 127 = 3,999 (x 250)
     "cooccurrence": (963, WORDS),
     "embedding": (963, WORDS),
-    "judge": (272, []),
-    "ensemble": (272, []),
+    "judge": (210, []),
+    "ensemble": (210, []),
 }
 
 
@@ -269,16 +272,16 @@ def test_the_judge_counts_its_model_tokens_once_loaded(tmp_path: Path, default_i
     from leakage.backends.judge import JudgeBackend
     from leakage_service.runtime import BackendSlot
 
-    # 250 bytes of clues on 16 candidates: 16 x (250 + 32) + 127 = 4,639 units by the bytes,
-    # within the judge's 5,000; but 250 tokens count as 1,250 bytes: 20,639 units.
-    said = [("p1", "a1" * 30), ("p2", "b2" * 30), ("p3", "c3" * 35), ("p4", "d4" * 30)]
+    # 200 bytes of clues on 16 candidates: 16 x (200 + 32) + 127 = 3,839 units by the bytes,
+    # within the judge's 4,000; but 200 tokens count as 1,000 bytes: 16,639 units.
+    said = [("p1", "a1" * 25), ("p2", "b2" * 25), ("p3", "c3" * 25), ("p4", "d4" * 25)]
     hostile = game(turns=[{"player": p, "text": text} for p, text in said])
     parsed = parse_transcript(hostile)
     judge = JudgeBackend(ByteTokens())  # type: ignore[arg-type]
     ensemble = EnsembleBackend({"judge": judge}, {"judge": 1.0}, {"judge": 1.0})
     for name, backend in (("judge", judge), ("ensemble", ensemble)):
         check_size(parsed, Settings(), name)  # before the backend is loaded: the bytes
-        with pytest.raises(GameTooLarge, match=r"250 tokens of turn text x 5 \+ 32\) \+ 127"):
+        with pytest.raises(GameTooLarge, match=r"200 tokens of turn text x 5 \+ 32\) \+ 127"):
             check_size(parsed, Settings(), name, backend)
     check_size(parse_transcript(game()), Settings(), "judge", judge)  # the example still fits
     # and on each path: the game never reaches the model (which would fail: a 500)
@@ -286,7 +289,7 @@ def test_the_judge_counts_its_model_tokens_once_loaded(tmp_path: Path, default_i
     try:
         a.state.backends.slots["judge"] = BackendSlot("judge", judge)
         r = a.post("/v1/score", params={"backend": "judge"}, json=hostile)
-        assert "20,639 units" in assert_error(r, 422, "game_too_large", "turns")["message"]
+        assert "16,639 units" in assert_error(r, 422, "game_too_large", "turns")["message"]
         body = json.dumps(hostile).encode()
         r = a.post("/v1/score/batch", params={"backend": "judge"}, content=body, headers=JSONL)
         assert [x["error"]["type"] for x in ndjson(r)] == ["game_too_large"]

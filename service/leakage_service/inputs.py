@@ -286,13 +286,17 @@ once more (its word is in its prompt)."""
 TOKEN_BYTES = 5
 """How many bytes of turn text one token counts as once a local language model (the LLM
 judge, alone or in the ensemble) has counted the text with its tokenizer: real statements
-hold about 5 bytes a token (CK-Arena: 5.3), text made to cost most as little as one (a digit
-and a letter alternating, emoji and rare scripts split into byte tokens), which would take
-the judge five times as long as the bytes say."""
+hold about 5 bytes a Gemma-3 token (CK-Arena: 5.4), text made to cost most as little as one
+(a digit and a letter alternating; emoji and rare scripts fall back to byte tokens), which
+would take the judge five times as long as its bytes say."""
 
-COST_FACTOR: dict[str, int] = {"judge": 200, "ensemble": 200}
+COST_FACTOR: dict[str, int] = {"judge": 250, "ensemble": 250}
 """How many units of ``max_game_cost`` one unit of work counts as on a backend (other
-backends: 1). See ``Settings.max_game_cost`` for what a unit costs on each backend."""
+backends: 1), so that the default limit admits 4,000 units on the LLM judge and the ensemble
+(which runs it): every CK-Arena dev game (at most 3,971), a SpyGame of 15 statements of 60
+characters on 4 candidates. A unit takes the judge 4 to 5 ms of CPU (Gemma-3-270M, fp32) and
+the co-occurrence backend about 4 us (``Settings.max_game_cost``; measured by
+``python -m benchmarks.service_game_cost``)."""
 
 
 @dataclass(frozen=True)

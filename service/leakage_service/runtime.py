@@ -184,7 +184,7 @@ def score_records(
     to score becomes an error line. Stops early (between games) when ``stop()``."""
     opts = params.options()
     it = iter(items)
-    while batch := [(i, _sized(g, backends.settings, slot.name)) for i, g in islice(it, chunk)]:
+    while batch := [(i, _sized(g, backends.settings, slot)) for i, g in islice(it, chunk)]:
         backends.prepare(slot, [g for _, g in batch if not isinstance(g, Exception)], opts)
         for index, game in batch:
             if stop():
@@ -203,13 +203,14 @@ def score_records(
 
 
 def _sized(
-    game: AnyTranscript | Exception, settings: Settings, backend: str
+    game: AnyTranscript | Exception, settings: Settings, slot: BackendSlot
 ) -> AnyTranscript | Exception:
-    """The game, or its ``GameTooLarge`` when it is over the server's size limits."""
+    """The game, or its ``GameTooLarge`` when it is over the server's size limits (with
+    the tokens of the backend's language model, if it has one)."""
     if isinstance(game, Exception):
         return game
     try:
-        check_size(game, settings, backend)
+        check_size(game, settings, slot.name, slot.backend)
     except LeakageError as err:
         return err
     return game

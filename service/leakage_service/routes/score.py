@@ -39,6 +39,7 @@ def _score_one(state: ServiceState, body: bytes, params: ScoreParams, deadline: 
     game = to_game(parse_json(decode_text(body)), params)
     check_size(game, state.settings, params.backend)
     slot = state.backends.get(params.backend)
+    check_size(game, state.settings, params.backend, slot.backend)  # the model's tokens
     report = state.backends.score(slot, game, params.options(), deadline=deadline)
     return finish(report, params)
 
