@@ -454,6 +454,20 @@ def test_backends_lists_loaded_and_lazy_backends(api: Api):
     assert 'leakage_cache_requests_total{cache="embedding"' in api.get("/metrics").text
 
 
+def test_the_ensemble_members_use_the_services_paths(api: Api):
+    """The ensemble's co-occurrence member reads ``LEAKAGE_INDEX`` and its embedding member
+    caches under ``LEAKAGE_HOME``, as the backends themselves do (not the library's
+    defaults)."""
+    from leakage.backends.ensemble import route_options
+
+    backends = api.state.backends
+    settings = api.state.settings
+    routed = route_options(["cooccurrence", "embedding", "judge"], backends.options("ensemble"))
+    assert routed["cooccurrence"]["index"] == settings.index_path
+    assert routed["embedding"] == backends.options("embedding")
+    assert routed["embedding"]["cache_path"] == str(settings.home / "embeddings.sqlite")
+
+
 def test_probes_and_metrics(api: Api):
     assert api.get("/healthz").json() == {"status": "ok"}
     ready = api.get("/readyz")

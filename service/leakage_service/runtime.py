@@ -64,10 +64,14 @@ class Backends:
     def options(self, name: str) -> dict[str, Any]:
         """Creation options: the service's own paths, never the library's env defaults."""
         home = self.settings.home
+        index = {"index": self.settings.index_path}
+        embedding = {"cache_path": str(home / "embeddings.sqlite")}
         if name == "cooccurrence":
-            return {"index": self.settings.index_path}
+            return index
         if name == "embedding":
-            return {"cache_path": str(home / "embeddings.sqlite")}
+            return embedding
+        if name == "ensemble":  # the same paths for its members (route_options)
+            return {**index, "embedding": embedding}
         return {}
 
     def get(self, name: str) -> BackendSlot:
