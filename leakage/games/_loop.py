@@ -18,6 +18,8 @@ class Engine(Protocol):
 
     def step(self, answer: str) -> bool: ...
 
+    def transcript(self, meta: Mapping[str, Any] | None = None) -> Any: ...
+
 
 def check_roles(agents: Mapping[str, Agent], roles: tuple[str, ...]) -> dict[str, str]:
     """The agents' names by role; ``ValueError`` naming a role without an agent."""
@@ -28,7 +30,14 @@ def check_roles(agents: Mapping[str, Agent], roles: tuple[str, ...]) -> dict[str
 
 
 def run(engine: Engine, agents: Mapping[str, Agent]) -> None:
-    """Play a reset engine to the end."""
+    """Play a reset engine to the end; then each agent with an ``end_game`` method (one that
+    learns across games, e.g. the cheatsheet agent) is given the transcript."""
     while not engine.done:
         obs = engine.observation
         engine.step(agents[engine.role(obs.player)](obs))
+    distinct = {id(a): a for a in agents.values()}.values()
+    learners = [a for a in distinct if callable(getattr(a, "end_game", None))]
+    if learners:
+        transcript = engine.transcript()
+        for agent in learners:
+            agent.end_game(transcript)  # type: ignore[attr-defined]

@@ -8,6 +8,7 @@ from leakage.games.agents._association import (
     clue_vocabulary,
 )
 from leakage.games.agents._spec import AgentFactory, parse_spec
+from leakage.games.agents.cheatsheet import Cheatsheet, CheatsheetAgent
 from leakage.games.agents.leakage_aware import (
     LeakageAwareAgent,
     LeakageOracle,
@@ -36,6 +37,8 @@ __all__ = [
     "AssociativeSpyPlayer",
     "ChameleonLLMAgent",
     "ChameleonPrompts",
+    "Cheatsheet",
+    "CheatsheetAgent",
     "ConcealingAgent",
     "CopyingChameleon",
     "LeakageAwareAgent",

@@ -10,14 +10,17 @@ from typing import Any
 from leakage.errors import InvalidInput
 from leakage.games._types import Agent
 
-CHAMELEON_AGENTS = {
+CHAMELEON_AGENTS: dict[str, tuple[str, ...]] = {
     "non-chameleon": ("revealing", "concealing", "amb", "trivial", "leakage-aware", "llm", "local"),
     "chameleon": ("posterior", "random", "copy", "amb", "llm", "local"),
 }
-SPY_AGENTS = {
+SPY_AGENTS: dict[str, tuple[str, ...]] = {
     "civilian": ("associative", "vague", "pgm", "llm", "local"),
     "spy": ("associative", "vague", "pgm", "llm", "local"),
 }
+for _table in (CHAMELEON_AGENTS, SPY_AGENTS):  # cheatsheet:llm[:MODEL], cheatsheet:local[:MODEL]
+    for _role in _table:
+        _table[_role] += ("cheatsheet",)
 DEFAULTS = {
     "chameleon": {"non-chameleon": "revealing", "chameleon": "posterior"},
     "spygame": {"civilian": "associative", "spy": "associative"},
@@ -44,6 +47,14 @@ def parse_spec(game: str, spec: str | None) -> dict[str, str]:
                 f"--agents: unknown agent {name!r} for {role}; choose one of "
                 f"{', '.join(table[role])} (llm:MODEL, local:MODEL name a model)"
             )
+        if name.partition(":")[0] == "cheatsheet" and name.split(":")[1:2] not in (
+            ["llm"],
+            ["local"],
+        ):
+            raise InvalidInput(
+                f"--agents: {name!r}: a cheatsheet wraps an LLM player: "
+                "cheatsheet:llm[:MODEL] or cheatsheet:local[:MODEL]"
+            )
         out[role] = name
     return out
 
@@ -59,6 +70,15 @@ class AgentFactory:
     budget: float = 0.25
     table_cache: Path | None = None
     """Where association tables are kept between runs (default: in memory only)."""
+    memory: Path | None = None
+    """Cheatsheet agents: the directory of their memories, one file per game and role
+    (default: in memory only, for the run)."""
+    curate_every: int = 5
+    lessons: str = "auto"
+    """Cheatsheet agents: who writes lessons and curates: ``llm``, ``rules`` or ``auto`` (the
+    LLM for an endpoint, the rules for a local model)."""
+    encoder: Any = None
+    """Cheatsheet agents: the embedding encoder (default: the bundled all-MiniLM-L6-v2)."""
     _tables: Any = None
     _clients: dict[str, Any] = field(default_factory=dict)
 
@@ -98,8 +118,39 @@ class AgentFactory:
         _ = self.tables  # makes the default backend
         return LibraryOracle(self.backend)
 
-    def build(self, game: str, name: str, *, partner: Agent | None = None) -> Agent:
-        """The named agent; ``partner``: the non-chameleons' agent, which ``copy`` imitates."""
+    def cheatsheet(self, game: str, name: str, role: str | None) -> Agent:
+        """``cheatsheet:llm[:MODEL]`` / ``cheatsheet:local[:MODEL]``: the LLM player with a
+        Dynamic Cheatsheet, its memory in ``memory/GAME.ROLE.json`` when ``memory`` is set."""
+        from leakage.games.agents import cheatsheet as cs
+
+        inner_name = name.partition(":")[2]
+        if self.encoder is None:
+            from leakage.encoders import open_encoder
+
+            self.encoder = open_encoder()
+        lessons = self.lessons
+        if lessons == "auto":
+            lessons = "rules" if inner_name.startswith("local") else "llm"
+        if lessons not in ("llm", "rules"):
+            raise InvalidInput(f"cheatsheet lessons: {lessons!r}; choose llm, rules or auto")
+        client = self.client(inner_name) if lessons == "llm" else None
+        path = None
+        if self.memory is not None:
+            path = self.memory / f"{game}.{role or 'any'}.json"
+        return cs.CheatsheetAgent(
+            self.build(game, inner_name),
+            cs.Cheatsheet(self.encoder),
+            lessons=cs.LLMLessons(client) if client is not None else cs.rule_lessons,
+            curator=cs.LLMCurator(client) if client is not None else None,
+            curate_every=self.curate_every,
+            path=path,
+        )
+
+    def build(
+        self, game: str, name: str, *, partner: Agent | None = None, role: str | None = None
+    ) -> Agent:
+        """The named agent; ``partner``: the non-chameleons' agent, which ``copy`` imitates;
+        ``role``: the role it plays (names a cheatsheet's memory file)."""
         from leakage.games.agents import llm, scripted
         from leakage.games.agents.leakage_aware import LeakageAwareAgent
         from leakage.games.agents.posterior import PosteriorChameleon
@@ -108,6 +159,8 @@ class AgentFactory:
         kind = name.partition(":")[0]
         if kind == "pgm":
             return self.pgm(game, name)
+        if kind == "cheatsheet":
+            return self.cheatsheet(game, name, role)
         if kind in ("llm", "local"):
             cls = llm.ChameleonLLMAgent if game == "chameleon" else llm.SpyLLMAgent
             return cls(self.client(name))  # type: ignore[return-value]
@@ -147,7 +200,7 @@ class AgentFactory:
         agent (Karabag & Topcu's chameleon knows their strategy, not the secret)."""
         out: dict[str, Agent] = {}
         for role, name in sorted(parse_spec(game, spec).items(), key=lambda r: r[0] == "chameleon"):
-            out[role] = self.build(game, name, partner=out.get("non-chameleon"))
+            out[role] = self.build(game, name, partner=out.get("non-chameleon"), role=role)
         return out
 
 
