@@ -9,12 +9,13 @@ again, the answer is drawn from what the rules allow:
   (:meth:`LLMClient.score`, exact teacher forcing), the most likely one;
 * a one-word clue: greedy decoding whose first token is restricted to what can start an
   allowed word. The model's first tokens are taken in order of probability (``generate``
-  with ``top_logprobs``); one that is not letters, a single letter, a stop word or a
-  forbidden word is skipped; the first that remains is completed greedily (the free answer
-  already holds the completion of the most likely one) and cut at its first character that
-  is not a letter, so every answer is one word; when the completed word is forbidden (the
-  ``banned`` words: the secret, words said before) the next first token is tried. No retry
-  prompt, no sampling: one or two ``generate`` calls in the usual case.
+  with ``top_logprobs``); one that is not letters, a single letter, a stop word (or
+  ``answer``, the reply form's own word) or a forbidden word is skipped; the first that
+  remains is completed greedily (the free answer already holds the completion of the most
+  likely one) and cut at its first character that is not a letter, so every answer is one
+  word; when the completed word is forbidden (the ``banned`` words: the secret, words said
+  before) the next first token is tried. No retry prompt, no sampling: one or two
+  ``generate`` calls in the usual case.
 
 The prompt is the chat the model would see (its chat template when it has one, else the
 messages joined by blank lines, as :meth:`LocalLM.generate` builds it) followed by
@@ -31,6 +32,8 @@ from leakage.corpus import STOPWORDS
 from leakage.llm import Message
 
 _LETTERS = re.compile(r"[^\W\d_]+")
+_NOT_CLUES = STOPWORDS | {"answer"}
+"""Stop words, and the reply form's own word (a base model tends to repeat it)."""
 
 
 def chat_text(client: Any, messages: Sequence[Message]) -> str | None:
@@ -69,7 +72,7 @@ def one_word(
     keys = {b.casefold() for b in banned}
 
     def allowed(word: str) -> bool:
-        return len(word) >= 2 and word.casefold() not in keys | STOPWORDS
+        return len(word) >= 2 and word.casefold() not in keys | _NOT_CLUES
 
     def word_of(text: str) -> str:
         found = _LETTERS.match(text.lstrip())
