@@ -116,6 +116,23 @@ def play(
         str | None, typer.Option(help="llm agents: an OpenAI-compatible base URL.")
     ] = None,
     index: Annotated[Path | None, typer.Option(help="Co-occurrence index for the tables.")] = None,
+    memory: Annotated[
+        Path | None,
+        typer.Option(
+            help="cheatsheet agents: keep their memories in this directory (GAME.ROLE.json), "
+            "loaded at the start and saved after every game; default: for this run only."
+        ),
+    ] = None,
+    curate_every: Annotated[
+        int, typer.Option(min=1, help="cheatsheet agents: curate the memory every K games.")
+    ] = 5,
+    lessons: Annotated[
+        str,
+        typer.Option(
+            help="cheatsheet agents: lessons and curation by the llm, by rules, or auto (the "
+            "LLM for an endpoint, rules for a local model)."
+        ),
+    ] = "auto",
 ) -> None:
     """Play games between agents; transcripts in leakage.transcript/1, metrics at the end."""
     from leakage.backends import create_backend
@@ -142,6 +159,9 @@ def play(
         service_url=service,
         budget=budget,
         table_cache=default_index_path().parent.parent / "games",
+        memory=memory,
+        curate_every=curate_every,
+        lessons=lessons,
     )
     roster = factory.agents(game.value, agents)
     names = {role: name for role, name in spec.items()}
@@ -233,3 +253,77 @@ def metrics(
     if bad:
         err.print(f"{bad} bad record(s) skipped; {len(good)} game(s) measured.", highlight=False)
         raise typer.Exit(EXIT_INVALID_INPUT)
+
+
+@app.command("cheatsheet-tournament")
+def cheatsheet_tournament(
+    game: Annotated[GameKind, typer.Argument(help="chameleon or spygame.")],
+    agents: Annotated[
+        str,
+        typer.Option(help="One agent per role, as for play; --role's must be llm or local."),
+    ],
+    role: Annotated[str, typer.Option(help="The role whose player gets a cheatsheet.")],
+    games: Annotated[int, typer.Option(min=2, help="Games per condition.")] = 10,
+    seed: Annotated[int, typer.Option(help="Run seed (each game's seed derives from it).")] = 0,
+    curate_every: Annotated[int, typer.Option(min=1, help="Curate every K games.")] = 5,
+    lessons: Annotated[str, typer.Option(help="llm, rules or auto (as for play).")] = "auto",
+    players: Annotated[int | None, typer.Option(help="Players (default 4 / 5).")] = None,
+    candidates: Annotated[int, typer.Option(help="Chameleon: candidates K per game.")] = 16,
+    rounds: Annotated[int, typer.Option(help="SpyGame: round limit.")] = 6,
+    llm_endpoint: Annotated[
+        str | None, typer.Option(help="llm agents: an OpenAI-compatible base URL.")
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the result as JSON here.")
+    ] = None,
+) -> None:
+    """Gu et al.'s Dynamic Cheatsheet ablation: the same seeds played by the role's LLM player
+    without and with a fresh cheatsheet; the role's win rates, their paired difference and
+    its standard error."""
+    from leakage.corpus import default_index_path
+    from leakage.errors import InvalidInput
+    from leakage.games import ChameleonConfig, ChameleonGame, SpyGame, SpyGameConfig
+    from leakage.games import agents as agent_mod
+    from leakage.games.agents.cheatsheet import tournament
+
+    spec = agent_mod.parse_spec(game.value, agents)
+    if role not in spec:
+        raise InvalidInput(f"--role: {role!r} is not a role of {game.value} ({', '.join(spec)})")
+    factory = agent_mod.AgentFactory(
+        llm_endpoint=llm_endpoint,
+        table_cache=default_index_path().parent.parent / "games",
+        curate_every=curate_every,
+        lessons=lessons,
+    )
+    engine: ChameleonGame | SpyGame
+    if game is GameKind.chameleon:
+        engine = ChameleonGame(
+            ChameleonConfig(n_players=players or 4, n_candidates=candidates), agents=spec
+        )
+    else:
+        engine = SpyGame(SpyGameConfig(n_players=players or 5, max_rounds=rounds), agents=spec)
+    start = time.perf_counter()
+    result = tournament(
+        factory, engine, spec, role, game_seeds(seed, games), game_id=f"{game.value}-{seed}"
+    )
+    console = Console()
+    console.print(
+        f"{games} paired {game.value} games ({role}={spec[role]} without / with a cheatsheet, "
+        f"curated every {curate_every}) in {time.perf_counter() - start:.0f} s",
+        highlight=False,
+    )
+    table = Table()
+    for col in ("", f"{role} win rate", "wins"):
+        table.add_column(col, justify="left" if not col else "right")
+    table.add_row(
+        "without", f"{result.rate(result.wins_without):.3f}", str(sum(result.wins_without))
+    )
+    table.add_row("with", f"{result.rate(result.wins_with):.3f}", str(sum(result.wins_with)))
+    table.add_row("difference", f"{result.difference:+.3f} ± {result.stderr:.3f} (SE)", "")
+    console.print(table)
+    for c in result.curations:
+        console.print(f"curation after game {c['game']}: {c}", highlight=False)
+    for lesson in result.memory:
+        console.print(f"- {lesson}", highlight=False, soft_wrap=True)
+    if json_out is not None:
+        json_out.write_text(json.dumps(result.as_dict(), indent=2) + "\n", encoding="utf-8")
