@@ -92,6 +92,20 @@ def build(
         bool,
         typer.Option(help="Keep descriptions and embeddings in $LEAKAGE_HOME across runs."),
     ] = True,
+    llm_model: Annotated[
+        str | None,
+        typer.Option(
+            help="--describer llm: smollm2-135m (bundled, default), a GGUF or model folder, or "
+            "the endpoint's model name (default there: LEAKAGE_LLM_MODEL)."
+        ),
+    ] = None,
+    llm_endpoint: Annotated[
+        str | None,
+        typer.Option(
+            help="--describer llm: an OpenAI-compatible base URL (key from "
+            "LEAKAGE_LLM_API_KEY); default: the bundled local model."
+        ),
+    ] = None,
 ) -> None:
     """Rank word pairs by how similar their words' descriptions are; cut into hard (most
     similar), medium and easy. Pairs with a word the describer does not know go to
@@ -119,6 +133,11 @@ def build(
             f"--descriptions is for --describer file, not {describer.value}",
             param_hint="--describer",
         )
+    for flag, value in (("--llm-model", llm_model), ("--llm-endpoint", llm_endpoint)):
+        if value is not None and describer is not DescriberName.llm:
+            raise typer.BadParameter(
+                f"is for --describer llm, not {describer.value}", param_hint=flag
+            )
     if method is Method.thresholds and easy_below > hard_above:
         raise typer.BadParameter(
             f"{easy_below} is above --hard-above {hard_above}", param_hint="--easy-below"
@@ -128,7 +147,12 @@ def build(
 
     source: Describer
     if describer is DescriberName.llm:
-        writer = LLMDescriber()
+        from leakage.backends.judge import open_llm
+
+        client = open_llm(
+            llm_model or (None if llm_endpoint else "smollm2-135m"), endpoint=llm_endpoint
+        )
+        writer = LLMDescriber(client)
         source = CachedDescriber(writer, default_description_cache_path()) if cache else writer
     elif descriptions is not None:  # --describer file
         source = FileDescriber(descriptions)

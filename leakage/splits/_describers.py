@@ -2,8 +2,9 @@
 
 One structural protocol, ``Describer``; implementations: ``WordNetDescriber`` (offline
 default, in ``_wordnet.py``), ``FileDescriber`` (descriptions the user supplies) and
-``LLMDescriber`` (a placeholder until the LLM layer exists). ``CachedDescriber`` keeps
-descriptions in SQLite across runs, keyed by describer name, version and word.
+``LLMDescriber`` (a local model or an OpenAI-compatible endpoint, through the LLM layer).
+``CachedDescriber`` keeps descriptions in SQLite across runs, keyed by describer name,
+version and word.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -129,17 +131,32 @@ class FileDescriber:
         return out
 
 
+_SENTENCE = re.compile(r"\S.*?[.!?][\"')\]]*(?=\s|$)")
+
+
+def whole_sentences(text: str, most: int = 3) -> str:
+    """The first ``most`` whole sentences of ``text`` (whitespace collapsed), without a
+    trailing unfinished one (an answer cut at ``max_tokens``); the text as it is when it
+    holds no whole sentence."""
+    text = " ".join(text.split())
+    found = _SENTENCE.findall(text)
+    return " ".join(found[:most]) if found else text
+
+
 class LLMDescriber:
     """Descriptions written by an LLM through the LLM layer (``DESCRIPTION_PROMPT``).
 
     ``client`` is any ``leakage.llm.LLMClient``: a local model (default SmolLM2-135M-Instruct,
     the bundled instruct model; a base model such as Gemma-3-270M continues text rather than
-    answering) or an OpenAI-compatible endpoint. Greedy decoding, so a word's description is
-    reproducible; an empty or one-word answer counts as unknown.
+    answering) or an OpenAI-compatible endpoint (``open_llm(model, endpoint=URL)``). Greedy
+    decoding, so a word's description is reproducible. The answer is cut to its first three
+    whole sentences (an answer cut at ``max_tokens`` loses its unfinished last sentence); an
+    answer of fewer than three words counts as unknown.
     """
 
     name = "llm"
-    version = "1"
+    version = "2"
+    max_tokens = 160
 
     def __init__(self, client: Any = None, *, model: str = "smollm2-135m") -> None:
         if client is None:
@@ -155,9 +172,10 @@ class LLMDescriber:
         out: dict[str, str | None] = {}
         for word in dict.fromkeys(words):
             gen = self.client.generate(
-                [Message("user", DESCRIPTION_PROMPT.format(word=word))], max_tokens=120
+                [Message("user", DESCRIPTION_PROMPT.format(word=word))],
+                max_tokens=self.max_tokens,
             )
-            text = " ".join(gen.text.split())
+            text = whole_sentences(gen.text)
             out[word] = text if len(text.split()) >= 3 else None
         return out
 
