@@ -4,6 +4,7 @@ leakage-aware non-chameleon (scoring library, and the service contract over HTTP
 from __future__ import annotations
 
 import json
+import re
 
 import httpx
 import numpy as np
@@ -278,3 +279,17 @@ def test_leakage_aware_beats_revealing_against_the_posterior_chameleon(tables, c
         ]
         rates[name] = np.mean([t.meta["outcome"] == "chameleon_caught" for t in games])
     assert rates["aware"] > rates["revealing"] + 0.15, rates
+
+
+def test_play_help_names_every_agent_the_spec_accepts():
+    import typer
+
+    from leakage.cli import app
+    from leakage.games.agents._spec import CHAMELEON_AGENTS, SPY_AGENTS
+
+    play = typer.main.get_command(app).commands["play"]  # type: ignore[attr-defined]
+    (option,) = [p for p in play.params if p.name == "agents"]
+    words = set(re.findall(r"[a-z-]+", option.help))
+    for table in (CHAMELEON_AGENTS, SPY_AGENTS):
+        for names in table.values():
+            assert set(names) <= words, set(names) - words

@@ -74,7 +74,8 @@ def play(
             help="One agent per role, e.g. non-chameleon=revealing,chameleon=posterior "
             "(chameleon game: non-chameleon revealing, concealing, amb, trivial, leakage-aware; "
             "chameleon posterior, random, copy, amb; "
-            "spygame: associative, vague; both: llm[:MODEL], local[:MODEL])."
+            "spygame: associative, vague, pgm, pgm:llm[:MODEL], pgm:local[:MODEL]; both: "
+            "llm[:MODEL], local[:MODEL], cheatsheet:llm[:MODEL], cheatsheet:local[:MODEL])."
         ),
     ] = None,
     games: Annotated[int, typer.Option(min=1, help="Number of games.")] = 10,
