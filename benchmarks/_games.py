@@ -161,3 +161,22 @@ def generate_games(
         ),
     }
     return games, facts
+
+
+def chameleon_game(
+    gid: str, candidates: list[str], clues: list[str], *, one_speaker: bool = False
+) -> dict[str, Any]:
+    """A Chameleon transcript of ``clues`` on ``candidates`` (the secret is the first), said
+    by one non-chameleon each, or all by ``p1`` with ``one_speaker``."""
+    speakers = ["p1"] * len(clues) if one_speaker else [f"p{i + 1}" for i in range(len(clues))]
+    return {
+        "format": "leakage.transcript/1",
+        "game": "chameleon",
+        "id": gid,
+        "category": "Things",
+        "candidates": candidates,
+        "secret": candidates[0],
+        "players": [{"id": "p0", "role": "chameleon"}]
+        + [{"id": p, "role": "non-chameleon"} for p in dict.fromkeys(speakers)],
+        "turns": [{"player": p, "text": c} for p, c in zip(speakers, clues, strict=True)],
+    }

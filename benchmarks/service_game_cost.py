@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import REPO, SHARED_DATA, default_index, write_result
+from benchmarks._games import chameleon_game
 
 BACKENDS = ("cooccurrence", "embedding", "judge", "ensemble")
 OLD_FACTOR = {"judge": 1000, "ensemble": 1000}
@@ -166,17 +167,7 @@ class Text:
 
 
 def chameleon(gid: str, candidates: list[str], clues: list[str]) -> dict[str, Any]:
-    return {
-        "format": "leakage.transcript/1",
-        "game": "chameleon",
-        "id": gid,
-        "category": "Things",
-        "candidates": candidates,
-        "secret": candidates[0],
-        "players": [{"id": "p0", "role": "chameleon"}]
-        + [{"id": f"p{i + 1}", "role": "non-chameleon"} for i in range(len(clues))],
-        "turns": [{"player": f"p{i + 1}", "text": c} for i, c in enumerate(clues)],
-    }
+    return chameleon_game(gid, candidates, clues)
 
 
 def spygame(gid: str, candidates: list[str], clues: list[str]) -> dict[str, Any]:

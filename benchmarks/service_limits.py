@@ -31,6 +31,7 @@ import httpx
 import numpy as np
 
 from benchmarks._common import Server, default_index, write_result
+from benchmarks._games import chameleon_game
 
 SEED = 20261123
 PROBE_EVERY = 0.2
@@ -59,16 +60,7 @@ def _vocabulary(index: Path, n: int = 20_000) -> list[str]:
 
 
 def _game(gid: str, candidates: list[str], clues: list[str]) -> dict[str, Any]:
-    return {
-        "format": "leakage.transcript/1",
-        "game": "chameleon",
-        "id": gid,
-        "category": "Things",
-        "candidates": candidates,
-        "secret": candidates[0],
-        "players": [{"id": "p0", "role": "chameleon"}, {"id": "p1", "role": "non-chameleon"}],
-        "turns": [{"player": "p1", "text": c} for c in clues],
-    }
+    return chameleon_game(gid, candidates, clues, one_speaker=True)
 
 
 def _text(rng: np.random.Generator, words: list[str], chars: int) -> str:
