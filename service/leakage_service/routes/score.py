@@ -22,6 +22,7 @@ from leakage_service.inputs import (
     check_size,
     decode_text,
     finish,
+    model_tokens,
     parse_json,
     request_key,
     split_records,
@@ -39,7 +40,8 @@ def _score_one(state: ServiceState, body: bytes, params: ScoreParams, deadline: 
     game = to_game(parse_json(decode_text(body)), params)
     check_size(game, state.settings, params.backend)
     slot = state.backends.get(params.backend)
-    check_size(game, state.settings, params.backend, slot.backend)  # the model's tokens
+    if model_tokens(slot.backend) is not None:  # the loaded judge's own tokens count too
+        check_size(game, state.settings, params.backend, slot.backend)
     report = state.backends.score(slot, game, params.options(), deadline=deadline)
     return finish(report, params)
 
