@@ -154,3 +154,39 @@ def test_thinks_names_whom_another_player_suspects_not_itself():
                      config=SpyGameConfig(max_rounds=1))  # fmt: skip
     assert t.meta["reflections"] == []
     assert all("cannot suspect" in m["reason"] for m in t.meta["invalid_moves"])
+
+
+@pytest.mark.parametrize("schedule", ["statement", "round", "none"])
+def test_play_reflect_option_sets_the_schedule(schedule, tmp_path, default_index):
+    from typer.testing import CliRunner
+
+    from leakage.cli import app
+
+    out = tmp_path / "g.jsonl"
+    r = CliRunner().invoke(app, ["play", "spygame", "--games", "2", "--seed", "1",
+                                 "--rounds", "2", "--reflect", schedule, "--index",
+                                 str(default_index), "--out", str(out)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    for line in out.read_text().splitlines():
+        t = parse_transcript(json.loads(line))
+        refl = t.meta["reflections"]
+        if schedule == "none":
+            assert refl == []
+            continue
+        for k, turn in enumerate(t.turns):
+            after = [x["player"] for x in refl if x["after_turn"] == k]
+            speakers = [x.player for x in t.turns if x.round == turn.round]
+            last = k == max(i for i, x in enumerate(t.turns) if x.round == turn.round)
+            if schedule == "statement":
+                assert after == [p for p in speakers if p != turn.player]
+            else:
+                assert after == (speakers if last else [])
+
+
+def test_play_reflect_is_for_spygame():
+    from typer.testing import CliRunner
+
+    from leakage.cli import app
+
+    r = CliRunner().invoke(app, ["play", "chameleon", "--reflect", "round"])
+    assert r.exit_code == 2 and "--reflect" in r.output and "spygame" in r.output

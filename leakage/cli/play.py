@@ -29,6 +29,12 @@ class Difficulty(StrEnum):
     all = "all"
 
 
+class Reflect(StrEnum):
+    statement = "statement"
+    round = "round"
+    none = "none"
+
+
 def game_seeds(seed: int, games: int) -> list[int]:
     """One seed per game, derived from the run's seed (the same run replays exactly)."""
     import numpy as np
@@ -96,6 +102,13 @@ def play(
     roles_known: Annotated[
         bool, typer.Option(help="SpyGame: tell players their role (MAgIC / CK-Arena).")
     ] = False,
+    reflect: Annotated[
+        Reflect,
+        typer.Option(
+            help="SpyGame: when players reflect before the vote: after every statement "
+            "(Gu et al.), once a round after all descriptions, or never."
+        ),
+    ] = Reflect.statement,
     pairs_from: Annotated[
         Path | None,
         typer.Option(
@@ -151,6 +164,9 @@ def play(
     from leakage.games.metrics import metrics_table
 
     spec = agent_mod.parse_spec(game.value, agents)
+    if game is GameKind.chameleon and reflect is not Reflect.statement:
+        raise typer.BadParameter("is for spygame (Chameleon players do not reflect)",
+                                 param_hint="--reflect")  # fmt: skip
     drawn = _split_pairs(game, pairs_from, difficulty, games, seed)
     spec_text = ",".join(f"{r}={a}" for r, a in spec.items())
     backend = create_backend("cooccurrence", **({"index": index} if index else {}))
@@ -177,7 +193,12 @@ def play(
     else:
         engine = SpyGame(
             SpyGameConfig(
-                n_players=players or 5, n_spies=spies, max_rounds=rounds, roles_known=roles_known
+                n_players=players or 5,
+                n_spies=spies,
+                max_rounds=rounds,
+                roles_known=roles_known,
+                reflect=reflect is not Reflect.none,
+                reflect_after="round" if reflect is Reflect.round else "statement",
             ),
             agents=names,
         )
