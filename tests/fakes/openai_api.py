@@ -16,6 +16,13 @@ numbers:
 - a chat is answered ``"You said: " + <last user message>`` and a plain prompt with
   :data:`COMPLETION`, cut to ``max_tokens`` tokens and at the first ``stop`` string.
 
+``chat_reply`` scripts the chat answer instead: a function of the request's ``messages``
+(``[{"role": ..., "content": ...}, ...]`` as sent) returning the reply text, e.g. a game
+player's move read off the prompt. The scripted reply is treated as the default one is:
+tokenized for ``usage`` and logprobs, cut to ``max_tokens`` and at ``stop``. An exception
+it raises answers the request with a 400 naming it (not retried: the client fails at
+once with the message).
+
 Server flavours: ``api_key`` (a bearer token is required), ``models`` (others get 404),
 ``chat_only`` (completions with ``echo`` + ``logprobs`` are refused with 400, as OpenAI
 does), ``echo_ignored`` (``echo`` is silently ignored and logprobs cover the generated
@@ -37,6 +44,7 @@ import re
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -102,6 +110,7 @@ class FakeOpenAI:
         logprobs_supported: bool = True,
         min_max_tokens: int = 0,
         delay: float = 0.0,
+        chat_reply: Callable[[list[dict[str, str]]], str] | None = None,
     ) -> None:
         self.models = models
         self.api_key = api_key
@@ -110,6 +119,7 @@ class FakeOpenAI:
         self.logprobs_supported = logprobs_supported
         self.min_max_tokens = min_max_tokens
         self.delay = delay
+        self.chat_reply = chat_reply
         self.requests: list[Request] = []
         self.max_in_flight = 0
         self._in_flight = 0
@@ -208,11 +218,16 @@ def _chat(fake: FakeOpenAI, body: Any) -> tuple[int, Any]:
     if refused:
         return refused
     messages = body["messages"]
-    users = [m["content"] for m in messages if m.get("role") == "user"]
+    if fake.chat_reply is not None:
+        try:
+            reply = fake.chat_reply(messages)
+        except Exception as err:  # a script that cannot answer shows at once
+            return _error(400, f"chat_reply failed: {err!r}", "invalid_request_error")
+    else:
+        users = [m["content"] for m in messages if m.get("role") == "user"]
+        reply = CHAT_PREFIX + (users[-1] if users else "")
     max_tokens = int(body.get("max_tokens") or 16)
-    text, tokens, finish = _generate(
-        CHAT_PREFIX + (users[-1] if users else ""), max_tokens, body.get("stop")
-    )
+    text, tokens, finish = _generate(reply, max_tokens, body.get("stop"))
     logprobs = None
     if body.get("logprobs") and fake.logprobs_supported:
         n = int(body.get("top_logprobs") or 0)
