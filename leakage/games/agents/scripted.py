@@ -31,6 +31,7 @@ The table agents' non-chameleons vote for the player whose clue points least to 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -150,6 +151,16 @@ def _as_clue(word: str) -> str:
     return "-".join(word.split())
 
 
+@lru_cache(maxsize=256)
+def _amb_code(
+    candidates: tuple[str, ...], n_players: int
+) -> tuple[list[tuple[str, ...]], dict[str, int]]:
+    """The groups and, for each group word as a clue (casefolded), its group; computed once
+    per card and table size (every move of a game reads them)."""
+    groups = amb_groups(candidates, n_players)
+    return groups, {_as_clue(w).casefold(): g for g, ws in enumerate(groups) for w in ws}
+
+
 class AmbiguousAgent:
     """π_amb on a card (section 4.2), as a non-chameleon or as the chameleon's best
     response; see the module doc for the code."""
@@ -161,8 +172,7 @@ class AmbiguousAgent:
     ) -> tuple[list[tuple[str, int | None]], list[tuple[str, ...]]]:
         """Each clue so far with the group it names (``None``: null, not a group word, or a
         group named before), and the groups."""
-        groups = amb_groups(obs.candidates, len(obs.players))
-        group_of = {_as_clue(w).casefold(): g for g, ws in enumerate(groups) for w in ws}
+        groups, group_of = _amb_code(obs.candidates, len(obs.players))
         seen: set[int] = set()
         out: list[tuple[str, int | None]] = []
         for player, clue in obs.clues:
