@@ -11,6 +11,12 @@ posterior chameleon; the metrics table of each; leakage curves (the adversary's 
 and entropy after each non-chameleon clue, scored with the co-occurrence backend); the win
 rate gain of leakage-aware over revealing with a paired bootstrap CI. Theory: the check of
 Propositions 1-3 (N = 4..12, K = 3(N+1)) and its plot.
+
+PGM tournament: what MAgIC's PGM-aware agent changes in SpyGame (5 players, one spy, roles
+untold, reflections after every statement). ``N_PGM`` games per matchup, the same seeds (pair,
+seats) for each of civilians {associative, vague, pgm} × spy {associative, vague, pgm}; the
+metrics table of each, and the paired difference in the spy's win rate when one side plays
+``pgm`` instead of ``associative`` against the same opponents (bootstrap over games).
 """
 
 from __future__ import annotations
@@ -30,6 +36,9 @@ SEED = 20251122
 TARGET_GAMES_PER_S = 500.0
 IMG = REPO / "docs" / "img"
 MATCHUPS = ("revealing", "concealing", "amb", "leakage-aware")
+N_PGM = 100
+SPY_AGENTS = ("associative", "vague", "pgm")
+PGM_METRICS = ("spy_win_rate", "judgement", "self_awareness", "reasoning", "vote_rate")
 
 
 def _throughput(factory: Any, cards: Any, spec: str) -> float:
@@ -83,6 +92,57 @@ def _plot_curves(curves: dict[str, Any], path: Path, k: int) -> None:
     plt.close(fig)
 
 
+def _paired(a: np.ndarray, b: np.ndarray) -> dict[str, Any]:
+    """Mean of ``a - b`` over the same seeds, with a 95% bootstrap CI over games."""
+    diff = a - b
+    rng = np.random.default_rng(0)
+    boots = diff[rng.integers(len(diff), size=(2000, len(diff)))].mean(axis=1)
+    return {
+        "difference": float(diff.mean()),
+        "ci95": [float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5))],
+    }
+
+
+def _pgm_tournament(factory: Any, cards: Any) -> dict[str, Any]:
+    from leakage.cli.play import game_seeds
+    from leakage.games import SpyGame, SpyGameConfig, play_spygame
+    from leakage.games.metrics import metrics_table
+
+    game = SpyGame(SpyGameConfig(), cards=cards)
+    seeds = game_seeds(SEED + 2, N_PGM)
+    matchups: dict[str, Any] = {}
+    spy_wins: dict[tuple[str, str], np.ndarray] = {}
+    for civ in SPY_AGENTS:
+        for spy in SPY_AGENTS:
+            spec = f"civilian={civ},spy={spy}"
+            agents = factory.agents("spygame", spec)
+            with Stopwatch() as sw:
+                games = [play_spygame(agents, seed=s, game=game) for s in seeds]
+            rows = metrics_table(games, seed=0)["spygame"]
+            spy_wins[civ, spy] = np.array(
+                [t.meta.get("winner_role") == "spy" for t in games], float
+            )
+            matchups[spec] = {
+                "seconds": round(sw.seconds, 2),
+                "metrics": [r.as_dict() for r in rows],
+            }
+            shown = {r.metric: r.value for r in rows if r.metric in PGM_METRICS}
+            print(f"  {spec:>34}: " + ", ".join(
+                f"{k} {'n/a' if v is None else f'{v:.3f}'}" for k, v in shown.items()
+            ))  # fmt: skip
+    gains = {}
+    for other in SPY_AGENTS:
+        gains[f"spy=pgm vs spy=associative, civilian={other}"] = _paired(
+            spy_wins[other, "pgm"], spy_wins[other, "associative"]
+        )
+        gains[f"civilian=pgm vs civilian=associative, spy={other} (spy win rate)"] = _paired(
+            spy_wins["pgm", other], spy_wins["associative", other]
+        )
+    for k, g in gains.items():
+        print(f"  {k}: {g['difference']:+.3f} {[round(x, 3) for x in g['ci95']]}")
+    return {"games_per_matchup": N_PGM, "matchups": matchups, "spy_win_rate_gains": gains}
+
+
 def run() -> None:
     from leakage.backends import create_backend
     from leakage.cli.play import game_seeds
@@ -127,17 +187,17 @@ def run() -> None:
         print(f"  {name:>13} vs posterior: non-chameleon win {win.value:.3f} "
               f"[{win.ci_low:.3f}, {win.ci_high:.3f}]  P(secret) after 1-3 clues "
               f"{[round(x, 3) for x in curves[name]['mean_p_secret']]}")  # fmt: skip
-    diff = wins["leakage-aware"] - wins["revealing"]
-    rng = np.random.default_rng(0)
-    boots = diff[rng.integers(len(diff), size=(2000, len(diff)))].mean(axis=1)
+    paired = _paired(wins["leakage-aware"], wins["revealing"])
     gain = {
         "leakage_aware_win_rate": float(wins["leakage-aware"].mean()),
         "revealing_win_rate": float(wins["revealing"].mean()),
-        "gain": float(diff.mean()),
-        "ci95": [float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5))],
+        "gain": paired["difference"],
+        "ci95": paired["ci95"],
         "method": "paired over the same 200 seeds (same card, secret, seats); bootstrap over games",
     }
     print(f"  leakage-aware gain over revealing: {gain['gain']:+.3f} {gain['ci95']}")
+
+    pgm = _pgm_tournament(factory, cards)
 
     IMG.mkdir(parents=True, exist_ok=True)
     _plot_curves(curves, IMG / "games_leakage.png", 16)
@@ -158,6 +218,7 @@ def run() -> None:
             "seed": SEED,
             "backend": "cooccurrence (default index)",
             "leakage_aware_budget": 0.25,
+            "n_pgm": N_PGM,
         },
         {
             "tables_seconds": round(tables_s, 1),
@@ -167,6 +228,7 @@ def run() -> None:
             "tournament": tournament,
             "leakage_curves": curves,
             "leakage_aware_gain": gain,
+            "pgm_tournament": pgm,
             "theory": theory.rows_as_dicts(rows),
             "trivial_n4_k16": {"win_rate": trivial.win_rate, "stderr": trivial.stderr},
         },
