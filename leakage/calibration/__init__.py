@@ -27,6 +27,7 @@ from leakage.calibration._fit import (
     pooled_log_probs,
     pooled_probs,
 )
+from leakage.calibration._frozen import FROZEN_SHARE, dev_frozen_split, split_side
 from leakage.calibration._metrics import (
     ECE_BINS,
     PairedDifference,
@@ -44,6 +45,7 @@ __all__ = [
     "ECE_BINS",
     "ENSEMBLE",
     "EQUAL_POOL",
+    "FROZEN_SHARE",
     "CalibrationResult",
     "GameItems",
     "ItemSet",
@@ -54,6 +56,7 @@ __all__ = [
     "build_item_set",
     "calibrate",
     "decide_fallback",
+    "dev_frozen_split",
     "expected_calibration_error",
     "extract_items",
     "fit_multipliers",
@@ -66,6 +69,7 @@ __all__ = [
     "pooled_probs",
     "reliability_bins",
     "split_games",
+    "split_side",
     "top1_hits",
     "write_reliability_diagram",
 ]
