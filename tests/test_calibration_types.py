@@ -6,9 +6,29 @@ import hashlib
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from leakage.calibration import FROZEN_SHARE, dev_frozen_split, split_side
+from leakage import create_backend, load_transcripts
+from leakage.backends import base
+from leakage.backends.ensemble import (
+    WEIGHTS_FORMAT,
+    EnsembleWeights,
+    item_type,
+    read_weights,
+)
+from leakage.calibration import (
+    FROZEN_SHARE,
+    GameItems,
+    build_item_set,
+    calibrate_on,
+    dev_frozen_split,
+    extract_items,
+    item_types,
+    split_side,
+    with_type_fit,
+)
+from leakage.errors import InvalidInput
 
 # -- the frozen split ------------------------------------------------------------------------
 
@@ -50,3 +70,214 @@ def test_codenames_split_counts(shared_data: Path):
     ids = [json.loads(line)["id"] for line in path.read_text(encoding="utf-8").splitlines()]
     dev, frozen = dev_frozen_split(ids)
     assert (len(dev), len(frozen)) == (253, 124)
+
+
+# -- the item-type rule and per-type weights ------------------------------------------------
+
+SENTENCE = "A sport played with an oval-shaped ball."
+
+
+@pytest.mark.parametrize(
+    ("clue", "k", "kind"),
+    [
+        ("circle", 25, "word"),
+        ("circle", 3, "word"),
+        ("  ice cream ", 16, "word"),
+        ("circle", 2, "statement"),
+        (SENTENCE, 2, "statement"),
+        (SENTENCE, 16, "statement"),
+        ("three word clue", 16, "statement"),
+    ],
+)
+def test_item_type_rule(clue, k, kind):
+    assert item_type(clue, k) == kind
+
+
+class RowsBackend:
+    """log P(clue | candidate) read from a per-clue row (first k entries)."""
+
+    def __init__(self, name: str, rows: dict[str, list[float]]) -> None:
+        self.name = name
+        self.rows = rows
+
+    def info(self):
+        return {"backend": self.name}
+
+    def loglik(self, clues, candidates, *, category=None):
+        return np.array([self.rows[c][: len(candidates)] for c in clues], dtype=np.float64)
+
+
+ROWS_X = {"bat": [0.0, -1.0, -5.0], SENTENCE: [-2.0, 0.0, -1.0]}
+ROWS_Y = {"bat": [1.0, 4.0, 1.0], SENTENCE: [0.0, 3.0, 0.0]}
+
+
+def _doc(**over) -> dict:
+    doc = {
+        "format": WEIGHTS_FORMAT,
+        "version": 2,
+        "members": ["tx", "ty"],
+        "weights": {"tx": 1.0, "ty": 0.5},
+        "scales": {"tx": 2.0, "ty": 1.0},
+        "item_types": {
+            "word": {"weights": {"tx": 3.0, "ty": 0.0}, "scales": {"tx": 0.5, "ty": 1.0}}
+        },
+    }
+    return {**doc, **over}
+
+
+@pytest.fixture
+def typed_members():
+    for name, rows in (("tx", ROWS_X), ("ty", ROWS_Y)):
+        base.register_backend(name)(lambda rows=rows, name=name: RowsBackend(name, rows))
+    yield
+    for name in ("tx", "ty"):
+        base._REGISTRY.pop(name, None)
+
+
+def _centred(row: list[float]) -> np.ndarray:
+    a = np.array(row)
+    return a - a.mean()
+
+
+def test_each_clue_gets_its_types_weights(tmp_path, typed_members):
+    """In one call, a word clue uses item_types.word, a sentence the top-level fit."""
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(_doc()))
+    ens = create_backend("ensemble", weights_path=path)
+    got = ens.loglik(["bat", SENTENCE], ["a", "b", "c"])
+    word = 3.0 / 0.5 * _centred(ROWS_X["bat"])  # ty has weight 0 for words
+    statement = 1.0 / 2.0 * _centred(ROWS_X[SENTENCE]) + 0.5 / 1.0 * _centred(ROWS_Y[SENTENCE])
+    np.testing.assert_allclose(got[0], word)
+    np.testing.assert_allclose(got[1], statement)
+    # against a pair the one-word clue is a statement: the top-level fit
+    pair = ens.loglik(["bat"], ["a", "b"])
+    want = 0.5 * _centred(ROWS_X["bat"][:2]) + 0.5 * _centred(ROWS_Y["bat"][:2])
+    np.testing.assert_allclose(pair[0], want)
+    info = ens.info()
+    assert info["weights"] == {"tx": 1.0, "ty": 0.5}
+    assert info["item_types"]["word"]["weights"] == {"tx": 3.0, "ty": 0.0}
+
+
+def test_an_old_weights_file_loads_and_serves_every_item(tmp_path, typed_members):
+    """A leakage.ensemble-weights/1 file (no version, no item_types): one fit for all items."""
+    old = {
+        "format": "leakage.ensemble-weights/1",
+        "members": ["tx", "ty"],
+        "weights": {"tx": 1.0, "ty": 0.5},
+        "scales": {"tx": 2.0, "ty": 1.0},
+        "note": None,
+        "fallback": None,
+        "member_info": {},
+        "fitted_on": {"games": 3},
+        "metrics": {},
+        "created": "2026-11-22T01:44:15+00:00",
+    }
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    fitted = read_weights(path)
+    assert fitted.version == 1 and fitted.item_types == {}
+    ens = create_backend("ensemble", weights_path=path)
+    got = ens.loglik(["bat"], ["a", "b", "c"])
+    want = 0.5 * _centred(ROWS_X["bat"]) + 0.5 * _centred(ROWS_Y["bat"])
+    np.testing.assert_allclose(got[0], want)
+
+
+@pytest.mark.parametrize(
+    ("over", "match"),
+    [
+        ({"format": "leakage.ensemble-weights/1", "version": None}, "item_types: not part of"),
+        ({"version": 1}, "version: 1 does not match"),
+        ({"item_types": {"sentence": _doc()["item_types"]["word"]}}, "item_types.sentence"),
+        (
+            {"item_types": {"word": {"weights": {"tx": 1.0}, "scales": {"tx": 1, "ty": 1}}}},
+            "item_types.word.weights: keys",
+        ),
+        (
+            {"item_types": {"word": {"weights": {"tx": 0, "ty": 0}, "scales": {"tx": 1, "ty": 1}}}},
+            "item_types.word.weights: at least one",
+        ),
+    ],
+)
+def test_bad_typed_files_name_the_field(tmp_path, over, match):
+    doc = _doc(**over)
+    doc = {k: v for k, v in doc.items() if v is not None}
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InvalidInput, match=match) as err:
+        read_weights(path)
+    assert str(path) in str(err.value)
+
+
+def test_real_items_get_the_expected_types(shared_data: Path):
+    """Every CK-Arena statement is a statement; every Codenames item and card probe a word."""
+    ck, _ = load_transcripts([shared_data / "ck-arena-dev" / "logs"], input_format="ck-arena")
+    games, _ = extract_items(ck)
+    assert set(item_types(games)) == {"statement"}
+    path = shared_data / "codenames-guess-val" / "games.jsonl"
+    cn, errors = load_transcripts([path], input_format="leakage")
+    assert not errors
+    games, _ = extract_items(cn)
+    kinds = item_types(games)
+    assert kinds.size == 377 and set(kinds) == {"word"}
+
+
+# -- fitting on a given split and writing a type's fit ---------------------------------------
+
+
+def _items(n_games: int, seed: int = 0):
+    """Items whose truth is drawn from a known softmax of member rows (multiplier 2 on x)."""
+    rng = np.random.default_rng(seed)
+    games, rows = [], {"x": [], "y": []}
+    for g in range(n_games):
+        k = 5
+        rx = rng.normal(size=(1, k))
+        ry = rng.normal(size=(1, k))
+        p = np.exp(2 * rx[0]) / np.exp(2 * rx[0]).sum()
+        truth = int(rng.choice(k, p=p))
+        games.append(
+            GameItems(f"g{g}", "chameleon", ["clue"], [f"w{j}" for j in range(k)], None, [truth])
+        )
+        rows["x"].append(rx - rx.mean())
+        rows["y"].append(ry - ry.mean())
+    return games, build_item_set(games, rows)
+
+
+def test_calibrate_on_uses_the_given_split_and_refuses_a_split_game():
+    games, items = _items(400)
+    ids = [g.game_id for g in games]
+    _, frozen = dev_frozen_split(ids)
+    in_train = ~np.isin(np.array(ids)[items.game], frozen)
+    result = calibrate_on(items, in_train, split="dev/frozen")
+    assert set(result.test_games) == set(frozen) and result.split == "dev/frozen"
+    assert result.temperatures["x"] == pytest.approx(0.5, rel=0.25)  # the true multiplier 2
+    assert result.test_fraction == pytest.approx(len(frozen) / 400)
+    two = build_item_set(
+        [GameItems("g", "spygame", ["a", "b"], ["u", "v"], None, [0, 1])],
+        {"x": [np.array([[1.0, -1.0], [1.0, -1.0]])]},
+    )
+    with pytest.raises(ValueError, match="both sides"):
+        calibrate_on(two, np.array([True, False]))
+
+
+def test_with_type_fit_adds_a_type_and_keeps_the_rest(tmp_path):
+    _, items = _items(120, seed=1)
+    result = calibrate_on(items, np.arange(items.n_items) % 3 != 0, split="dev/frozen")
+    v1 = EnsembleWeights.model_validate(
+        {
+            "format": "leakage.ensemble-weights/1",
+            "members": ["x", "y"],
+            "weights": {"x": 1.0, "y": 0.5},
+            "scales": {"x": 2.0, "y": 1.0},
+            "fitted_on": {"input_format": "ck-arena"},
+        }
+    )
+    doc = with_type_fit(v1, "word", result, fitted_on={"games": 120})
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(doc.model_dump(mode="json")))
+    back = read_weights(path)
+    assert back.format == WEIGHTS_FORMAT and back.version == 2
+    assert (back.weights, back.scales, back.fitted_on) == (v1.weights, v1.scales, v1.fitted_on)
+    assert back.item_types["word"].weights == result.weights
+    assert back.item_types["word"].fitted_on["games"] == 120
+    with pytest.raises(ValueError, match="same members"):
+        with_type_fit(v1.model_copy(update={"members": ["x"]}), "word", result, fitted_on={})

@@ -12,11 +12,23 @@ the pooled numbers comparable across backends. One scale per backend, not per cl
 z-scoring each clue's row over-weights the clues that co-occur with no candidate (a flat row
 blown up to unit variance), a third of the pairs in some sets.
 
-Weights and scales come from a ``leakage.ensemble-weights/1`` JSON file, by default the
-shipped fit ``leakage/data/ensemble_weights.json`` (package data, read with
-``importlib.resources``; fitted on logged games). There is no unfitted fallback: a shipped file
-that is missing or unreadable means a broken installation and is ``BackendUnavailable``, and a
-user's ``weights_path`` that cannot be read is ``InvalidInput`` naming the file.
+Weights and scales come from a ``leakage.ensemble-weights/2`` JSON file (``/1`` files still
+load), by default the shipped fit ``leakage/data/ensemble_weights.json`` (package data, read
+with ``importlib.resources``; fitted on logged games).
+
+**Per item type.** A fit holds for the kind of item it was fitted on: temperatures fitted on
+sentences against a pair are far too high for a one-word clue against a board of 16-25
+words. Each clue is therefore given an *item type* from what the backend sees of it
+(:func:`item_type`): ``word`` for a clue of at most ``WORD_CLUE_MAX_WORDS`` words against at
+least 3 candidates (Chameleon-type: a one-word association, a board or card of candidates),
+``statement`` for everything else (SpyGame / Undercover statements, and any clue against a
+pair). A file's ``item_types`` maps a type to its own weights and scales; a type without an
+entry uses the file's top-level ``weights`` and ``scales`` (in the shipped file: the fit on
+CK-Arena statements). A ``/1`` file has no ``item_types``: one fit for every item, as before.
+
+There is no unfitted fallback: a shipped file that is missing or unreadable means a broken
+installation and is ``BackendUnavailable``, and a user's ``weights_path`` that cannot be read
+is ``InvalidInput`` naming the file.
 """
 
 from __future__ import annotations
@@ -41,7 +53,28 @@ from leakage.backends.base import (
 from leakage.errors import BackendUnavailable, InvalidInput
 from leakage.posterior import LOG_FLOOR
 
-WEIGHTS_FORMAT = "leakage.ensemble-weights/1"
+WEIGHTS_FORMAT = "leakage.ensemble-weights/2"
+"""The format that is written; ``WEIGHTS_FORMATS`` are read."""
+WEIGHTS_FORMATS = ("leakage.ensemble-weights/1", WEIGHTS_FORMAT)
+
+ITEM_TYPES = ("word", "statement")
+"""Item types a weights file may fit separately (see :func:`item_type`)."""
+WORD_CLUE_MAX_WORDS = 2
+"""A clue of at most this many whitespace-separated words counts as a word (``ice cream``);
+real Chameleon and Codenames clues are one word, CK-Arena statements 5 words or more."""
+
+
+def item_type(clue: str, n_candidates: int) -> str:
+    """``word`` (at most ``WORD_CLUE_MAX_WORDS`` words against 3 or more candidates: the
+    Chameleon type) or ``statement`` (anything else, including every clue against a pair).
+
+    Decided from what a backend's ``loglik`` sees, so every caller (scoring, the service,
+    batch runs) gets the same answer without knowing the game: a pair is SpyGame / Undercover
+    whatever its clue, and a sentence clue is a statement whatever the game.
+    """
+    if n_candidates >= 3 and len(clue.split()) <= WORD_CLUE_MAX_WORDS:
+        return "word"
+    return "statement"
 
 
 def default_weights_path() -> Traversable:
@@ -49,12 +82,57 @@ def default_weights_path() -> Traversable:
     return files("leakage") / "data" / "ensemble_weights.json"
 
 
-class EnsembleWeights(BaseModel):
-    """A ``leakage.ensemble-weights/1`` file: what ``leakage calibrate`` fitted."""
+def _check_fit(
+    members: list[str], weights: Mapping[str, float], scales: Mapping[str, float], where: str
+) -> list[str]:
+    """Problems of one fit (weights and scales of every member); ``where`` prefixes fields."""
+    problems = []
+    for field, values in (("weights", weights), ("scales", scales)):
+        keys = set(values)
+        if keys != set(members):
+            problems.append(
+                f"{where}{field}: keys {sorted(keys)} differ from members {sorted(members)}"
+            )
+    for name, w in weights.items():
+        if not (np.isfinite(w) and w >= 0):
+            problems.append(f"{where}weights.{name}: must be finite and >= 0, got {w}")
+    for name, s in scales.items():
+        if not (np.isfinite(s) and s > 0):
+            problems.append(f"{where}scales.{name}: must be finite and > 0, got {s}")
+    if not problems and not any(w > 0 for w in weights.values()):
+        problems.append(f"{where}weights: at least one weight must be > 0")
+    return problems
+
+
+class TypeFit(BaseModel):
+    """The fit for one item type (an entry of ``item_types`` in a ``/2`` weights file)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    format: Literal["leakage.ensemble-weights/1"] = "leakage.ensemble-weights/1"
+    weights: dict[str, float]
+    """Multiplier of each member's scaled, centred rows for items of this type."""
+    scales: dict[str, float]
+    """Each member's temperature for items of this type."""
+    note: str | None = None
+    fallback: str | None = None
+    """Set when this type's fitted ensemble was worse than its best member (see the top level)."""
+    fitted_on: dict[str, Any] = Field(default_factory=dict)
+    """Files, items, the split of this type's fit."""
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    """Held-out metrics of this type's fit."""
+    created: str | None = None
+
+
+class EnsembleWeights(BaseModel):
+    """A ``leakage.ensemble-weights/2`` file (or ``/1``): what ``leakage calibrate`` fitted."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["leakage.ensemble-weights/1", "leakage.ensemble-weights/2"] = (
+        "leakage.ensemble-weights/2"
+    )
+    version: int | None = None
+    """The format's version (2); absent from ``/1`` files, where it is taken as 1."""
     members: list[str] = Field(min_length=1)
     """Member backends, by registered name."""
     weights: dict[str, float]
@@ -73,30 +151,43 @@ class EnsembleWeights(BaseModel):
     """Held-out metrics per backend, the ensemble and the equal-weight pool."""
     created: str | None = None
     """When the file was written (ISO 8601, UTC)."""
+    item_types: dict[str, TypeFit] = Field(default_factory=dict)
+    """(``/2``) Weights and scales per item type (``word``, ``statement``: see
+    :func:`item_type`); a type without an entry uses the top-level ``weights`` and ``scales``."""
 
     @model_validator(mode="after")
     def _consistent(self) -> EnsembleWeights:
-        members = set(self.members)
         problems = []
-        if len(members) != len(self.members):
+        file_version = int(self.format.rsplit("/", 1)[1])
+        if self.version is None:
+            self.version = file_version
+        elif self.version != file_version:
+            problems.append(f"version: {self.version} does not match format {self.format!r}")
+        if len(set(self.members)) != len(self.members):
             problems.append("members: a member is listed twice")
-        for field in ("weights", "scales"):
-            keys = set(getattr(self, field))
-            if keys != members:
+        problems += _check_fit(self.members, self.weights, self.scales, "")
+        if self.item_types and file_version < 2:
+            problems.append(f"item_types: not part of {self.format!r}; use {WEIGHTS_FORMAT!r}")
+        for kind, fit in self.item_types.items():
+            if kind not in ITEM_TYPES:
                 problems.append(
-                    f"{field}: keys {sorted(keys)} differ from members {sorted(members)}"
+                    f"item_types.{kind}: unknown item type; known: {', '.join(ITEM_TYPES)}"
                 )
-        for name, w in self.weights.items():
-            if not (np.isfinite(w) and w >= 0):
-                problems.append(f"weights.{name}: must be finite and >= 0, got {w}")
-        for name, s in self.scales.items():
-            if not (np.isfinite(s) and s > 0):
-                problems.append(f"scales.{name}: must be finite and > 0, got {s}")
-        if not problems and not any(w > 0 for w in self.weights.values()):
-            problems.append("weights: at least one weight must be > 0")
+            problems += _check_fit(self.members, fit.weights, fit.scales, f"item_types.{kind}.")
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+    def fit_for(self, kind: str) -> tuple[dict[str, float], dict[str, float]]:
+        """(weights, scales) used for items of type ``kind``."""
+        own = self.item_types.get(kind)
+        if own is None:
+            return dict(self.weights), dict(self.scales)
+        return dict(own.weights), dict(own.scales)
+
+    def without_item_types(self) -> EnsembleWeights:
+        """The same file with its top-level fit for every item (as a ``/1`` file is used)."""
+        return self.model_copy(update={"item_types": {}})
 
 
 def read_weights(path: str | Path | Traversable) -> EnsembleWeights:
@@ -108,10 +199,10 @@ def read_weights(path: str | Path | Traversable) -> EnsembleWeights:
         raise InvalidInput(f"{p}: cannot read the ensemble weights file: {err.strerror}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise InvalidInput(f"{p}: not a JSON ensemble weights file: {err}") from None
-    if isinstance(doc, dict) and doc.get("format") != WEIGHTS_FORMAT:
+    if isinstance(doc, dict) and doc.get("format") not in WEIGHTS_FORMATS:
         raise InvalidInput(
-            f"{p}: format: expected {WEIGHTS_FORMAT!r}, got {doc.get('format')!r}; "
-            "write one with `leakage calibrate`"
+            f"{p}: format: expected one of {', '.join(map(repr, WEIGHTS_FORMATS))}, got "
+            f"{doc.get('format')!r}; write one with `leakage calibrate`"
         )
     try:
         return EnsembleWeights.model_validate(doc)
@@ -146,19 +237,31 @@ class EnsembleBackend:
         *,
         weights_file: str | None = None,
         notes: Sequence[str] = (),
+        item_types: Mapping[str, tuple[Mapping[str, float], Mapping[str, float]]] | None = None,
     ) -> None:
+        """``weights`` and ``scales`` serve every item whose type has no entry in
+        ``item_types`` (type -> (weights, scales); see :func:`item_type`)."""
         if not members:
             raise ValueError("an ensemble needs at least one member")
-        for name in members:
-            if name not in weights or name not in scales:
-                raise ValueError(f"member {name!r} has no weight or no scale")
-            if not weights[name] >= 0:
-                raise ValueError(f"weight of {name!r} must be >= 0")
-            if not scales[name] > 0:
-                raise ValueError(f"scale of {name!r} must be > 0")
+        fits = {"": (weights, scales), **(item_types or {})}
+        for kind, (w, s) in fits.items():
+            if kind and kind not in ITEM_TYPES:
+                raise ValueError(f"unknown item type {kind!r}; known: {', '.join(ITEM_TYPES)}")
+            where = f" for {kind} items" if kind else ""
+            for name in members:
+                if name not in w or name not in s:
+                    raise ValueError(f"member {name!r} has no weight or no scale{where}")
+                if not w[name] >= 0:
+                    raise ValueError(f"weight of {name!r}{where} must be >= 0")
+                if not s[name] > 0:
+                    raise ValueError(f"scale of {name!r}{where} must be > 0")
         self.members = dict(members)
         self.weights = {n: float(weights[n]) for n in self.members}
         self.scales = {n: float(scales[n]) for n in self.members}
+        self.item_types = {
+            kind: ({n: float(w[n]) for n in self.members}, {n: float(s[n]) for n in self.members})
+            for kind, (w, s) in (item_types or {}).items()
+        }
         self.weights_file = weights_file
         self.notes = list(notes)
         # Forwarded so that SpyGame outlier scores still work (``scoring`` looks it up with
@@ -170,11 +273,54 @@ class EnsembleBackend:
                 self.embed = hook
                 break
 
+    @classmethod
+    def from_weights(
+        cls,
+        fitted: EnsembleWeights,
+        members: Mapping[str, LikelihoodBackend],
+        *,
+        weights_file: str | None = None,
+        notes: Sequence[str] = (),
+    ) -> EnsembleBackend:
+        """The pool of a weights file over member backends already built (every member of
+        the file with a weight above 0 for some item type; others are ignored)."""
+        used = [n for n in fitted.members if n in _used_members(fitted, fitted.members)]
+        missing = [n for n in used if n not in members]
+        if missing:
+            raise ValueError(f"no backend given for member(s) {', '.join(missing)}")
+        return cls(
+            {n: members[n] for n in used},
+            {n: fitted.weights[n] for n in used},
+            {n: fitted.scales[n] for n in used},
+            weights_file=weights_file,
+            notes=notes,
+            item_types={
+                kind: (
+                    {n: fit.weights[n] for n in used},
+                    {n: fit.scales[n] for n in used},
+                )
+                for kind, fit in fitted.item_types.items()
+            },
+        )
+
+    def fit_for(self, kind: str) -> tuple[dict[str, float], dict[str, float]]:
+        """(weights, scales) used for items of type ``kind``."""
+        return self.item_types.get(kind, (self.weights, self.scales))
+
     def info(self) -> dict[str, Any]:
         return {
             "backend": self.name,
             "weights": dict(self.weights),
             "scales": dict(self.scales),
+            "item_types": {
+                kind: {"weights": dict(w), "scales": dict(s)}
+                for kind, (w, s) in self.item_types.items()
+            },
+            "item_type_rule": (
+                f"word: a clue of at most {WORD_CLUE_MAX_WORDS} words against 3 or more "
+                "candidates; statement: any other clue; a type without its own fit uses "
+                "weights and scales"
+            ),
             "weights_file": self.weights_file,
             "notes": list(self.notes),
             "members": {n: m.info() for n, m in self.members.items()},
@@ -185,7 +331,7 @@ class EnsembleBackend:
         hooks = [
             hook
             for n, m in self.members.items()
-            if self.weights[n] > 0 and callable(hook := getattr(m, "prepare", None))
+            if self._used(n) and callable(hook := getattr(m, "prepare", None))
         ]
         if not hooks:
             return
@@ -199,13 +345,27 @@ class EnsembleBackend:
         out = np.zeros((len(clues), len(candidates)))
         if not clues:
             return out
+        fits = [self.fit_for(item_type(c, len(candidates))) for c in clues]
         for n, member in self.members.items():
-            w = self.weights[n]
-            if w == 0:
+            # each clue's multiplier for this member: its type's weight / its type's scale
+            mult = np.array([w[n] / s[n] for w, s in fits])
+            if not mult.any():
                 continue
             rows = centre_rows(member.loglik(clues, candidates, category=category))
-            out += (w / self.scales[n]) * rows
+            out += mult[:, None] * rows
         return out
+
+    def _used(self, name: str) -> bool:
+        return self.weights[name] > 0 or any(w[name] > 0 for w, _ in self.item_types.values())
+
+
+def _used_members(fitted: EnsembleWeights, names: Sequence[str]) -> list[str]:
+    """The members among ``names`` with a weight above 0 in the top-level fit or any type's."""
+    return [
+        n
+        for n in names
+        if fitted.weights[n] > 0 or any(f.weights[n] > 0 for f in fitted.item_types.values())
+    ]
 
 
 def route_options(names: Sequence[str], options: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -295,8 +455,6 @@ def _ensemble(
             f"{', '.join(fitted.members)}); pick members from those with --members, or "
             f"refit: leakage calibrate LOGS --members {','.join(names)} --out FILE"
         )
-    weights = {n: fitted.weights[n] for n in names}
-    scales = {n: fitted.scales[n] for n in names}
     if fitted.note:
         notes.append(fitted.note)
     if fitted.fallback:
@@ -306,15 +464,27 @@ def _ensemble(
             f"members {', '.join(names)} of the fitted {', '.join(fitted.members)}: "
             "weights were fitted jointly with the others, so this pool is not refitted"
         )
-    unused = [n for n in names if weights[n] == 0]
+    for kind, fit in fitted.item_types.items():
+        if fit.fallback:
+            notes.append(f"{kind} items: {fit.fallback}")
+    used = _used_members(fitted, names)
+    unused = [n for n in names if n not in used]
     if unused:
         notes.append(f"not built (weight 0): {', '.join(unused)}")
-    names = [n for n in names if weights[n] > 0]
+    names = used
     if not names:
         raise BackendUnavailable(
             f"ensemble: every chosen member has weight 0 in {path}; choose others with "
             f"--members (weights: {fitted.weights})"
         )
+    fits = {"the top-level fit": fitted.weights}
+    fits.update({f"item_types.{k}": f.weights for k, f in fitted.item_types.items()})
+    for where, w in fits.items():
+        if not any(w[n] > 0 for n in names):
+            raise BackendUnavailable(
+                f"ensemble: every chosen member ({', '.join(names)}) has weight 0 in {where} "
+                f"of {path}; choose others with --members"
+            )
     routed = route_options(names, member_options)
     built: dict[str, LikelihoodBackend] = {}
     for n in names:
@@ -325,10 +495,6 @@ def _ensemble(
             raise BackendUnavailable(
                 f"ensemble member {n!r} is unavailable: {err} (or leave it out: --members {others})"
             ) from err
-    return EnsembleBackend(
-        built,
-        {n: weights[n] for n in names},
-        {n: scales[n] for n in names},
-        weights_file=str(path),
-        notes=notes,
+    return EnsembleBackend.from_weights(
+        fitted.model_copy(update={"members": names}), built, weights_file=str(path), notes=notes
     )

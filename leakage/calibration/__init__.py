@@ -10,6 +10,7 @@ from leakage.calibration._calibrate import (
     CalibrationResult,
     Metrics,
     calibrate,
+    calibrate_on,
     decide_fallback,
 )
 from leakage.calibration._data import (
@@ -40,6 +41,7 @@ from leakage.calibration._metrics import (
     top1_hits,
 )
 from leakage.calibration._plot import write_reliability_diagram
+from leakage.calibration._types import item_types, with_type_fit
 
 __all__ = [
     "ECE_BINS",
@@ -55,12 +57,14 @@ __all__ = [
     "accuracy",
     "build_item_set",
     "calibrate",
+    "calibrate_on",
     "decide_fallback",
     "dev_frozen_split",
     "expected_calibration_error",
     "extract_items",
     "fit_multipliers",
     "fit_temperature",
+    "item_types",
     "log_loss",
     "member_rows",
     "nll_and_grad",
@@ -71,5 +75,6 @@ __all__ = [
     "split_games",
     "split_side",
     "top1_hits",
+    "with_type_fit",
     "write_reliability_diagram",
 ]

@@ -103,6 +103,8 @@ class CalibrationResult:
     test_items: int
     seed: int
     test_fraction: float
+    split: str = "seeded permutation of games"
+    """How train and test were chosen (``calibrate``: seeded; ``calibrate_on``: given)."""
 
     def verdict(self) -> str:
         c = self.comparison
@@ -137,6 +139,7 @@ class CalibrationResult:
             "verdict": self.verdict(),
             "fallback": self.fallback,
             "split": {
+                "rule": self.split,
                 "seed": self.seed,
                 "test_fraction": self.test_fraction,
                 "train_games": len(self.train_games),
@@ -164,6 +167,7 @@ class CalibrationResult:
             member_info=member_info or {},
             fitted_on={
                 **fitted_on,
+                "split": self.split,
                 "split_seed": self.seed,
                 "test_fraction": self.test_fraction,
                 "train_games": len(self.train_games),
@@ -210,16 +214,47 @@ def calibrate(
     resamples: int = 2000,
 ) -> CalibrationResult:
     """Fit temperatures and weights on training games; measure and decide on held-out games."""
-    members = items.members
-    if not members:
+    if not items.members:
         raise ValueError("calibration needs at least one member backend")
     n_games = len(items.game_ids)
     try:
-        train_idx, test_idx = split_games(n_games, test_fraction=test_fraction, seed=seed)
+        train_idx, _ = split_games(n_games, test_fraction=test_fraction, seed=seed)
     except ValueError as err:
         raise InvalidInput(f"calibration: {err}") from None
-    in_train = np.isin(items.game, train_idx)
+    return calibrate_on(
+        items,
+        np.isin(items.game, train_idx),
+        seed=seed,
+        test_fraction=test_fraction,
+        resamples=resamples,
+    )
+
+
+def calibrate_on(
+    items: ItemSet,
+    in_train: NDArray[np.bool_],
+    *,
+    seed: int = 0,
+    test_fraction: float | None = None,
+    resamples: int = 2000,
+    split: str = "seeded permutation of games",
+) -> CalibrationResult:
+    """``calibrate`` with the split given: ``in_train`` (per item) marks the training items,
+    the others are held out (e.g. the frozen split, ``dev_frozen_split``). ``seed`` seeds the
+    bootstrap; a game must lie on one side only."""
+    members = items.members
+    if not members:
+        raise ValueError("calibration needs at least one member backend")
+    in_train = np.asarray(in_train, dtype=bool)
+    train_idx = np.unique(items.game[in_train])
+    test_idx = np.unique(items.game[~in_train])
+    if np.intersect1d(train_idx, test_idx).size:
+        raise ValueError("a game has items on both sides of the split")
+    if not train_idx.size or not test_idx.size:
+        raise InvalidInput("calibration: the split leaves no training or no held-out game")
     train, test = items.select(in_train), items.select(~in_train)
+    if test_fraction is None:
+        test_fraction = test_idx.size / (train_idx.size + test_idx.size)
 
     temperatures: dict[str, float | None] = {
         n: fit_temperature(train.member(n), train.mask, train.truth) for n in members
@@ -279,4 +314,5 @@ def calibrate(
         test_items=test.n_items,
         seed=seed,
         test_fraction=test_fraction,
+        split=split,
     )
