@@ -10,7 +10,7 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -21,6 +21,10 @@ from leakage.backends.embedding import DEFAULT_TAU
 from leakage.cli import app
 from leakage.encoders import DEFAULT_MODEL
 from leakage.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from leakage.encoders import CachedEncoder
+    from leakage.vocab import GuessResult, VectorIndex
 
 vocab_app = typer.Typer(
     help="Build and inspect open-vocabulary indexes (for `leakage guess`).", no_args_is_help=True
@@ -137,6 +141,29 @@ def info(
         typer.echo(f"{key}: {value}")
 
 
+def _lazy_encoder(index: VectorIndex, model: str) -> CachedEncoder:
+    """The encoder of ``open_encoder(model)`` (disk cache, precision auto), whose model is
+    loaded, and torch imported, only when a text is neither in the index nor in the cache."""
+    from leakage.encoders import CachedEncoder, SentenceTransformerEncoder, default_cache_path
+    from leakage.vocab import LazyEncoder
+
+    lazy = LazyEncoder(index.model, index.dimension, lambda: SentenceTransformerEncoder(model))
+    return CachedEncoder(lazy, cache_path=default_cache_path())
+
+
+def guess_document(index: VectorIndex, result: GuessResult) -> dict[str, Any]:
+    """What ``guess -f json`` prints: the vocabulary, then the result's fields."""
+    return {
+        "vocabulary": {
+            "source": index.meta.source,
+            "model": index.model,
+            "kind": index.kind,
+            "count": len(index),
+        },
+        **result.model_dump(mode="json"),
+    }
+
+
 @app.command()
 def guess(
     clues: Annotated[list[str], typer.Argument(help="The clues given so far.")],
@@ -164,9 +191,10 @@ def guess(
     """What would an adversary guess from these clues, without the candidate list?
 
     Ranks every word of the vocabulary by Σ cos(clue, word) / τ and prints the top guesses
-    with their probabilities (a softmax over the whole vocabulary).
+    with their probabilities (a softmax over the whole vocabulary). Clues that are words of
+    the vocabulary take their vectors from the index; the embedding model is loaded only for
+    other clues (and a secret outside the vocabulary) not already in the embedding cache.
     """
-    from leakage.encoders import open_encoder
     from leakage.vocab import OpenVocabulary, VectorIndex, default_vocab_dir, read_meta
 
     err = Console(stderr=True)
@@ -181,8 +209,8 @@ def guess(
             )
             index, encoder = _build("wordfreq:50000", model or DEFAULT_MODEL, "auto", path, err)
         else:
-            encoder = open_encoder(model or DEFAULT_MODEL)
-            index = VectorIndex.load(path, encoder=encoder)
+            index = VectorIndex.load(path, model=name)
+            encoder = _lazy_encoder(index, model or DEFAULT_MODEL)
     else:
         if not vocab.exists():
             raise InvalidInput(
@@ -192,20 +220,12 @@ def guess(
         meta = read_meta(vocab)
         # Check the model before loading it: a mismatch is the user's to fix (exit 2).
         index = VectorIndex.load(vocab, model=_model_ref(model)[0] if model else None)
-        encoder = open_encoder(model or meta.model_ref or meta.model)
+        encoder = _lazy_encoder(index, model or meta.model_ref or meta.model)
     result = OpenVocabulary(index, encoder, tau=tau).guess(
         clues, top=top, exclude=exclude or (), exclude_clues=not keep_clues, secret=secret
     )
     if fmt is GuessFormat.json:
-        doc = {
-            "vocabulary": {
-                "source": index.meta.source,
-                "model": index.model,
-                "kind": index.kind,
-                "count": len(index),
-            },
-            **result.model_dump(mode="json"),
-        }
+        doc = guess_document(index, result)
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         return
     out = Console()

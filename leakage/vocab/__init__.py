@@ -3,7 +3,9 @@
 ``VectorIndex`` searches unit vectors by inner product (numpy, or FAISS flat / HNSW / IVF,
 ``auto`` picking by size), saves to a directory and loads back, checking the model.
 ``OpenVocabulary`` ranks a whole vocabulary (``wordfreq:50000`` by default) given clues:
-the top guesses, and the rank of the secret without the candidate list. See docs/vocab.md.
+the top guesses, and the rank of the secret without the candidate list; a clue that is a
+vocabulary word takes its vector from the index, and ``LazyEncoder`` opens the model only
+for the others. See docs/vocab.md.
 
 Importing this package imports neither FAISS nor torch.
 """
@@ -21,6 +23,7 @@ from leakage.vocab._index import (
 from leakage.vocab._open import (
     Guess,
     GuessResult,
+    LazyEncoder,
     OpenVocabulary,
     WordRank,
     build_vocabulary,
@@ -43,6 +46,7 @@ __all__ = [
     "INDEX_KINDS",
     "Guess",
     "GuessResult",
+    "LazyEncoder",
     "OpenVocabulary",
     "VectorIndex",
     "VocabMeta",

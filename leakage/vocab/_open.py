@@ -7,6 +7,11 @@ candidates. Each word w is scored as in the embedding backend, with a uniform pr
 
 Σ_i cos(e_{r_i}, e_w) is the inner product of e_w with the sum of the clue vectors, so a
 vector index finds the top words; the normaliser is one (V x d) @ d product in numpy.
+
+A clue that is a vocabulary word (exactly, case included) takes its vector from the index:
+the vector the encoder gave that word when the index was built. Only other clues (phrases,
+words outside the vocabulary) and a secret outside it are embedded, so with a ``LazyEncoder``
+the model is opened only then.
 """
 
 from __future__ import annotations
@@ -134,35 +139,96 @@ def build_vocabulary(
     )
 
 
+class LazyEncoder:
+    """An ``Encoder`` that opens its model on the first batch it has to embed.
+
+    ``name`` and ``dimension`` are known beforehand (an index's); the encoder that
+    ``open_model`` returns must have the same, or ``InvalidInput`` says so. Wrapped in a
+    ``CachedEncoder``, texts already in the embedding cache are answered without the model:
+    ``leakage guess`` imports torch only for a clue that is neither in the vocabulary nor in
+    the cache.
+    """
+
+    def __init__(
+        self, name: str, dimension: int, open_model: Callable[[], CachedEncoder | Encoder]
+    ) -> None:
+        self.name = name
+        self.dimension = dimension
+        self._open_model = open_model
+        self._model: CachedEncoder | Encoder | None = None
+
+    @property
+    def opened(self) -> bool:
+        """Whether the model has been opened."""
+        return self._model is not None
+
+    def open(self) -> CachedEncoder | Encoder:
+        """The model, opened on the first call and checked against ``name`` and ``dimension``."""
+        if self._model is None:
+            model = self._open_model()
+            _check_model(model, self.name, self.dimension)
+            self._model = model
+        return self._model
+
+    def encode_batch(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        return self.open().encode_batch(texts)
+
+
+def _check_model(encoder: CachedEncoder | Encoder, model: str, dimension: int) -> None:
+    if encoder.name != model or encoder.dimension != dimension:
+        raise InvalidInput(
+            f"the vocabulary index was built with {model!r} ({dimension} "
+            f"dimensions) but the encoder is {encoder.name!r} ({encoder.dimension}); "
+            "rebuild the index with this model or use that model"
+        )
+
+
 def _logsumexp(x: NDArray[np.float64]) -> float:
     m = float(x.max())
     return m + float(np.log(np.exp(x - m).sum()))
 
 
 class OpenVocabulary:
-    """Rank a whole vocabulary by how well each word explains the clues."""
+    """Rank a whole vocabulary by how well each word explains the clues.
+
+    A clue that is a word of the index (exactly, case included) is not embedded: its vector
+    is the index's, which the same model gave that word when the index was built (equal to
+    embedding it again up to rounding). ``from_index=False`` embeds every clue instead.
+    """
 
     def __init__(
-        self, index: VectorIndex, encoder: CachedEncoder | Encoder, *, tau: float = DEFAULT_TAU
+        self,
+        index: VectorIndex,
+        encoder: CachedEncoder | Encoder,
+        *,
+        tau: float = DEFAULT_TAU,
+        from_index: bool = True,
     ) -> None:
         if tau <= 0:
             raise InvalidInput("tau must be positive")
-        if encoder.name != index.model or encoder.dimension != index.dimension:
-            raise InvalidInput(
-                f"the vocabulary index was built with {index.model!r} ({index.dimension} "
-                f"dimensions) but the encoder is {encoder.name!r} ({encoder.dimension}); "
-                "rebuild the index with this model or use that model"
-            )
+        _check_model(encoder, index.model, index.dimension)
         self.index = index
         self.encoder = encoder if isinstance(encoder, CachedEncoder) else CachedEncoder(encoder)
         self.tau = tau
+        self.from_index = from_index
 
     def _clue_vector(self, clues: Sequence[str]) -> tuple[list[str], NDArray[np.float32]]:
         texts = [c.strip() for c in clues]
         if not texts or not all(texts):
             raise InvalidInput("give at least one clue, and no empty ones")
-        vecs = self.encoder.encode(texts).astype(np.float32)
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)  # exact unit length (see the index)
+        vecs = np.empty((len(texts), self.index.dimension), dtype=np.float32)
+        embed: list[int] = []
+        for i, text in enumerate(texts):
+            row = self.index.position(text) if self.from_index else None
+            if row is not None and self.index.words[row] == text:
+                # Built as below: the encoder's vector, renormalised in float32.
+                vecs[i] = self.index.vectors[row]
+            else:
+                embed.append(i)
+        if embed:
+            fresh = self.encoder.encode([texts[i] for i in embed]).astype(np.float32)
+            fresh /= np.linalg.norm(fresh, axis=1, keepdims=True)  # exact unit length
+            vecs[embed] = fresh
         return texts, vecs.sum(axis=0)
 
     def similarities(self, clues: Sequence[str]) -> NDArray[np.float64]:
