@@ -18,6 +18,8 @@ from typing import Any
 
 import httpx
 
+from leakage._runtime import cpu_supports_bf16
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results"
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -51,6 +53,7 @@ def machine() -> dict[str, Any]:
     return {
         "cpu_count": os.cpu_count(),
         "cpu_model": cpu_model(),
+        "bf16_native": cpu_supports_bf16(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
