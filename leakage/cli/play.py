@@ -80,8 +80,9 @@ def play(
             help="One agent per role, e.g. non-chameleon=revealing,chameleon=posterior "
             "(chameleon game: non-chameleon revealing, concealing, amb, trivial, leakage-aware; "
             "chameleon posterior, random, copy, amb; "
-            "spygame: associative, vague, pgm, pgm:llm[:MODEL], pgm:local[:MODEL]; both: "
-            "llm[:MODEL], local[:MODEL], cheatsheet:llm[:MODEL], cheatsheet:local[:MODEL])."
+            "spygame: associative, vague; both games, every role: pgm, pgm:llm[:MODEL], "
+            "pgm:local[:MODEL], llm[:MODEL], local[:MODEL], cheatsheet:llm[:MODEL], "
+            "cheatsheet:local[:MODEL])."
         ),
     ] = None,
     games: Annotated[int, typer.Option(min=1, help="Number of games.")] = 10,
@@ -103,12 +104,13 @@ def play(
         bool, typer.Option(help="SpyGame: tell players their role (MAgIC / CK-Arena).")
     ] = False,
     reflect: Annotated[
-        Reflect,
+        Reflect | None,
         typer.Option(
-            help="SpyGame: when players reflect before the vote: after every statement "
-            "(Gu et al.), once a round after all descriptions, or never."
+            help="When players reflect (state their beliefs) before the vote: after every "
+            "statement / clue, once a round after all descriptions (SpyGame only), or never. "
+            "Default: statement for spygame (Gu et al.), none for chameleon (Karabag & Topcu)."
         ),
-    ] = Reflect.statement,
+    ] = None,
     pairs_from: Annotated[
         Path | None,
         typer.Option(
@@ -164,9 +166,11 @@ def play(
     from leakage.games.metrics import metrics_table
 
     spec = agent_mod.parse_spec(game.value, agents)
-    if game is GameKind.chameleon and reflect is not Reflect.statement:
-        raise typer.BadParameter("is for spygame (Chameleon players do not reflect)",
-                                 param_hint="--reflect")  # fmt: skip
+    if reflect is None:
+        reflect = Reflect.none if game is GameKind.chameleon else Reflect.statement
+    if game is GameKind.chameleon and reflect is Reflect.round:
+        raise typer.BadParameter("round is for spygame (the Chameleon has one round of clues: "
+                                 "use statement or none)", param_hint="--reflect")  # fmt: skip
     drawn = _split_pairs(game, pairs_from, difficulty, games, seed)
     spec_text = ",".join(f"{r}={a}" for r, a in spec.items())
     backend = create_backend("cooccurrence", **({"index": index} if index else {}))
@@ -186,7 +190,10 @@ def play(
     if game is GameKind.chameleon:
         engine = ChameleonGame(
             ChameleonConfig(
-                n_players=players or 4, n_candidates=candidates, forbid_secret=forbid_secret
+                n_players=players or 4,
+                n_candidates=candidates,
+                forbid_secret=forbid_secret,
+                reflect=reflect is Reflect.statement,
             ),
             agents=names,
         )

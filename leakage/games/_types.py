@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-ChameleonPhase = Literal["clue", "vote", "guess"]
+ChameleonPhase = Literal["clue", "reflect", "vote", "guess"]
 SpyPhase = Literal["describe", "reflect", "vote"]
 
 

@@ -20,6 +20,19 @@ directly say the secret word not to be misidentified, but it may result in the c
 inferring the secret word"); ``ChameleonConfig(forbid_secret=True)`` makes it an invalid
 move instead (the house rule of some tables, and this engine's rule before).
 
+**Reflections** (``ChameleonConfig(reflect=True)``; off by default, so every game, seed and
+transcript is as before): after each clue every other player reflects, as in SpyGame after
+each statement (Gu et al.; MAgIC's Chameleon players state "Player 1 is more suspicious,
+because ..." and what each other player thinks before they act). A reflection is the
+SpyGame JSON object (:mod:`leakage.games._reflection`): ``{"self": "chameleon" |
+"non-chameleon", "suspect": <player id>}`` (``suspect``: the player it would vote for now; the
+chameleon knows who the chameleon is, so its suspect is whom it points at), optionally
+``"thinks"``, ``"beliefs"`` (``{player: P(chameleon)}``), ``"others_beliefs"``, and
+``"secret_guess"`` (a candidate) and ``"secret_beliefs"`` (``{candidate: P(secret)}``), the
+chameleon's view of the secret. Each is kept in ``meta.reflections`` with ``round`` (1),
+``after_turn`` (the index in ``turns`` of the clue it follows) and ``player``; an invalid one
+is dropped and listed in ``meta.invalid_moves`` (the game goes on), as SpyGame does.
+
 The game loop is ``reset(seed)``, ``observation`` and ``step(text)``; :func:`play_chameleon`
 runs it with one agent per role. Everything random comes from ``numpy.random.default_rng``
 of the game's seed, so the same seed and the same agent answers give the same transcript.
@@ -35,6 +48,7 @@ import numpy as np
 
 from leakage.games._cards import Card, load_cards
 from leakage.games._loop import check_roles, run
+from leakage.games._reflection import candidate, candidate_probabilities, read_reflection
 from leakage.games._types import (
     Agent,
     ChameleonObservation,
@@ -60,6 +74,9 @@ class ChameleonConfig:
     forbid_secret: bool = False
     """Saying the secret word itself (whoever says it) is an invalid move. Off by default:
     Karabag & Topcu (section 3.2) let a player say it, at the cost of telling the chameleon."""
+    reflect: bool = False
+    """After each clue every other player reflects (states its beliefs; see the module doc).
+    Off by default: the rules of Karabag & Topcu have no such phase."""
 
     def __post_init__(self) -> None:
         if self.n_players < 3:
@@ -111,6 +128,10 @@ class ChameleonGame:
         self.accused: str | None = None
         self.guess: str | None = None
         self.invalid: InvalidMove | None = None
+        self.reflections: list[dict[str, Any]] = []
+        self.invalid_moves: list[dict[str, object]] = []
+        self._reflecting: list[str] = []
+        """The players still to reflect on the last clue (in speaking order)."""
         self.phase = "clue"
         self._cursor = 0
         self._pending: ChameleonObservation | None = None
@@ -123,6 +144,8 @@ class ChameleonGame:
     def current_player(self) -> str:
         if self.phase == "guess":
             return self.chameleon
+        if self.phase == "reflect":
+            return self._reflecting[0]
         return self.players[self._cursor]
 
     @property
@@ -161,7 +184,17 @@ class ChameleonGame:
             if self.config.forbid_secret and parse_candidate(word, (self.secret,)) is not None:
                 return self._invalid(player, answer, "said the secret word")
             self.clues.append((player, word))
-            self._advance("vote")
+            if self.config.reflect:
+                self._reflecting = [p for p in self.players if p != player]
+                self.phase = "reflect"
+            else:
+                self._advance("vote")
+        elif self.phase == "reflect":
+            self._reflection(player, answer)
+            self._reflecting.pop(0)
+            if not self._reflecting:
+                self.phase = "clue"
+                self._advance("vote")
         elif self.phase == "vote":
             others = tuple(p for p in self.players if p != player)
             target = parse_player(answer, others)
@@ -179,6 +212,25 @@ class ChameleonGame:
             self.guess = guess
             self.done = True
         return self.done
+
+    def _reflection(self, player: str, answer: str) -> None:
+        entry, why = read_reflection(
+            answer,
+            player=player,
+            players=self.players,
+            roles=ROLES,
+            fields=[
+                ("secret_guess", lambda v: candidate(v, self.candidates)),
+                ("secret_beliefs", lambda v: candidate_probabilities(v, self.candidates)),
+            ],
+        )
+        if entry is None:
+            move = InvalidMove(player, "reflect", why or "not a reflection object", answer, 1)
+            self.invalid_moves.append(move.as_dict())
+            return
+        self.reflections.append(
+            {"round": 1, "after_turn": len(self.clues) - 1, "player": player, **entry}
+        )
 
     def _advance(self, next_phase: str | None) -> None:
         self._cursor += 1
@@ -226,6 +278,10 @@ class ChameleonGame:
             "n_candidates": self.config.n_candidates,
             "forbid_secret": self.config.forbid_secret,
         }
+        if self.config.reflect:
+            data["reflect"] = "statement"
+            data["reflections"] = self.reflections
+            data["invalid_moves"] = self.invalid_moves
         if self.invalid is not None:
             data["invalid"] = self.invalid.as_dict()
         data.update(meta or {})

@@ -50,6 +50,7 @@ CHAMELEON_METRICS = (
     "judgement",
     "deception",
     "reasoning",
+    "self_awareness",
 )
 SPY_METRICS = (
     # Kim et al. (section IV)
@@ -117,7 +118,10 @@ METRIC_SOURCES: dict[str, str] = {
 """Where each metric's definition comes from (``ours``: the project's own)."""
 
 _REFLECTIONS = "the log has no reflections (meta.reflections)"
-_UNTOLD = "the log has no reflections, or the players were told their roles"
+_UNTOLD = (
+    "the log has no reflections stating a role (meta.reflections' 'self'), or SpyGame players "
+    "were told their roles"
+)
 _WHY = {
     "valid_game_ratio": "the log does not say which games were invalid (meta.outcome)",
     "identification_rate": "no accused player (meta.accused) and no untied vote",
@@ -174,7 +178,9 @@ def _judgement(votes: Sequence[Any], judges: set[str], bad: set[str]) -> Pair | 
     return _ratio(sum(v.target in bad for v in mine), len(mine))
 
 
-def _reasoning(refl: list[dict[str, Any]], bad: set[str]) -> Pair | None:
+def _reasoning(
+    refl: list[dict[str, Any]], bad: set[str], analysts: set[str] | None = None
+) -> Pair | None:
     """MAgIC S_R = (n_c_gold + n_c_inter) / (n_gold + n_inter) (section 3.2).
 
     A reflection's ``suspect`` is the player's own analysis ("I think Player xx is
@@ -184,7 +190,9 @@ def _reasoning(refl: list[dict[str, Any]], bad: set[str]) -> Pair | None:
     player's own ``suspect`` in its last reflection of the same round; a claim about a player
     who stated no suspect that round cannot be checked and is not counted. ``None`` unless
     some reflection carries ``thinks``: without it the ratio would be the gold part alone,
-    which is not MAgIC's metric.
+    which is not MAgIC's metric. ``analysts``: the players whose suspects are role analyses
+    (default: all; in The Chameleon the non-chameleons, since the chameleon knows the roles
+    and its suspect is whom it points at, which the second-order claims are checked against).
     """
     if not any(isinstance(r.get("thinks"), dict) for r in refl):
         return None
@@ -192,7 +200,11 @@ def _reasoning(refl: list[dict[str, Any]], bad: set[str]) -> Pair | None:
     for r in refl:
         if isinstance(r.get("suspect"), str):
             own[(r.get("round"), r["player"])] = r["suspect"]
-    gold = [r["suspect"] for r in refl if isinstance(r.get("suspect"), str)]
+    gold = [
+        r["suspect"]
+        for r in refl
+        if isinstance(r.get("suspect"), str) and (analysts is None or r["player"] in analysts)
+    ]
     n_c_gold = sum(s in bad for s in gold)
     n_inter = n_c_inter = 0
     for r in refl:
@@ -228,7 +240,13 @@ def chameleon_game_metrics(t: ChameleonTranscript) -> GameMetrics:
     = non-chameleons' votes at the chameleon / non-chameleons' votes (S_J; a chameleon's vote
     has no right answer); ``deception`` components: ``deception_wins`` = the chameleon won
     (n_wuc / n_uc) and ``deception_wrong_guesses`` = the chameleon's code guess is wrong
-    (n_wcg / n_cg); ``reasoning`` from ``meta.reflections`` when they carry ``thinks``.
+    (n_wcg / n_cg); ``reasoning`` from ``meta.reflections`` when they carry ``thinks`` (the
+    gold part from the non-chameleons' suspects: the chameleon knows who it is, its suspect
+    is whom it points at); ``self_awareness`` (S_self = n_cr / n_rt) from the reflections'
+    stated roles. The Chameleon tells each player its role (as MAgIC's does, Figure 5, and
+    MAgIC reports Self-awareness over its Chameleon and Undercover games), so S_self here
+    measures whether a player keeps the role it was told (1 by construction for a scripted
+    agent), not whether it infers it.
     """
     out: GameMetrics = dict.fromkeys(
         [n for n in CHAMELEON_METRICS if n not in _COMPOSITES]
@@ -242,7 +260,13 @@ def chameleon_game_metrics(t: ChameleonTranscript) -> GameMetrics:
     chameleons = t.chameleons()
     judges = {p.id for p in t.players if p.role == "non-chameleon"}
     out["judgement"] = _judgement(t.votes, judges, chameleons)
-    out["reasoning"] = _reasoning(_reflections(t), chameleons)
+    refl = _reflections(t)
+    out["reasoning"] = _reasoning(refl, chameleons, judges)
+    stated = [r for r in refl if r.get("self") in ("chameleon", "non-chameleon")]
+    roles = {p.id: p.role for p in t.players}
+    out["self_awareness"] = _ratio(
+        sum(r["self"] == roles.get(r["player"]) for r in stated), len(stated)
+    )
     if t.chameleon_guess is not None and t.secret is not None:
         out["deception_wrong_guesses"] = (float(t.chameleon_guess != t.secret), 1.0)
     accused = _accused(t)

@@ -36,8 +36,6 @@ one category, sun / moon style); or pass ``pair=(civilian, spy)``.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -46,6 +44,7 @@ import numpy as np
 
 from leakage.games._cards import Card, load_cards
 from leakage.games._loop import check_roles, run
+from leakage.games._reflection import read_reflection
 from leakage.games._types import (
     Agent,
     InvalidMove,
@@ -232,87 +231,20 @@ class SpyGame:
         return None
 
     def _reflection(self, player: str, answer: str) -> None:
-        try:
-            data = json.loads(answer)
-        except json.JSONDecodeError:
-            data = None
-        ok = (
-            isinstance(data, dict)
-            and data.get("self") in ROLES
-            and parse_player(str(data.get("suspect", "")), self.alive) is not None
+        entry, why = read_reflection(
+            answer,
+            player=player,
+            players=self.alive,
+            roles=ROLES,
+            fields=[("other_word", lambda v: (v if isinstance(v, str) else None, None))],
         )
-        if not ok or not isinstance(data, dict):
-            self._bad(player, "reflect", answer, "not a reflection object")
+        if entry is None:
+            self._bad(player, "reflect", answer, why or "not a reflection object")
             return
-        entry: dict[str, Any] = {
-            "round": self.round,
-            "after_turn": len(self.statements) - 1,
-            "player": player,
-            "self": data["self"],
-            "suspect": parse_player(str(data["suspect"]), self.alive),
-        }
-        if isinstance(data.get("other_word"), str):
-            entry["other_word"] = data["other_word"]
-        others = [q for q in self.alive if q != player]
-        for key, read in (
-            ("thinks", lambda v: self._thinks(v, others)),
-            ("beliefs", lambda v: self._probabilities(v, self.alive)),
-            ("others_beliefs", lambda v: self._others_beliefs(v, others)),
-        ):
-            if key not in data:
-                continue
-            value, why = read(data[key])
-            if why:
-                self._bad(player, "reflect", answer, f"{key}: {why}")
-                return
-            entry[key] = value
-        self.reflections.append(entry)
-
-    def _thinks(self, value: object, others: list[str]) -> tuple[Any, str | None]:
-        """``{other living player: the living player I think it suspects}``."""
-        if not isinstance(value, dict):
-            return None, "not an object of player ids"
-        out: dict[str, str] = {}
-        for k, v in value.items():
-            who = parse_player(str(k), others)
-            if who is None:
-                return None, f"{k!r} is not another living player"
-            suspect = parse_player(str(v), [q for q in self.alive if q != who])
-            if suspect is None:
-                return None, f"{who} cannot suspect {v!r} (not another living player)"
-            out[who] = suspect
-        return out, None
-
-    def _probabilities(self, value: object, players: list[str]) -> tuple[Any, str | None]:
-        """``{living player: probability in [0, 1]}``."""
-        if not isinstance(value, dict):
-            return None, "not an object of probabilities"
-        out: dict[str, float] = {}
-        for k, v in value.items():
-            who = parse_player(str(k), players)
-            if who is None:
-                return None, f"{k!r} is not a living player"
-            if isinstance(v, bool) or not isinstance(v, int | float):
-                return None, f"{who}: {v!r} is not a number"
-            if not (math.isfinite(v) and 0.0 <= v <= 1.0):
-                return None, f"{who}: {v!r} is not a probability"
-            out[who] = float(v)
-        return out, None
-
-    def _others_beliefs(self, value: object, others: list[str]) -> tuple[Any, str | None]:
-        """``{other living player: {living player: probability}}``."""
-        if not isinstance(value, dict):
-            return None, "not an object of players' beliefs"
-        out: dict[str, dict[str, float]] = {}
-        for k, v in value.items():
-            who = parse_player(str(k), others)
-            if who is None:
-                return None, f"{k!r} is not another living player"
-            inner, why = self._probabilities(v, self.alive)
-            if why:
-                return None, f"{who}: {why}"
-            out[who] = inner
-        return out, None
+        self.reflections.append(
+            {"round": self.round, "after_turn": len(self.statements) - 1, "player": player,
+             **entry}
+        )  # fmt: skip
 
     def _bad(self, player: str, phase: str, answer: str, reason: str) -> None:
         self.invalid_moves.append(InvalidMove(player, phase, reason, answer, self.round).as_dict())

@@ -18,6 +18,7 @@ from leakage.games.agents.leakage_aware import (
 )
 from leakage.games.agents.llm import ChameleonLLMAgent, ChameleonPrompts, SpyLLMAgent, SpyPrompts
 from leakage.games.agents.pgm import PGMSpyLLMAgent, PGMSpyPlayer
+from leakage.games.agents.pgm_chameleon import PGMChameleonLLMAgent, PGMChameleonPlayer
 from leakage.games.agents.posterior import PosteriorChameleon
 from leakage.games.agents.scripted import (
     AmbiguousAgent,
@@ -44,6 +45,8 @@ __all__ = [
     "LeakageAwareAgent",
     "LeakageOracle",
     "LibraryOracle",
+    "PGMChameleonLLMAgent",
+    "PGMChameleonPlayer",
     "PGMSpyLLMAgent",
     "PGMSpyPlayer",
     "PosteriorChameleon",

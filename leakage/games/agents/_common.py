@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,6 +38,12 @@ def vote_least_associated(obs: ChameleonObservation, table: AssociationTable, wo
         return others[np.random.default_rng(obs.seed).integers(len(others))][0]
     support = secret_support(table, [c for _, c in others], word)
     return others[pick(support, obs.seed, best="min")][0]
+
+
+def vote_reflection(agent: Callable[[ChameleonObservation], str], obs: ChameleonObservation) -> str:
+    """The reflection of a Chameleon agent without beliefs of its own: its told role and, as
+    its suspect, the player it would vote for now (``{"self": ..., "suspect": ...}``)."""
+    return json.dumps({"self": obs.role, "suspect": agent(replace(obs, phase="vote"))})
 
 
 class TableAgent:

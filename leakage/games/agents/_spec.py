@@ -11,8 +11,17 @@ from leakage.errors import InvalidInput
 from leakage.games._types import Agent
 
 CHAMELEON_AGENTS: dict[str, tuple[str, ...]] = {
-    "non-chameleon": ("revealing", "concealing", "amb", "trivial", "leakage-aware", "llm", "local"),
-    "chameleon": ("posterior", "random", "copy", "amb", "llm", "local"),
+    "non-chameleon": (
+        "revealing",
+        "concealing",
+        "amb",
+        "trivial",
+        "leakage-aware",
+        "pgm",
+        "llm",
+        "local",
+    ),
+    "chameleon": ("posterior", "random", "copy", "amb", "pgm", "llm", "local"),
 }
 SPY_AGENTS: dict[str, tuple[str, ...]] = {
     "civilian": ("associative", "vague", "pgm", "llm", "local"),
@@ -182,15 +191,22 @@ class AgentFactory:
 
     def pgm(self, game: str, name: str) -> Agent:
         """``pgm`` (scripted beliefs and moves) or ``pgm:llm[:MODEL]`` / ``pgm:local[:MODEL]``
-        (the same beliefs; the LLM writes the descriptions): MAgIC's PGM-aware player."""
+        (the same beliefs; the LLM writes the descriptions / clues): MAgIC's PGM-aware
+        player, for SpyGame and for The Chameleon (either role; the non-chameleon keeps the
+        factory's ``budget``)."""
         from leakage.games.agents.pgm import PGMSpyLLMAgent, PGMSpyPlayer
+        from leakage.games.agents.pgm_chameleon import PGMChameleonLLMAgent, PGMChameleonPlayer
 
         inner = name.partition(":")[2]
-        if game != "spygame" or (inner and inner.partition(":")[0] not in ("llm", "local")):
+        if inner and inner.partition(":")[0] not in ("llm", "local"):
             raise InvalidInput(
-                f"--agents: {name!r}: the PGM-aware agent plays spygame, as pgm, "
-                "pgm:llm[:MODEL] or pgm:local[:MODEL]"
+                f"--agents: {name!r}: the PGM-aware agent is pgm, pgm:llm[:MODEL] or "
+                "pgm:local[:MODEL]"
             )
+        if game == "chameleon":
+            if not inner:
+                return PGMChameleonPlayer(self.tables, budget=self.budget)
+            return PGMChameleonLLMAgent(self.tables, self.client(inner), budget=self.budget)
         if not inner:
             return PGMSpyPlayer(self.tables)
         return PGMSpyLLMAgent(self.tables, self.client(inner))  # type: ignore[return-value]

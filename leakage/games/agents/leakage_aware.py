@@ -56,7 +56,7 @@ from leakage.backends.base import LikelihoodBackend
 from leakage.errors import LLMError
 from leakage.games._types import ChameleonObservation
 from leakage.games.agents._association import AssociationTables, gives_away
-from leakage.games.agents._common import TableAgent, vote_least_associated
+from leakage.games.agents._common import TableAgent, vote_least_associated, vote_reflection
 from leakage.games.agents.posterior import heard_posterior
 from leakage.transcripts import ChameleonTranscript
 
@@ -228,6 +228,8 @@ class LeakageAwareAgent(TableAgent):
         return [c for c in dict.fromkeys(said) if c and not gives_away(c, obs.secret or "")]
 
     def __call__(self, obs: ChameleonObservation, /) -> str:
+        if obs.phase == "reflect":
+            return vote_reflection(self, obs)
         table = self.table(obs)
         secret = obs.secret or ""
         if obs.phase == "vote":

@@ -72,6 +72,11 @@ class ChameleonPrompts:
         "All words: {clues}. Vote for the player you think is the chameleon, one of: "
         "{others}. Reply in the form 'Answer: <player id>'."
     )
+    reflect: str = (
+        "Words said so far: {clues}. Whom do you think is the chameleon, among {others}? "
+        'Reply in the form Answer: {{"self": "chameleon" or "non-chameleon", '
+        '"suspect": "<player id>"}}.'
+    )
     guess: str = (
         "You were caught. All words: {clues}. Which word of the card is the secret? "
         "Reply in the form 'Answer: <word from the card>'."
@@ -241,6 +246,7 @@ class ChameleonLLMAgent(_LLMPlayer):
     def _parsers(self, obs: ChameleonObservation, others: list[str]) -> dict[str, Parser]:
         return {
             "clue": parse_one_word,
+            "reflect": lambda a: _reflection(a, others, ("chameleon", "non-chameleon")),
             "vote": lambda a: parse_player(a, others),
             "guess": lambda a: parse_candidate(a, obs.candidates),
         }
@@ -259,12 +265,14 @@ class ChameleonLLMAgent(_LLMPlayer):
         return banned | dict.fromkeys((c for _, c in obs.clues), "was said before")
 
 
-def _reflection(answer: str, others: list[str]) -> str | None:
+def _reflection(
+    answer: str, others: list[str], roles: tuple[str, ...] = ("civilian", "spy")
+) -> str | None:
     try:
         data = json.loads(answer)
     except json.JSONDecodeError:
         return None
-    if not isinstance(data, dict) or data.get("self") not in ("civilian", "spy"):
+    if not isinstance(data, dict) or data.get("self") not in roles:
         return None
     suspect = parse_player(str(data.get("suspect", "")), others)
     return None if suspect is None else json.dumps({**data, "suspect": suspect})

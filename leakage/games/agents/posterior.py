@@ -22,7 +22,12 @@ import numpy as np
 
 from leakage.games._types import ChameleonObservation
 from leakage.games.agents._association import AssociationTable
-from leakage.games.agents._common import TableAgent, pick, vote_least_associated
+from leakage.games.agents._common import (
+    TableAgent,
+    pick,
+    vote_least_associated,
+    vote_reflection,
+)
 from leakage.posterior import entropy_bits, posterior_trace
 
 
@@ -43,6 +48,8 @@ class PosteriorChameleon(TableAgent):
         return heard_posterior(table, [c for p, c in obs.clues if p != obs.player])
 
     def __call__(self, obs: ChameleonObservation, /) -> str:
+        if obs.phase == "reflect":
+            return vote_reflection(self, obs)
         table = self.table(obs)
         post = self.posterior(obs, table)
         best = table.candidates[pick(post, obs.seed)]

@@ -37,7 +37,12 @@ import numpy as np
 
 from leakage.games._types import Agent, ChameleonObservation
 from leakage.games.agents._association import AssociationTables
-from leakage.games.agents._common import TableAgent, pick, vote_least_associated
+from leakage.games.agents._common import (
+    TableAgent,
+    pick,
+    vote_least_associated,
+    vote_reflection,
+)
 from leakage.posterior import entropy_bits
 
 
@@ -47,6 +52,8 @@ class RevealingAgent(TableAgent):
     name = "revealing"
 
     def __call__(self, obs: ChameleonObservation, /) -> str:
+        if obs.phase == "reflect":
+            return vote_reflection(self, obs)
         table = self.table(obs)
         if obs.phase == "vote":
             return vote_least_associated(obs, table, obs.secret or "")
@@ -63,6 +70,8 @@ class ConcealingAgent(TableAgent):
         self._flat: dict[tuple[str, ...], int] = {}
 
     def __call__(self, obs: ChameleonObservation, /) -> str:
+        if obs.phase == "reflect":
+            return vote_reflection(self, obs)
         table = self.table(obs)
         if obs.phase == "vote":
             return vote_least_associated(obs, table, obs.secret or "")
@@ -90,6 +99,8 @@ class TrivialAgent:
     name = "trivial"
 
     def __call__(self, obs: ChameleonObservation, /) -> str:
+        if obs.phase == "reflect":
+            return vote_reflection(self, obs)
         return vote_first(obs) if obs.phase == "vote" else NULL
 
 
@@ -120,6 +131,8 @@ class CopyingChameleon:
         return obs.candidates[pick(score, obs.seed)]
 
     def __call__(self, obs: ChameleonObservation, /) -> str:
+        if obs.phase == "reflect":
+            return vote_reflection(self, obs)
         rng = np.random.default_rng(obs.seed)
         if obs.phase == "guess":
             return self.guess(obs)
@@ -185,6 +198,8 @@ class AmbiguousAgent:
         return out, groups
 
     def __call__(self, obs: ChameleonObservation, /) -> str:
+        if obs.phase == "reflect":
+            return vote_reflection(self, obs)
         rng = np.random.default_rng(obs.seed)
         said, groups = self._read(obs)
         named = {g for _, g in said if g is not None}
@@ -222,6 +237,8 @@ class RandomChameleon(TableAgent):
     name = "random"
 
     def __call__(self, obs: ChameleonObservation, /) -> str:
+        if obs.phase == "reflect":
+            return vote_reflection(self, obs)
         rng = np.random.default_rng(obs.seed)
         if obs.phase == "vote":
             others = [p for p in obs.players if p != obs.player]
