@@ -17,6 +17,11 @@ untold, reflections after every statement). ``N_PGM`` games per matchup, the sam
 seats) for each of civilians {associative, vague, pgm} × spy {associative, vague, pgm}; the
 metrics table of each, and the paired difference in the spy's win rate when one side plays
 ``pgm`` instead of ``associative`` against the same opponents (bootstrap over games).
+
+Chameleon PGM tournament: the same for The Chameleon (4 players, K = 16, reflections after
+every clue): ``N_TOURNAMENT`` games per matchup, the same seeds for non-chameleons
+{revealing, pgm} × chameleon {posterior, pgm}; the metrics table of each and the paired
+differences in the non-chameleons' win rate when either side plays ``pgm``.
 """
 
 from __future__ import annotations
@@ -39,6 +44,16 @@ MATCHUPS = ("revealing", "concealing", "amb", "leakage-aware")
 N_PGM = 100
 SPY_AGENTS = ("associative", "vague", "pgm")
 PGM_METRICS = ("spy_win_rate", "judgement", "self_awareness", "reasoning", "vote_rate")
+CHAMELEON_PGM = {"non-chameleon": ("revealing", "pgm"), "chameleon": ("posterior", "pgm")}
+CHAMELEON_PGM_METRICS = (
+    "non_chameleon_win_rate",
+    "identification_rate",
+    "second_chance_guess_rate",
+    "judgement",
+    "deception",
+    "reasoning",
+    "self_awareness",
+)
 
 
 def _throughput(factory: Any, cards: Any, spec: str) -> float:
@@ -143,6 +158,51 @@ def _pgm_tournament(factory: Any, cards: Any) -> dict[str, Any]:
     return {"games_per_matchup": N_PGM, "matchups": matchups, "spy_win_rate_gains": gains}
 
 
+def _chameleon_pgm_tournament(factory: Any, cards: Any) -> dict[str, Any]:
+    from leakage.cli.play import game_seeds
+    from leakage.games import ChameleonConfig, ChameleonGame, play_chameleon
+    from leakage.games.metrics import metrics_table
+
+    game = ChameleonGame(ChameleonConfig(reflect=True), cards=cards)
+    seeds = game_seeds(SEED + 3, N_TOURNAMENT)
+    matchups: dict[str, Any] = {}
+    wins: dict[tuple[str, str], np.ndarray] = {}
+    for nc in CHAMELEON_PGM["non-chameleon"]:
+        for ch in CHAMELEON_PGM["chameleon"]:
+            spec = f"non-chameleon={nc},chameleon={ch}"
+            agents = factory.agents("chameleon", spec)
+            with Stopwatch() as sw:
+                games = [play_chameleon(agents, seed=s, game=game) for s in seeds]
+            rows = metrics_table(games, seed=0)["chameleon"]
+            wins[nc, ch] = np.array([t.meta["outcome"] == "chameleon_caught" for t in games], float)
+            matchups[spec] = {
+                "seconds": round(sw.seconds, 2),
+                "invalid_reflections": sum(len(t.meta["invalid_moves"]) for t in games),
+                "metrics": [r.as_dict() for r in rows],
+            }
+            shown = {r.metric: r for r in rows if r.metric in CHAMELEON_PGM_METRICS}
+            print(f"  {spec:>40}: " + ", ".join(
+                f"{k} n/a" if r.value is None else f"{k} {r.value:.3f}" for k, r in shown.items()
+            ))  # fmt: skip
+    gains = {}
+    for other in CHAMELEON_PGM["chameleon"]:
+        gains[f"non-chameleon=pgm vs revealing, chameleon={other}"] = _paired(
+            wins["pgm", other], wins["revealing", other]
+        )
+    for other in CHAMELEON_PGM["non-chameleon"]:
+        gains[f"chameleon=pgm vs posterior, non-chameleon={other}"] = _paired(
+            wins[other, "pgm"], wins[other, "posterior"]
+        )
+    for k, g in gains.items():
+        print(f"  {k}: {g['difference']:+.3f} {[round(x, 3) for x in g['ci95']]}")
+    return {
+        "games_per_matchup": N_TOURNAMENT,
+        "reflect": "statement",
+        "matchups": matchups,
+        "non_chameleon_win_rate_gains": gains,
+    }
+
+
 def run() -> None:
     from leakage.backends import create_backend
     from leakage.cli.play import game_seeds
@@ -198,6 +258,7 @@ def run() -> None:
     print(f"  leakage-aware gain over revealing: {gain['gain']:+.3f} {gain['ci95']}")
 
     pgm = _pgm_tournament(factory, cards)
+    chameleon_pgm = _chameleon_pgm_tournament(factory, cards)
 
     IMG.mkdir(parents=True, exist_ok=True)
     _plot_curves(curves, IMG / "games_leakage.png", 16)
@@ -229,6 +290,7 @@ def run() -> None:
             "leakage_curves": curves,
             "leakage_aware_gain": gain,
             "pgm_tournament": pgm,
+            "chameleon_pgm_tournament": chameleon_pgm,
             "theory": theory.rows_as_dicts(rows),
             "trivial_n4_k16": {"win_rate": trivial.win_rate, "stderr": trivial.stderr},
         },
