@@ -462,3 +462,54 @@ def test_pgm_prompts_are_magics():
     p = PGMChameleonPrompts()
     assert "increase the suspiciousness of the {target}" in p.non_chameleon
     assert "blend in and defraud trust from the {target}" in p.chameleon
+
+
+def test_llm_players_answer_the_reflection_prompt():
+    from leakage.games.agents import ChameleonLLMAgent
+
+    def reply(messages):
+        prompt = messages[-1].content
+        if "Whom do you think is the chameleon" in prompt:
+            others = re.search(r"among (.+)\? Reply", prompt)[1].split(", ")
+            told = "You are the chameleon" in messages[0].content
+            role = "chameleon" if told else "non-chameleon"
+            return "Answer: " + json.dumps({"self": role, "suspect": others[-1]})
+        if "Vote for" in prompt:
+            return "Answer: " + re.search(r"one of: (p\d)", prompt)[1]
+        if "caught" in prompt:
+            return "Answer: " + re.search(r"words: ([^,.]+)", messages[0].content)[1]
+        return "Answer: " + "abcdefgh"[prompt.count(":")] * 3
+
+    class Echo:
+        name = "echo"
+
+        def generate(self, messages, **_):
+            return Generation(reply(messages))
+
+    agent = ChameleonLLMAgent(Echo())
+    t = play_chameleon({"non-chameleon": agent, "chameleon": agent}, seed=1,
+                       config=ChameleonConfig(reflect=True))  # fmt: skip
+    assert len(t.meta["reflections"]) == 12 and not t.meta["invalid_moves"]
+    roles = {p.id: p.role for p in t.players}
+    for r in t.meta["reflections"]:
+        assert r["self"] == roles[r["player"]]
+        assert r["suspect"] == [p for p in t.meta["speaking_order"] if p != r["player"]][-1]
+
+
+@pytest.fixture(scope="module")
+def smollm2(tmp_path_factory):
+    pytest.importorskip("torch")
+    from leakage.llm import LocalLM
+
+    return LocalLM("smollm2-135m", cache_dir=tmp_path_factory.mktemp("pgm-cham") / "smollm2")
+
+
+def test_pgm_local_plays_with_the_bundled_model(tables, smollm2):
+    from tests.games_support import SPORTS
+
+    agent = PGMChameleonLLMAgent(tables, smollm2)
+    t = play_chameleon({"non-chameleon": agent, "chameleon": agent}, seed=3, cards=SPORTS,
+                       config=ChameleonConfig(reflect=True))  # fmt: skip
+    _check_pgm_reflections(t, {"chameleon", "non-chameleon"})
+    assert len(t.turns) == 4 and agent.last_move is not None
+    assert agent.last_move["mode"] in ("one-word", "fallback")

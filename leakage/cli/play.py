@@ -123,7 +123,11 @@ def play(
         typer.Option(help="SpyGame with --pairs-from: which split's pairs to play."),
     ] = Difficulty.all,
     budget: Annotated[
-        float, typer.Option(help="leakage-aware: most P(secret) a clue may leave an adversary.")
+        float,
+        typer.Option(
+            help="leakage-aware, and the pgm non-chameleon: most P(secret) a clue may leave an "
+            "adversary."
+        ),
     ] = 0.25,
     service: Annotated[
         str | None, typer.Option(help="leakage-aware: ask this leakage service (base URL).")

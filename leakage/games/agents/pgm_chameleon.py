@@ -64,7 +64,7 @@ the reason (``retries``) and then the scripted clue is said (``last_move``: ``fa
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -480,12 +480,3 @@ def _clue(reply: str, banned: Mapping[str, str]) -> tuple[str | None, str]:
     if word.casefold() in reasons:
         return None, f"is not allowed ({word!r} {reasons[word.casefold()]})"
     return word, ""
-
-
-__all__: Sequence[str] = (
-    "ChameleonBeliefs",
-    "PGMChameleonLLMAgent",
-    "PGMChameleonPlayer",
-    "PGMChameleonPrompts",
-    "pgm_text",
-)
