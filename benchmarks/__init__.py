@@ -15,6 +15,8 @@ BENCHMARKS = (
     "judge",
     "games",
     "service_load",
+    "adversary",
+    "guess_cli",
 )
 
 __all__ = ["BENCHMARKS"]

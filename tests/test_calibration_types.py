@@ -14,6 +14,7 @@ from leakage.backends import base
 from leakage.backends.ensemble import (
     WEIGHTS_FORMAT,
     EnsembleWeights,
+    default_weights_path,
     item_type,
     read_weights,
 )
@@ -208,11 +209,29 @@ def test_bad_typed_files_name_the_field(tmp_path, over, match):
     assert str(path) in str(err.value)
 
 
+def test_the_shipped_file_keeps_the_statement_fit_and_fits_words():
+    shipped = read_weights(default_weights_path())
+    assert shipped.format == WEIGHTS_FORMAT and shipped.version == 2
+    assert set(shipped.item_types) == {"word"}  # statements: the top-level CK-Arena fit
+    assert shipped.fitted_on["input_format"] == "ck-arena"
+    word = shipped.item_types["word"]
+    assert word.fitted_on["split"].startswith("dev/frozen")
+    assert word.fallback is None
+    # fitted on one-word clues against boards: far sharper than the sentence fit
+    for n in shipped.members:
+        assert word.weights[n] / word.scales[n] > shipped.weights[n] / shipped.scales[n]
+
+
 def test_real_items_get_the_expected_types(shared_data: Path):
-    """Every CK-Arena statement is a statement; every Codenames item and card probe a word."""
-    ck, _ = load_transcripts([shared_data / "ck-arena-dev" / "logs"], input_format="ck-arena")
-    games, _ = extract_items(ck)
-    assert set(item_types(games)) == {"statement"}
+    """Every CK-Arena and Liang SpyGame statement is a statement; every Codenames item a word."""
+    for folder, fmt, n in (
+        ("ck-arena-dev/logs", "ck-arena", 2976),
+        ("spygame-liang/benchmark", "spygame-liang", 44),
+    ):
+        logs, _ = load_transcripts([shared_data / folder], input_format=fmt)
+        games, _ = extract_items(logs)
+        kinds = item_types(games)
+        assert kinds.size == n and set(kinds) == {"statement"}
     path = shared_data / "codenames-guess-val" / "games.jsonl"
     cn, errors = load_transcripts([path], input_format="leakage")
     assert not errors
