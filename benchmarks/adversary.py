@@ -41,6 +41,8 @@ from benchmarks._common import Stopwatch, default_index, shared_data, write_resu
 MEMBERS = ("cooccurrence", "embedding", "judge")
 N_BOOT = 1000
 SEED = 0
+BEFORE = "ensemble_statement_fit_everywhere"
+"""The ensemble as before per-type calibration: the file's top-level fit on every item."""
 SPLIT_RULE = "dev/frozen: leakage.calibration.dev_frozen_split (SHA-256 of the item id)"
 CHECK_ITEMS = 5
 """Items whose posterior is checked against ``score_transcript`` per backend."""
@@ -258,7 +260,7 @@ def ensembles(members: Mapping[str, Any], weights_file: Path | None = None) -> d
     fitted = read_weights(path)
     out = {"ensemble": EnsembleBackend.from_weights(fitted, members, weights_file=str(path))}
     if fitted.item_types:
-        out["ensemble_statement_fit_everywhere"] = EnsembleBackend.from_weights(
+        out[BEFORE] = EnsembleBackend.from_weights(
             fitted.without_item_types(), members, weights_file=str(path)
         )
     return out
@@ -312,12 +314,36 @@ def report(table: Table, sides: Mapping[str, Sequence[int]]) -> dict[str, Any]:
         for side, select in sides.items():
             probs, truth = table.probs(predictor, select)
             out[predictor][side] = figures(probs, truth)
+    if {"ensemble", BEFORE} <= set(table.rows):
+        out["shipped_minus_before"] = {
+            side: paired(table, "ensemble", BEFORE, select) for side, select in sides.items()
+        }
+    return out
+
+
+def paired(table: Table, a: str, b: str, select: Sequence[int]) -> dict[str, Any]:
+    """Per-item differences a - b of log loss and top-1, with 95% bootstrap intervals over
+    items (the same resampled items for both predictors)."""
+    from leakage.calibration._metrics import item_log_loss
+
+    pa, truth = table.probs(a, select)
+    pb, _ = table.probs(b, select)
+    out: dict[str, Any] = {}
+    for name, d in (
+        ("log_loss", item_log_loss(pa, truth) - item_log_loss(pb, truth)),
+        ("top1", rank_figures(pa, truth)["top1"] - rank_figures(pb, truth)["top1"]),
+    ):
+        out[name] = round(float(d.mean()), 4)
+        out[f"{name}_ci95"] = _ci(lambda idx, d=d: float(d[idx].mean()), d.size, SEED)
     return out
 
 
 def _print(title: str, block: Mapping[str, Any]) -> None:
     print(f"  {title}")
     for predictor, sides in block.items():
+        if predictor == "shipped_minus_before":
+            print(f"    shipped - before: {sides}")
+            continue
         for side, f in sides.items():
             print(
                 f"    {predictor:<34} {side:<6} n={f['items']:<3} top-1 {f['top1']:.3f} "
