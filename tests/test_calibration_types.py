@@ -300,3 +300,57 @@ def test_with_type_fit_adds_a_type_and_keeps_the_rest(tmp_path):
     assert back.item_types["word"].fitted_on["games"] == 120
     with pytest.raises(ValueError, match="same members"):
         with_type_fit(v1.model_copy(update={"members": ["x"]}), "word", result, fitted_on={})
+
+
+# -- the adversary benchmark's new figures, worked by hand ------------------------------------
+
+
+def test_rank_figures_split_ties_by_hand():
+    from benchmarks.adversary import rank_figures
+
+    probs = np.array(
+        [
+            [0.5, 0.3, 0.2, 0.0],  # truth 0: alone on top
+            [0.25, 0.25, 0.25, 0.25],  # truth 2: a 4-way tie, rank uniform on 1..4
+            [0.4, 0.3, 0.3, 0.0],  # truth 1: tied with candidate 2 behind one, rank 2 or 3
+        ]
+    )
+    truth = np.array([0, 2, 1])
+    got = rank_figures(probs, truth)
+    np.testing.assert_allclose(got["top1"], [1.0, 0.25, 0.0])
+    np.testing.assert_allclose(got["top3"], [1.0, 0.75, 1.0])
+    np.testing.assert_allclose(
+        got["rr"], [1.0, (1 + 1 / 2 + 1 / 3 + 1 / 4) / 4, (1 / 2 + 1 / 3) / 2]
+    )
+
+
+def test_sharpening_recovers_a_known_temperature():
+    """Posteriors made twice too flat (log p halved) need a multiplier of about 2; the true
+    ones about 1."""
+    from benchmarks.adversary import sharpening
+    from leakage.posterior import normalize_log
+
+    rng = np.random.default_rng(3)
+    logits = rng.normal(scale=2.0, size=(3000, 6))
+    p_true = normalize_log(logits)
+    truth = np.array([rng.choice(6, p=p) for p in p_true])
+    a, (lo, hi) = sharpening(p_true, truth, resamples=20)
+    assert lo < 1.0 < hi and a == pytest.approx(1.0, abs=0.08)
+    a_flat, _ = sharpening(normalize_log(logits / 2), truth, resamples=20)
+    assert a_flat == pytest.approx(2.0, abs=0.16)
+
+
+def test_the_ece_floor_is_the_ece_of_a_calibrated_predictor():
+    """Confidence 0.5 on two candidates for n items: a calibrated predictor's accuracy in the
+    one bin is Binomial(n, 1/2) / n, so its ECE is E|X/n - 1/2|, worked out exactly."""
+    from math import comb
+
+    from benchmarks.adversary import calibrated_ece_floor
+
+    n = 40
+    probs = np.full((n, 2), 0.5)
+    # ties split: every item counts 1/2 whatever its truth, so the ECE is exactly 0
+    assert calibrated_ece_floor(probs, draws=50) == 0.0
+    probs = np.tile([0.6, 0.4], (n, 1))  # one bin at confidence 0.6
+    exact = sum(comb(n, k) * 0.6**k * 0.4 ** (n - k) * abs(k / n - 0.6) for k in range(n + 1))
+    assert calibrated_ece_floor(probs, draws=4000) == pytest.approx(exact, abs=0.004)
