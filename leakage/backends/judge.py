@@ -301,11 +301,15 @@ def open_llm(
     precision: str = "auto",
     threads: int | None = None,
     cache_path: str | None = None,
+    normaliser: str = "exact",
 ) -> LLMClient:
     """A local model by name/path, or an OpenAI-compatible endpoint when ``endpoint`` is set
     (its model from ``model`` or LEAKAGE_LLM_MODEL; responses cached in
-    ``$LEAKAGE_HOME/llm-responses.sqlite`` unless ``cache_path`` says otherwise)."""
+    ``$LEAKAGE_HOME/llm-responses.sqlite`` unless ``cache_path`` says otherwise).
+    ``normaliser``: the local model's (``LocalLM``: ``exact`` or ``shortlist``)."""
     if endpoint:
+        if normaliser != "exact":
+            raise ValueError("normaliser applies to a local model, not to an endpoint")
         from leakage.corpus import default_index_path
         from leakage.llm import OpenAICompatibleClient
 
@@ -319,7 +323,9 @@ def open_llm(
         from leakage.llm import LocalLM
     except ImportError as err:  # pragma: no cover - the layer ships with the package
         raise BackendUnavailable(f"the local LLM layer cannot be imported: {err}") from err
-    return LocalLM(model or DEFAULT_LOCAL_MODEL, precision=precision, threads=threads)
+    return LocalLM(
+        model or DEFAULT_LOCAL_MODEL, precision=precision, threads=threads, normaliser=normaliser
+    )
 
 
 @register_backend("judge")
@@ -334,8 +340,14 @@ def _judge(
     clue_template: str = CLUE_TEMPLATE,
     precision: str = "auto",
     threads: int | None = None,
+    normaliser: str = "exact",
 ) -> JudgeBackend:
     llm = client or open_llm(
-        model, endpoint=endpoint, api_key=api_key, precision=precision, threads=threads
+        model,
+        endpoint=endpoint,
+        api_key=api_key,
+        precision=precision,
+        threads=threads,
+        normaliser=normaliser,
     )
     return JudgeBackend(llm, mode=mode, prompt=prompt, clue_template=clue_template)
