@@ -11,16 +11,26 @@ Speed (no reference data needed):
    one game per card, every card new (28 games), then 28 other games on the same cards;
    three times, each on a fresh backend, medians reported.
 
+3. CK-Arena-style games (needs ``../shared/data``; skipped without it): the first
+   ``CK_GAMES`` dev logs (six players, the word pair as the two candidates, sentence
+   statements) through ``score_transcript`` with the Gemma judge, in games/s against the
+   ``TARGET_CK_GAMES_PER_S`` target, on each path the CPU allows: fp32 with the exact
+   normaliser, fp32 with the shortlist normaliser, and bf16 only where the CPU has native
+   bf16. Each figure records the precision and normaliser it used, whether the CPU has bf16
+   and the load average around it (the machine may be shared). The shortlist path's error is
+   measured against the exact one on the same statements: the own-word log-odds (logit of the
+   speaker's word's probability), own-word accuracy and civilian-vs-spy ROC AUC.
+
 Quality (needs ``../shared/data``; skipped without it):
 
-3. CK-Arena dev logs, every statement an item (candidates: the pair, truth: the speaker's
+4. CK-Arena dev logs, every statement an item (candidates: the pair, truth: the speaker's
    word). For each backend alone and the shipped ensemble: own-word accuracy and
    civilian-vs-spy ROC AUC over all statements (bootstrap over games); log loss, top-1 and
    ECE on the held-out games of ``leakage calibrate``'s default split (seed 0, 30%) both as
    the backend says (T = 1) and with a temperature fitted on the training games; the ensemble
    refitted on that split as ``leakage calibrate`` does.
-4. The card probes (``benchmarks/_probes.py``): top-1, top-3, log loss, ECE of the posterior.
-5. Judges vs judges: Spearman correlation between CK-Arena's judge-LLM relevance score of each
+5. The card probes (``benchmarks/_probes.py``): top-1, top-3, log loss, ECE of the posterior.
+6. Judges vs judges: Spearman correlation between CK-Arena's judge-LLM relevance score of each
    statement and each backend's log-odds of the speaker's own word.
 """
 
@@ -42,6 +52,8 @@ GAMES_PER_PASS = 28
 GAME_REPEATS = 3
 SEED = 11
 TARGET_JUDGE_GAMES_PER_S = 20.0
+CK_GAMES = 20
+TARGET_CK_GAMES_PER_S = 2.0
 
 
 def _median_ms(values: list[float]) -> float:
@@ -124,6 +136,82 @@ def game_speed(backend_name: str, **options: Any) -> dict[str, Any]:
         "new_cards_games_per_s_all": [round(x, 2) for x in new],
         "seen_cards_games_per_s": round(float(np.median(seen)), 2),
         "seen_cards_games_per_s_all": [round(x, 2) for x in seen],
+    }
+
+
+def _ck_arena_paths() -> list[tuple[str, str]]:
+    """(precision, normaliser) pairs to time: bf16 only where it is native."""
+    from leakage._runtime import cpu_supports_bf16
+
+    paths = [("fp32", "exact"), ("fp32", "shortlist")]
+    if cpu_supports_bf16():
+        paths.append(("bf16", "exact"))
+    return paths
+
+
+def _own_word_figures(steps: list[Any]) -> dict[str, Any]:
+    p = np.clip(np.array([s.secret_probability for s in steps]), 1e-12, 1 - 1e-12)
+    log_odds = np.log(p) - np.log1p(-p)
+    civ = np.array([s.role != "spy" for s in steps])
+    d = np.where(civ, log_odds, -log_odds)  # ll(civilian word) - ll(spy word)
+    return {
+        "log_odds": log_odds,
+        "accuracy": round(own_word_accuracy(d, civ), 3),
+        "roc_auc": round(roc_auc(d, civ), 3),
+    }
+
+
+def ck_arena_speed(model: str = "gemma-3-270m", n_games: int = CK_GAMES) -> dict[str, Any]:
+    """Games/s of the judge on CK-Arena games, on each path; see the module docstring."""
+    import os
+
+    from leakage import create_backend, load_transcripts, score_transcript
+    from leakage._runtime import cpu_supports_bf16
+
+    ck_dir = shared_data("ck-arena-dev", "logs")
+    transcripts, _ = load_transcripts([ck_dir], input_format="ck-arena")
+    games, warm = transcripts[:n_games], transcripts[-1]
+    statements = sum(len(t.turns) for t in games)
+    runs: list[dict[str, Any]] = []
+    figures: dict[tuple[str, str], dict[str, Any]] = {}
+    for precision, normaliser in _ck_arena_paths():
+        backend = create_backend("judge", model=model, precision=precision, normaliser=normaliser)
+        score_transcript(warm, backend)  # kernels, buffers, the shortlist's factors
+        load_before = [round(x, 2) for x in os.getloadavg()]
+        with Stopwatch() as sw:
+            reports = [score_transcript(t, backend) for t in games]
+        figures[(precision, normaliser)] = _own_word_figures([s for r in reports for s in r.steps])
+        rate = len(games) / sw.seconds
+        runs.append(
+            {
+                "precision": backend.client.info()["precision"],
+                "normaliser": normaliser,
+                "games_per_s": round(rate, 3),
+                "seconds": round(sw.seconds, 1),
+                "target_met": rate >= TARGET_CK_GAMES_PER_S,
+                "load_average_before": load_before,
+                "load_average_after": [round(x, 2) for x in os.getloadavg()],
+                "own_word_accuracy": figures[(precision, normaliser)]["accuracy"],
+                "roc_auc": figures[(precision, normaliser)]["roc_auc"],
+            }
+        )
+        del backend
+    exact = figures[("fp32", "exact")]["log_odds"]
+    fast = figures[("fp32", "shortlist")]["log_odds"]
+    error = np.abs(fast - exact)
+    return {
+        "model": model,
+        "bf16_native": cpu_supports_bf16(),
+        "games": len(games),
+        "statements": statements,
+        "target_games_per_s": TARGET_CK_GAMES_PER_S,
+        "runs": runs,
+        "shortlist_vs_exact_log_odds": {
+            "mean_abs": round(float(error.mean()), 4),
+            "max_abs": round(float(error.max()), 4),
+            "sign_changes": int((np.sign(fast) != np.sign(exact)).sum()),
+            "exact_log_odds_sd": round(float(exact.std()), 3),
+        },
     }
 
 
@@ -294,6 +382,21 @@ def run() -> dict[str, Any]:
     results["judge_target_met_seen_cards"] = (
         judge["seen_cards_games_per_s"] >= TARGET_JUDGE_GAMES_PER_S
     )
+
+    print(f"judge: CK-Arena games ({CK_GAMES} dev logs, sentence statements)", flush=True)
+    try:
+        ck = ck_arena_speed()
+        results["ck_arena_games"] = ck
+        for r in ck["runs"]:
+            met = "met" if r["target_met"] else "not met"
+            print(
+                f"  {r['precision']} / {r['normaliser']} normaliser: {r['games_per_s']} games/s "
+                f"(target {TARGET_CK_GAMES_PER_S}: {met}; load {r['load_average_before'][0]})",
+                flush=True,
+            )
+    except Skip as why:
+        results["ck_arena_games"] = {"skipped": str(why)}
+        print(f"  skipped: {why}")
 
     try:
         members = {
