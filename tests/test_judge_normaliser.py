@@ -32,3 +32,44 @@ def test_an_unknown_normaliser_is_refused_before_loading_a_model():
 def test_an_endpoint_has_no_normaliser():
     with pytest.raises(ValueError, match="normaliser applies to a local model"):
         open_llm("some-model", endpoint="http://127.0.0.1:9/v1", normaliser="shortlist")
+
+
+@pytest.mark.parametrize(
+    ("flag", "expected"), [([], None), (["--normaliser", "shortlist"], "shortlist")]
+)
+def test_score_normaliser_option_reaches_the_judge(monkeypatch, tmp_path, flag, expected):
+    """`leakage score --backend judge --normaliser shortlist` asks for that normaliser; without
+    the flag the judge gets its default (exact) and no option is passed."""
+    from typer.testing import CliRunner
+
+    import leakage.backends
+    from leakage.cli import app
+
+    seen: dict[str, object] = {}
+
+    class Stop(Exception):
+        pass
+
+    def create(name, **kw):
+        seen.update(kw, name=name)
+        raise Stop
+
+    monkeypatch.setattr(leakage.backends, "create_backend", create)
+    game = tmp_path / "g.json"
+    game.write_text(
+        '{"game": "chameleon", "players": [{"id": "a", "role": "non-chameleon"}, '
+        '{"id": "b", "role": "chameleon"}], "candidates": ["x", "y"], "secret": "x", '
+        '"turns": [{"player": "a", "text": "z"}]}'
+    )
+    r = CliRunner().invoke(app, ["score", str(game), "--backend", "judge", *flag])
+    assert isinstance(r.exception, Stop), r.output
+    assert seen["name"] == "judge" and seen.get("normaliser") == expected
+
+
+def test_score_refuses_an_unknown_normaliser():
+    from typer.testing import CliRunner
+
+    from leakage.cli import app
+
+    r = CliRunner().invoke(app, ["score", "x.json", "--backend", "judge", "--normaliser", "fast"])
+    assert r.exit_code == 2 and "--normaliser" in r.output

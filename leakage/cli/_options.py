@@ -31,6 +31,8 @@ JudgeMode = Literal["likelihood", "elicitation"]
 """``leakage.backends.judge.MODES``."""
 Precision = Literal["auto", "fp32", "bf16"]
 """``leakage._runtime.resolve_precision``."""
+Normaliser = Literal["exact", "shortlist"]
+"""``leakage.llm._local.NORMALISERS``."""
 
 
 def choices(kind: Any) -> str:

@@ -20,6 +20,7 @@ from leakage.cli._options import (
     IncludeChameleonOption,
     InputFormatOption,
     JudgeMode,
+    Normaliser,
     Pooling,
     Precision,
     SpyAssignmentOption,
@@ -149,6 +150,13 @@ def score(
         Precision, typer.Option(help="Embedding / judge precision (auto: bf16 where native).")
     ] = "auto",
     threads: Annotated[int | None, typer.Option(help="Torch threads for embedding.")] = None,
+    normaliser: Annotated[
+        Normaliser,
+        typer.Option(
+            help="Local judge: exact log-softmax over the vocabulary, or shortlist (faster "
+            "without bf16, approximate: docs/llm.md)."
+        ),
+    ] = "exact",
 ) -> None:
     """Score transcripts: the posterior over the secret after every turn, entropy and gain.
 
@@ -189,6 +197,7 @@ def score(
             "endpoint": llm_endpoint,
             "precision": precision,
             "threads": threads,
+            **({"normaliser": normaliser} if normaliser != "exact" else {}),
             **({"model": model} if model else {}),
         }
     elif backend == "ensemble":
