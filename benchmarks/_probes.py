@@ -111,6 +111,19 @@ def find_card(cards: list[dict[str, Any]], probe: Probe) -> dict[str, Any]:
     raise LookupError(f"no {probe.source} card {probe.category!r} holds {probe.expected!r}")
 
 
+def probe_transcript(i: int, probe: Probe, card: dict[str, Any]) -> ChameleonTranscript:
+    """Probe ``i`` on its card as a one-clue Chameleon game (a silent chameleon)."""
+    return ChameleonTranscript(
+        id=f"probe-{i}",
+        game="chameleon",
+        category=card["category"],
+        candidates=list(card["words"]),
+        secret=probe.expected,
+        players=[Player(id="a", role="non-chameleon"), Player(id="c", role="chameleon")],
+        turns=[Turn(player="a", text=probe.clue)],
+    )
+
+
 def evaluate_probes(
     cards: list[dict[str, Any]], backend: Any, probes: tuple[Probe, ...] = PROBES
 ) -> dict[str, Any]:
@@ -124,15 +137,7 @@ def evaluate_probes(
     truths: list[int] = []
     for i, p in enumerate(probes):
         card = find_card(cards, p)
-        t = ChameleonTranscript(
-            id=f"probe-{i}",
-            game="chameleon",
-            category=card["category"],
-            candidates=list(card["words"]),
-            secret=p.expected,
-            players=[Player(id="a", role="non-chameleon"), Player(id="c", role="chameleon")],
-            turns=[Turn(player="a", text=p.clue)],
-        )
+        t = probe_transcript(i, p, card)
         step = score_transcript(t, backend, ScoreOptions()).steps[0]
         posteriors.append([step.posterior[w] for w in card["words"]])
         truths.append(list(card["words"]).index(p.expected))

@@ -62,25 +62,9 @@ def load_codenames(path: Path) -> list[Any]:
 
 def probe_transcripts(cards: list[dict[str, Any]]) -> list[Any]:
     """The card probes as one-clue Chameleon games (as ``_probes.evaluate_probes`` builds them)."""
-    from benchmarks._probes import PROBES, find_card
-    from leakage import ChameleonTranscript
-    from leakage.transcripts import Player, Turn
+    from benchmarks._probes import PROBES, find_card, probe_transcript
 
-    out = []
-    for i, p in enumerate(PROBES):
-        card = find_card(cards, p)
-        out.append(
-            ChameleonTranscript(
-                id=f"probe-{i}",
-                game="chameleon",
-                category=card["category"],
-                candidates=list(card["words"]),
-                secret=p.expected,
-                players=[Player(id="a", role="non-chameleon"), Player(id="c", role="chameleon")],
-                turns=[Turn(player="a", text=p.clue)],
-            )
-        )
-    return out
+    return [probe_transcript(i, p, find_card(cards, p)) for i, p in enumerate(PROBES)]
 
 
 # -- metrics ---------------------------------------------------------------------------------

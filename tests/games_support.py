@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+import zlib
+
+import numpy as np
 import pytest
 
 from leakage.games import load_cards
@@ -27,3 +31,20 @@ def scripted(fn):
             return fn(obs)
 
     return Fn()
+
+
+class WordsEncoder:
+    """Bag of words hashed into ``dimension`` dimensions, unit length: texts sharing words are
+    near (an encoder for tests that need no model)."""
+
+    name = "test-words"
+
+    def __init__(self, dimension: int = 64) -> None:
+        self.dimension = dimension
+
+    def encode_batch(self, texts):
+        out = np.zeros((len(texts), self.dimension), np.float32)
+        for i, t in enumerate(texts):
+            for w in re.findall(r"\w+", t.lower()):
+                out[i, zlib.crc32(w.encode()) % self.dimension] += 1.0
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)

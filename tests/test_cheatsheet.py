@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import zlib
 
 import numpy as np
 import pytest
@@ -21,23 +20,9 @@ from leakage.games.agents import (
 )
 from leakage.games.agents.cheatsheet import HEADER, Entry, rule_lessons, situation
 from leakage.llm import Generation
-from tests.games_support import SPORTS, scripted
+from tests.games_support import SPORTS, WordsEncoder, scripted
 
 pytest.importorskip("faiss")
-
-
-class WordsEncoder:
-    """Bag of words hashed into 64 dimensions, unit length: texts sharing words are near."""
-
-    name = "test-words"
-    dimension = 64
-
-    def encode_batch(self, texts):
-        out = np.zeros((len(texts), self.dimension), np.float32)
-        for i, t in enumerate(texts):
-            for w in re.findall(r"\w+", t.lower()):
-                out[i, zlib.crc32(w.encode()) % self.dimension] += 1.0
-        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
 
 
 class EchoLLM:

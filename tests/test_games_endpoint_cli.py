@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import json
 import re
-import zlib
 from pathlib import Path
 
 import httpx
-import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -30,6 +28,7 @@ from tests.fakes.openai_api import (
     chat_prompt_tokens,
     tokenize,
 )
+from tests.games_support import WordsEncoder
 
 Messages = list[dict[str, str]]
 
@@ -39,20 +38,6 @@ def leakage(*args: str, home: Path) -> tuple[int, str]:
     if r.exception is not None and not isinstance(r.exception, SystemExit):
         raise r.exception
     return r.exit_code, r.output
-
-
-class WordsEncoder:
-    """Bag of words hashed into 256 dimensions, unit length: texts sharing words are near."""
-
-    name = "test-words"
-    dimension = 256
-
-    def encode_batch(self, texts):
-        out = np.zeros((len(texts), self.dimension), np.float32)
-        for i, t in enumerate(texts):
-            for w in re.findall(r"\w+", t.lower()):
-                out[i, zlib.crc32(w.encode()) % self.dimension] += 1.0
-        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
 
 
 def test_a_scripted_chat_reply_gets_the_default_replys_usage_logprobs_and_cuts():
@@ -180,7 +165,7 @@ def test_cheatsheet_tournament_through_an_endpoint(
     tmp_path: Path, leakage_home: Path, default_index: Path, monkeypatch: pytest.MonkeyPatch
 ):
     pytest.importorskip("faiss")
-    monkeypatch.setattr("leakage.encoders.open_encoder", lambda *a, **kw: WordsEncoder())
+    monkeypatch.setattr("leakage.encoders.open_encoder", lambda *a, **kw: WordsEncoder(256))
     model = ChameleonModel()
     out = tmp_path / "tournament.json"
     with FakeOpenAI(chat_reply=model) as fake:
