@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from leakage._runtime import resolve_precision
 from leakage.cli.vocab import guess_document
 from leakage.errors import InvalidInput
 from leakage.vocab import (
@@ -35,8 +36,10 @@ MODEL_RUNTIME = ("torch", "transformers", "sentence_transformers")
 # layers (hidden size 384, 12 heads of 32, feed-forward 1536; attention and mean pooling
 # over a word's few tokens, at most 16), then the unit-length normalisation (384). Each
 # component of a unit vector is at most 1.
+# The encoder runs at the precision ``auto`` gives on this CPU (the fixture's and the CLI's):
+# fp32, or bf16 where the CPU has it natively.
 _LAYER = [384, 32, 16, 384, 384, 384, 1536, 384]
-VECTOR_TOL = reorder_tolerance("float32", _LAYER * 6 + [16, 384], 1.0)
+VECTOR_TOL = reorder_tolerance(resolve_precision("auto"), _LAYER * 6 + [16, 384], 1.0)
 
 
 def _similarity_tol(clues: int, dimension: int = 384) -> float:
