@@ -278,7 +278,7 @@ def test_the_choices_are_the_librarys():
     from leakage.backends import backend_names
     from leakage.backends.cooccurrence import ESTIMATORS, POOLINGS
     from leakage.backends.cooccurrence.web import WEB_SOURCES
-    from leakage.backends.judge import MODES
+    from leakage.backends.judge import DIRECTIONS, MODES
     from leakage.cli import _options as o
     from leakage.llm._local import NORMALISERS
     from leakage.posterior import spy_posterior
@@ -291,6 +291,7 @@ def test_the_choices_are_the_librarys():
     assert get_args(o.Pooling) == POOLINGS
     assert get_args(o.JudgeMode) == MODES
     assert get_args(o.Normaliser) == NORMALISERS
+    assert get_args(o.Direction) == DIRECTIONS
     assert all(resolve_precision(p) in ("fp32", "bf16") for p in get_args(o.Precision))
     for assignment in get_args(o.SpyAssignment):
         assert spy_posterior(np.zeros(3), assignment=assignment).sum() == pytest.approx(1.0)

@@ -193,3 +193,61 @@ def test_cli_scores_with_the_local_judge(leakage_home):
     assert [s["counted"] for s in report["steps"]] == [True, True, False, True]
     for s in report["steps"]:
         assert sum(s["posterior"].values()) == pytest.approx(1.0)
+
+
+LISTENER_TABLE = {  # description -> {continuation: log-probability}
+    "": {" Tennis": -1.0, " Golf": -3.0},
+    "racket": {" Tennis": -0.5, " Golf": -4.0},
+    "green": {" Tennis": -2.0, " Golf": -1.0},
+}
+
+
+class ListenerLLM:
+    """score: log P(word | prompt) from a table keyed by the description in the prompt."""
+
+    name = "listener-table"
+
+    def __init__(self):
+        self.prompts: list[str] = []
+
+    def info(self):
+        return {"model": self.name}
+
+    def score(self, prompt, continuations):
+        self.prompts.append(prompt)
+        clue = prompt.split("Description: ")[1].split("\n")[0]
+        return [LISTENER_TABLE[clue][c] for c in continuations]
+
+
+class ListenerManyLLM(ListenerLLM):
+    def score_many(self, prompts, continuations):
+        return np.array([self.score(p, continuations) for p in prompts])
+
+
+@pytest.mark.parametrize("client", [ListenerLLM, ListenerManyLLM])
+def test_listener_direction_is_the_pmi_against_an_empty_clue(client):
+    """Worked by hand: racket: Tennis -0.5 - (-1) = 0.5, Golf -4 - (-3) = -1;
+    green: Tennis -2 - (-1) = -1, Golf -1 - (-3) = 2."""
+    llm = client()
+    judge = JudgeBackend(llm, direction="listener")
+    L = judge.loglik(["racket", "green"], ["Tennis", "Golf"], category="Sports")
+    assert L.tolist() == [[0.5, -1.0], [-1.0, 2.0]]
+    # one prompt per clue and one with an empty description, in that order
+    assert llm.prompts == [
+        "Description: racket\nThe word being described is:",
+        "Description: green\nThe word being described is:",
+        "Description: \nThe word being described is:",
+    ]
+    assert judge.info()["direction"] == "listener"
+    # the posterior after both clues: rows summed, normalised (uniform prior)
+    p = np.exp(L.sum(0) - L.sum(0).max())
+    assert (p / p.sum()).tolist() == pytest.approx(
+        [np.exp(-0.5) / (np.exp(-0.5) + np.exp(1.0)), np.exp(1.0) / (np.exp(-0.5) + np.exp(1.0))]
+    )
+
+
+def test_bad_direction_and_listener_prompt_without_clue():
+    with pytest.raises(ValueError, match="direction"):
+        JudgeBackend(ListenerLLM(), direction="sideways")
+    with pytest.raises(ValueError, match="clue"):
+        JudgeBackend(ListenerLLM(), direction="listener", prompt="Secret: {word}")

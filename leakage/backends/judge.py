@@ -24,6 +24,18 @@ Two modes:
     strictly and retried when invalid. The judge's posterior after clue i, p_i, becomes the
     log-likelihood row log p_i − log p_{i−1} (p_0 uniform), so the posterior engine
     reproduces exactly what the judge said.
+
+**Direction** (likelihood mode). ``speaker`` (default): log P(clue | secret), as above: one
+prompt per candidate, every clue token scored and normalised over the vocabulary.
+``listener``: the other way round, log P(secret | clue) − log P(secret | no clue): one prompt
+per clue (``LISTENER_PROMPT``), each candidate scored as the continuation (``' {word}'``),
+minus the same after the prompt with an empty description. By Bayes' rule this pointwise
+mutual information is log P(clue | secret) − log P(clue), the speaker's row up to a constant
+per clue, which cancels in the posterior; subtracting the empty-description prompt removes
+the model's prior for each word. The listener reads each clue once whatever the number of
+candidates and scores one-token words from the prompt's last state: against a pair, one
+decoder pass over the statement and one projection onto the vocabulary, where the speaker
+runs the statement under both words and normalises every statement token (docs/llm.md).
 """
 
 from __future__ import annotations
@@ -42,6 +54,7 @@ from leakage.errors import BackendUnavailable, LLMError
 from leakage.llm import LLMClient, Message
 
 MODES = ("likelihood", "elicitation")
+DIRECTIONS = ("speaker", "listener")
 
 CHAMELEON_PROMPT = (
     "Category: {category}. When people hear the secret word, the first word that comes to "
@@ -56,6 +69,10 @@ DESCRIPTION_PROMPT = (
     "Secret word: {word}. The player says:"
 )
 """For sentence clues (SpyGame statements) and games without a category."""
+
+LISTENER_PROMPT = "Description: {clue}\nThe word being described is:"
+"""The ``listener`` direction's prompt: a clue (or a statement), then each candidate as
+``' {word}'``; also asked with an empty description, whose scores are subtracted."""
 
 CLUE_TEMPLATE = " {clue}"
 """How a clue continues the prompt: after a space, nothing after it (see the module doc)."""
@@ -107,9 +124,15 @@ class JudgeBackend:
         prompt: str | None = None,
         clue_template: str = CLUE_TEMPLATE,
         max_retries: int = 2,
+        direction: str = "speaker",
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}")
+        if direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}")
+        if direction == "listener" and prompt is not None and "{clue}" not in prompt:
+            raise ValueError("a listener prompt must contain {clue}")
+        self.direction = direction
         self.client = client
         self.mode = mode
         self.prompt = prompt
@@ -125,6 +148,7 @@ class JudgeBackend:
         return {
             "backend": self.name,
             "mode": self.mode,
+            **({"direction": self.direction} if self.mode == "likelihood" else {}),
             "model": self.client.name,
             "llm": self.client.info(),
             "prompt": self.prompt or "default",
@@ -158,7 +182,7 @@ class JudgeBackend:
         kept until the next ``prepare``."""
         self._prepared = {}
         groups_of = getattr(self.client, "score_groups", None)
-        if self.mode != "likelihood" or groups_of is None:
+        if self.mode != "likelihood" or self.direction != "speaker" or groups_of is None:
             return
         wanted: dict[tuple[str, ...], dict[str, None]] = {}
         for clues, candidates, category in games:
@@ -187,6 +211,20 @@ class JudgeBackend:
         out = np.empty((len(clues), len(candidates)))
         out[:, order] = scores.T
         return out  # (clues x candidates)
+
+    def _listener(
+        self, clues: Sequence[str], candidates: Sequence[str], category: str | None
+    ) -> NDArray[np.float64]:
+        template = self.prompt or LISTENER_PROMPT
+        prompts = [template.format(clue=c.strip(), category=category or "") for c in clues]
+        prompts.append(template.format(clue="", category=category or ""))
+        words = [f" {w.strip()}" for w in candidates]
+        many = getattr(self.client, "score_many", None)
+        if many is not None:
+            scores = np.asarray(many(prompts, words), dtype=np.float64)
+        else:
+            scores = np.array([self.client.score(p, words) for p in prompts], dtype=np.float64)
+        return scores[:-1] - scores[-1]  # (clues x candidates): PMI against the empty clue
 
     # -- elicitation -------------------------------------------------------------------
 
@@ -261,6 +299,8 @@ class JudgeBackend:
     ) -> NDArray[np.float64]:
         if not clues:
             return np.zeros((0, len(candidates)))
+        if self.mode == "likelihood" and self.direction == "listener":
+            return self._listener(clues, candidates, category)
         if self.mode == "likelihood":
             return self._likelihood(clues, candidates, category)
         return self._elicitation(clues, candidates, category)
@@ -341,6 +381,7 @@ def _judge(
     precision: str = "auto",
     threads: int | None = None,
     normaliser: str = "exact",
+    direction: str = "speaker",
 ) -> JudgeBackend:
     llm = client or open_llm(
         model,
@@ -350,4 +391,6 @@ def _judge(
         threads=threads,
         normaliser=normaliser,
     )
-    return JudgeBackend(llm, mode=mode, prompt=prompt, clue_template=clue_template)
+    return JudgeBackend(
+        llm, mode=mode, prompt=prompt, clue_template=clue_template, direction=direction
+    )

@@ -33,6 +33,8 @@ Precision = Literal["auto", "fp32", "bf16"]
 """``leakage._runtime.resolve_precision``."""
 Normaliser = Literal["exact", "shortlist"]
 """``leakage.llm._local.NORMALISERS``."""
+Direction = Literal["speaker", "listener"]
+"""``leakage.backends.judge.DIRECTIONS``."""
 
 
 def choices(kind: Any) -> str:

@@ -16,6 +16,7 @@ from leakage.cli._errors import EXIT_BUDGET, EXIT_INVALID_INPUT
 from leakage.cli._options import (
     BackendOption,
     CountSource,
+    Direction,
     Estimator,
     IncludeChameleonOption,
     InputFormatOption,
@@ -157,6 +158,13 @@ def score(
             "without bf16, approximate: docs/llm.md)."
         ),
     ] = "exact",
+    direction: Annotated[
+        Direction,
+        typer.Option(
+            help="Judge likelihood direction: speaker = P(clue | secret); listener = "
+            "P(secret | clue) against an empty clue (one prompt per clue, faster; docs/llm.md)."
+        ),
+    ] = "speaker",
 ) -> None:
     """Score transcripts: the posterior over the secret after every turn, entropy and gain.
 
@@ -198,6 +206,7 @@ def score(
             "precision": precision,
             "threads": threads,
             **({"normaliser": normaliser} if normaliser != "exact" else {}),
+            **({"direction": direction} if direction != "speaker" else {}),
             **({"model": model} if model else {}),
         }
     elif backend == "ensemble":
