@@ -251,3 +251,10 @@ def test_bad_direction_and_listener_prompt_without_clue():
         JudgeBackend(ListenerLLM(), direction="sideways")
     with pytest.raises(ValueError, match="clue"):
         JudgeBackend(ListenerLLM(), direction="listener", prompt="Secret: {word}")
+
+
+def test_factory_checks_the_direction_before_loading_a_model():
+    from leakage.backends import create_backend
+
+    with pytest.raises(ValueError, match="direction"):
+        create_backend("judge", model="no-such-model-here", direction="sideways")

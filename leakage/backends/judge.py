@@ -383,6 +383,8 @@ def _judge(
     normaliser: str = "exact",
     direction: str = "speaker",
 ) -> JudgeBackend:
+    if direction not in DIRECTIONS:  # before a model is loaded, which takes seconds
+        raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}")
     llm = client or open_llm(
         model,
         endpoint=endpoint,
