@@ -82,6 +82,11 @@ _PREPARE_GROUPS = 64
 """(prompts, clues) groups scored per ``score_groups`` call in ``prepare`` (bounds memory)."""
 
 
+def _check_direction(direction: str) -> None:
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}")
+
+
 def _strip_fence(text: str) -> str:
     text = text.strip()
     fence = re.match(r"^```(?:json)?\s*(.*?)\s*```$", text, re.DOTALL)
@@ -128,8 +133,7 @@ class JudgeBackend:
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}")
-        if direction not in DIRECTIONS:
-            raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}")
+        _check_direction(direction)
         if direction == "listener" and prompt is not None and "{clue}" not in prompt:
             raise ValueError("a listener prompt must contain {clue}")
         self.direction = direction
@@ -201,16 +205,23 @@ class JudgeBackend:
     ) -> NDArray[np.float64]:
         order, prompts, continuations = self._requests(clues, candidates, category)
         known = [self._prepared.get((prompts, c)) for c in continuations]
-        many = getattr(self.client, "score_many", None)
         if all(k is not None for k in known):
             scores = np.array(known).T
-        elif many is not None:
-            scores = np.asarray(many(list(prompts), continuations), dtype=np.float64)
         else:
-            scores = np.array([self.client.score(p, continuations) for p in prompts])
+            scores = self._score_table(prompts, continuations)
         out = np.empty((len(clues), len(candidates)))
         out[:, order] = scores.T
         return out  # (clues x candidates)
+
+    def _score_table(
+        self, prompts: Sequence[str], continuations: Sequence[str]
+    ) -> NDArray[np.float64]:
+        """(prompts x continuations) log-probabilities: in one ``score_many`` call where the
+        client has it (the local model batches the prompts), else one ``score`` per prompt."""
+        many = getattr(self.client, "score_many", None)
+        if many is not None:
+            return np.asarray(many(list(prompts), list(continuations)), dtype=np.float64)
+        return np.array([self.client.score(p, continuations) for p in prompts], dtype=np.float64)
 
     def _listener(
         self, clues: Sequence[str], candidates: Sequence[str], category: str | None
@@ -218,12 +229,7 @@ class JudgeBackend:
         template = self.prompt or LISTENER_PROMPT
         prompts = [template.format(clue=c.strip(), category=category or "") for c in clues]
         prompts.append(template.format(clue="", category=category or ""))
-        words = [f" {w.strip()}" for w in candidates]
-        many = getattr(self.client, "score_many", None)
-        if many is not None:
-            scores = np.asarray(many(prompts, words), dtype=np.float64)
-        else:
-            scores = np.array([self.client.score(p, words) for p in prompts], dtype=np.float64)
+        scores = self._score_table(prompts, [f" {w.strip()}" for w in candidates])
         return scores[:-1] - scores[-1]  # (clues x candidates): PMI against the empty clue
 
     # -- elicitation -------------------------------------------------------------------
@@ -383,8 +389,7 @@ def _judge(
     normaliser: str = "exact",
     direction: str = "speaker",
 ) -> JudgeBackend:
-    if direction not in DIRECTIONS:  # before a model is loaded, which takes seconds
-        raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}")
+    _check_direction(direction)  # before a model is loaded, which takes seconds
     llm = client or open_llm(
         model,
         endpoint=endpoint,
