@@ -301,7 +301,7 @@ def test_help_lists_the_choices():
     p = run("score", "--help", home=Path("/nonexistent"))
     assert p.returncode == 0, p.stderr
     text = " ".join(p.stdout.split())  # the help column wraps
-    assert "cooccurrence, embedding, ensemble or judge" in text
+    assert "cooccurrence, embedding, ensemble, judge or listener" in text
     assert "conditional, npmi or ngd" in text
     assert "local, serpapi, google-cse or infini-gram" in text
     assert "<known|marginalise>" in text and "<mean|sum>" in text and "<auto|fp32|bf16>" in text

@@ -258,3 +258,41 @@ def test_factory_checks_the_direction_before_loading_a_model():
 
     with pytest.raises(ValueError, match="direction"):
         create_backend("judge", model="no-such-model-here", direction="sideways")
+
+
+def test_listener_backend_is_the_judge_read_the_other_way():
+    """`-b listener` is `-b judge --direction listener` under its own name (an ensemble's
+    members are backend names), with the same rows."""
+    from leakage.backends import backend_names, create_backend
+
+    assert "listener" in backend_names()
+    listener = create_backend("listener", client=ListenerLLM())
+    judge = create_backend("judge", client=ListenerLLM(), direction="listener")
+    assert listener.name == "listener" and listener.info()["backend"] == "listener"
+    assert listener.info()["direction"] == "listener"
+    args = (["racket", "green"], ["Tennis", "Golf"])
+    assert listener.loglik(*args).tolist() == judge.loglik(*args).tolist()
+
+
+def test_backends_on_the_same_local_model_share_it(monkeypatch):
+    """The judge and the listener of one ensemble load their model once; other settings, or
+    a model nobody holds any more, load again."""
+    import leakage.llm
+    from leakage.backends import judge as judge_module
+
+    loaded = []
+
+    class CountingLM:
+        def __init__(self, model, **options):
+            loaded.append((model, options))
+
+    monkeypatch.setattr(leakage.llm, "LocalLM", CountingLM)
+    monkeypatch.setattr(judge_module, "_OPEN_MODELS", type(judge_module._OPEN_MODELS)())
+    first = judge_module.open_llm("some-model")
+    assert judge_module.open_llm("some-model") is first
+    assert len(loaded) == 1
+    other = judge_module.open_llm("some-model", threads=1)
+    assert other is not first and len(loaded) == 2
+    del first, other
+    judge_module.open_llm("some-model")
+    assert len(loaded) == 3

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import json
 import re
+import weakref
 from collections.abc import Iterable, Sequence
 from string import ascii_uppercase
 from typing import Any
@@ -369,9 +370,18 @@ def open_llm(
         from leakage.llm import LocalLM
     except ImportError as err:  # pragma: no cover - the layer ships with the package
         raise BackendUnavailable(f"the local LLM layer cannot be imported: {err}") from err
-    return LocalLM(
-        model or DEFAULT_LOCAL_MODEL, precision=precision, threads=threads, normaliser=normaliser
-    )
+    key = (model or DEFAULT_LOCAL_MODEL, precision, threads, normaliser)
+    shared = _OPEN_MODELS.get(key)
+    if shared is None:
+        shared = LocalLM(key[0], precision=precision, threads=threads, normaliser=normaliser)
+        _OPEN_MODELS[key] = shared
+    return shared
+
+
+_OPEN_MODELS: weakref.WeakValueDictionary[tuple[Any, ...], Any] = weakref.WeakValueDictionary()
+"""Local models in use, by (model, precision, threads, normaliser): the judge and the
+listener of one ensemble (or two backends of one service) load a model once and share it
+(``LocalLM`` serialises its calls); a model nobody holds any more is freed."""
 
 
 @register_backend("judge")
@@ -401,3 +411,26 @@ def _judge(
     return JudgeBackend(
         llm, mode=mode, prompt=prompt, clue_template=clue_template, direction=direction
     )
+
+
+@register_backend("listener")
+def _listener(
+    *,
+    model: str | None = None,
+    endpoint: str | None = None,
+    api_key: str | None = None,
+    client: LLMClient | None = None,
+    prompt: str | None = None,
+    precision: str = "auto",
+    threads: int | None = None,
+) -> JudgeBackend:
+    """The judge in the ``listener`` direction (log P(secret | clue) − log P(secret | no
+    clue), see the module docstring) under a name of its own: ``-b listener`` is ``-b judge
+    --direction listener``, and an ensemble, whose members are backend names, can pool it
+    beside the speaker. With the same model settings the two share one loaded model."""
+    llm = client or open_llm(
+        model, endpoint=endpoint, api_key=api_key, precision=precision, threads=threads
+    )
+    backend = JudgeBackend(llm, prompt=prompt, direction="listener")
+    backend.name = "listener"
+    return backend

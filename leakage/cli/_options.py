@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, get_args
 
 import typer
 
-Backend = Literal["cooccurrence", "embedding", "ensemble", "judge"]
+Backend = Literal["cooccurrence", "embedding", "ensemble", "judge", "listener"]
 """``leakage.backends.backend_names()``."""
 InputFormat = Literal["auto", "leakage", "ck-arena", "spygame-liang"]
 """``leakage.transcripts.INPUT_FORMATS``."""

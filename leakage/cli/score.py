@@ -209,6 +209,13 @@ def score(
             **({"direction": direction} if direction != "speaker" else {}),
             **({"model": model} if model else {}),
         }
+    elif backend == "listener":
+        options = {
+            "endpoint": llm_endpoint,
+            "precision": precision,
+            "threads": threads,
+            **({"model": model} if model else {}),
+        }
     elif backend == "ensemble":
         options = {
             **({"weights_path": weights} if weights else {}),

@@ -290,13 +290,15 @@ hold about 5 bytes a Gemma-3 token (CK-Arena: 5.4), text made to cost most as li
 (a digit and a letter alternating; emoji and rare scripts fall back to byte tokens), which
 would take the judge five times as long as its bytes say."""
 
-COST_FACTOR: dict[str, int] = {"judge": 250, "ensemble": 250}
+COST_FACTOR: dict[str, int] = {"judge": 250, "listener": 250, "ensemble": 250}
 """How many units of ``max_game_cost`` one unit of work counts as on a backend (other
 backends: 1), so that the default limit admits 4,000 units on the LLM judge and the ensemble
 (which runs it): every CK-Arena dev game (at most 3,971), a SpyGame of 15 statements of 60
 characters on 4 candidates. A unit takes the judge 4 to 5 ms of CPU (Gemma-3-270M, fp32) and
 the co-occurrence backend about 4 us (``Settings.max_game_cost``; measured by
-``python -m benchmarks.service_game_cost``)."""
+``python -m benchmarks.service_game_cost``). The listener (the judge read the other way)
+gets the judge's factor: it reads each clue once rather than once per candidate, so this
+overstates its cost, never understates it."""
 
 
 @dataclass(frozen=True)
@@ -343,12 +345,13 @@ class GameCost:
 
 
 def model_tokens(backend: object) -> Callable[[str], int] | None:
-    """How many tokens the local language model of a loaded backend (the LLM judge, alone
-    or in the ensemble) makes of a text; None when it has none (other backends, a judge
-    behind an HTTP endpoint). Read-only calls into the tokenizer: safe while the backend
-    scores another game."""
-    judge = getattr(backend, "members", {}).get("judge", backend)
-    if getattr(judge, "name", None) != "judge":
+    """How many tokens the local language model of a loaded backend (the LLM judge or the
+    listener, alone or in the ensemble) makes of a text; None when it has none (other
+    backends, a judge behind an HTTP endpoint). Read-only calls into the tokenizer: safe
+    while the backend scores another game."""
+    members = getattr(backend, "members", {})
+    judge = members.get("judge", members.get("listener", backend))
+    if getattr(judge, "name", None) not in ("judge", "listener"):
         return None
     tok = getattr(getattr(judge, "client", None), "tokenizer", None)
     if tok is None:
