@@ -298,8 +298,17 @@ def test_with_type_fit_adds_a_type_and_keeps_the_rest(tmp_path):
     assert (back.weights, back.scales, back.fitted_on) == (v1.weights, v1.scales, v1.fitted_on)
     assert back.item_types["word"].weights == result.weights
     assert back.item_types["word"].fitted_on["games"] == 120
-    with pytest.raises(ValueError, match="same members"):
-        with_type_fit(v1.model_copy(update={"members": ["x"]}), "word", result, fitted_on={})
+
+    # a fit with a member the file lacks (and without one it has): weight 0 where not fitted
+    one = v1.model_copy(update={"members": ["x", "z"], "weights": {"x": 1.0, "z": 2.0},
+                                "scales": {"x": 2.0, "z": 3.0}})  # fmt: skip
+    doc = with_type_fit(one, "word", result, fitted_on={}, member_info={"y": {"backend": "y"}})
+    assert doc.members == ["x", "z", "y"]
+    assert doc.weights == {"x": 1.0, "z": 2.0, "y": 0.0}
+    assert doc.scales == {"x": 2.0, "z": 3.0, "y": 1.0}
+    assert doc.item_types["word"].weights == {**result.weights, "z": 0.0}
+    assert doc.item_types["word"].scales["z"] == 1.0
+    assert doc.member_info == {"y": {"backend": "y"}}
 
 
 # -- the adversary benchmark's new figures, worked by hand ------------------------------------

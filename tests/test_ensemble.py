@@ -140,6 +140,25 @@ def test_prepare_and_embed_are_forwarded_and_spygame_outliers_still_work():
     assert report.backend_info["weights"] == {"x": 1.0}
 
 
+def test_a_member_prepares_only_the_games_its_item_types_weigh():
+    """A member with weight 0 on statements (but not on one-word clues) is not asked to
+    prepare a batch of statements, only the games with a one-word clue on a board."""
+    x, y = _two_members()
+    ens = EnsembleBackend(
+        {"x": x, "y": y},
+        {"x": 1.0, "y": 0.0},  # the top-level fit (statements): y unused
+        {"x": 1.0, "y": 1.0},
+        item_types={"word": ({"x": 1.0, "y": 2.0}, {"x": 1.0, "y": 1.0})},
+    )
+    word = (["r1"], CANDS, None)
+    statement = (["a sentence of several words"], ["u", "v"], None)
+    ens.prepare([statement, word, statement])
+    assert x.prepared == [[statement, word, statement]]
+    assert y.prepared == [[word]]
+    ens.prepare([statement])
+    assert len(x.prepared) == 2 and len(y.prepared) == 1  # y: nothing to prepare, no call
+
+
 # -- weights files and the factory -----------------------------------------------------------
 
 

@@ -327,17 +327,24 @@ class EnsembleBackend:
         }
 
     def prepare(self, games: Iterable[tuple[Sequence[str], Sequence[str], str | None]]) -> None:
-        """Forward the bulk ``prepare`` hook to the members that have one."""
+        """Forward the bulk ``prepare`` hook to the members that have one, each with the
+        games it will score: those with a clue whose item type gives it a weight (a member
+        fitted for one-word clues only prepares nothing for a batch of SpyGame statements)."""
         hooks = [
-            hook
+            (n, hook)
             for n, m in self.members.items()
             if self._used(n) and callable(hook := getattr(m, "prepare", None))
         ]
         if not hooks:
             return
         batch = list(games)
-        for hook in hooks:
-            hook(batch)
+        kinds = [{item_type(c, len(candidates)) for c in clues} for clues, candidates, _ in batch]
+        for n, hook in hooks:
+            mine = [
+                g for g, ks in zip(batch, kinds, strict=True) if any(self._weighs(n, k) for k in ks)
+            ]
+            if mine:
+                hook(mine)
 
     def loglik(
         self, clues: Sequence[str], candidates: Sequence[str], *, category: str | None = None
@@ -354,6 +361,10 @@ class EnsembleBackend:
             rows = centre_rows(member.loglik(clues, candidates, category=category))
             out += mult[:, None] * rows
         return out
+
+    def _weighs(self, name: str, kind: str) -> bool:
+        """Whether member ``name`` counts (weight above 0) for items of type ``kind``."""
+        return self.fit_for(kind)[0][name] > 0
 
     def _used(self, name: str) -> bool:
         return self.weights[name] > 0 or any(w[name] > 0 for w, _ in self.item_types.values())

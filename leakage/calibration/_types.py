@@ -42,34 +42,53 @@ def with_type_fit(
     *,
     fitted_on: dict[str, Any],
     note: str | None = None,
+    member_info: dict[str, Any] | None = None,
 ) -> EnsembleWeights:
     """``base`` (any version) as a ``/2`` file whose items of type ``kind`` use ``result``'s
     fit; its top-level fit and other types' fits are kept as they are.
 
-    ``result`` must have been fitted with the members of ``base``, in any order.
+    The file's members become those of ``base`` and then ``result``'s others: a member that a
+    fit was not fitted with gets weight 0 in it (and scale 1, which nothing reads), so that
+    one type can pool a member another type leaves out (the LLM judge's speaker direction on
+    one-word clues, but not on statements, where it is slow and the listener reads better).
+    ``member_info``: the ``info()`` of members new to the file.
     """
     if kind not in ITEM_TYPES:
         raise ValueError(f"unknown item type {kind!r}; known: {', '.join(ITEM_TYPES)}")
-    if set(result.members) != set(base.members):
-        raise ValueError(
-            f"the {kind} fit has members {sorted(result.members)}, the weights file "
-            f"{sorted(base.members)}; fit with the same members"
-        )
+    members = [*base.members, *(n for n in result.members if n not in base.members)]
     doc = result.weights_document(fitted_on=fitted_on)
     fit = TypeFit(
-        weights=doc.weights,
-        scales=doc.scales,
+        weights=_padded(doc.weights, members, 0.0),
+        scales=_padded(doc.scales, members, 1.0),
         note=note,
         fallback=doc.fallback,
         fitted_on=doc.fitted_on,
         metrics=doc.metrics,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
     )
+    old = base.model_dump()
+    types = {
+        k: {
+            **f,
+            "weights": _padded(f["weights"], members, 0.0),
+            "scales": _padded(f["scales"], members, 1.0),
+        }
+        for k, f in old["item_types"].items()
+    }
     return EnsembleWeights.model_validate(
         {
-            **base.model_dump(),
+            **old,
             "format": WEIGHTS_FORMAT,
             "version": int(WEIGHTS_FORMAT.rsplit("/", 1)[1]),
-            "item_types": {**base.model_dump()["item_types"], kind: fit.model_dump()},
+            "members": members,
+            "weights": _padded(old["weights"], members, 0.0),
+            "scales": _padded(old["scales"], members, 1.0),
+            "member_info": {**(member_info or {}), **old["member_info"]},
+            "item_types": {**types, kind: fit.model_dump()},
         }
     )
+
+
+def _padded(values: dict[str, float], members: Sequence[str], missing: float) -> dict[str, float]:
+    """``values`` for every one of ``members``, ``missing`` for those it lacks."""
+    return {n: float(values.get(n, missing)) for n in members}
