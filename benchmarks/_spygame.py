@@ -11,7 +11,9 @@ votes. Chance differs by figure: the posterior's top pick is one of n players (k
 picks among the n-1 others (k/(n-1)), and the top-k set holds a spy with chance
 1 - C(n-k, k)/C(n, k). ``posterior_in_civilian_voter_seat_hit`` puts the posterior in each
 civilian voter's seat (its most suspect player other than the voter) so that it meets the
-votes at the same chance.
+votes at the same chance. The voter's-seat and vote hit rates carry 95% percentile intervals
+over resampled games (400 resamples, seed 0), and so does their paired difference (seat hits
+minus vote hits over the same civilian votes).
 
 Outliers (backends that can embed text, e.g. the embedding backend): ``Step.outlier_scores``
 after the last first-round statement (how far each player's description sits from the
@@ -152,6 +154,19 @@ def spy_round1(
 
     voted = [r for r in rows if r["has_votes"]]
     n_civ = sum(r["civ_votes"] for r in voted)
+    votes_of = np.array([r["civ_votes"] for r in voted], dtype=np.float64)
+
+    def ratio_ci(key: str) -> list[float] | None:
+        """95% percentile interval of sum(key) / civilian votes over resampled games."""
+        if not n_civ:
+            return None
+        hits = np.array([r[key] for r in voted], dtype=np.float64)
+        return bootstrap_ci(
+            lambda g: float(hits[g].sum() / votes_of[g].sum()) if votes_of[g].sum() else np.nan,
+            len(voted),
+            seed=0,
+        )
+
     out: dict[str, Any] = {
         "games": len(rows),
         "spy_assignment": spy_assignment,
@@ -171,6 +186,22 @@ def spy_round1(
             else None,
             "posterior_in_civilian_voter_seat_hit": round(
                 sum(r["seat_hits"] for r in voted) / n_civ, 3
+            )
+            if n_civ
+            else None,
+            "posterior_in_civilian_voter_seat_hit_ci95": ratio_ci("seat_hits"),
+            "civilian_vote_hit_ci95": ratio_ci("civ_vote_hits"),
+            "paired_seat_minus_vote_ci95": bootstrap_ci(
+                lambda g: (
+                    float(
+                        (np.array([r["seat_hits"] - r["civ_vote_hits"] for r in voted])[g]).sum()
+                        / votes_of[g].sum()
+                    )
+                    if votes_of[g].sum()
+                    else np.nan
+                ),
+                len(voted),
+                seed=0,
             )
             if n_civ
             else None,
@@ -254,8 +285,11 @@ def print_spygame(label: str, block: dict[str, Any]) -> None:
         f"    on the {s['games_with_round1_votes']} games with votes "
         f"({s['games_without_votes_skipped']} without, skipped): posterior top-1 "
         f"{fmt(v['posterior_top1_hit'])}; civilian votes hit a spy {fmt(v['civilian_vote_hit'])}"
-        f" vs the posterior in the voter's seat {fmt(v['posterior_in_civilian_voter_seat_hit'])}"
-        f" (chance {fmt(v['civilian_vote_chance'])}); plurality target "
+        f" {v.get('civilian_vote_hit_ci95')} vs the posterior in the voter's seat "
+        f"{fmt(v['posterior_in_civilian_voter_seat_hit'])} "
+        f"{v.get('posterior_in_civilian_voter_seat_hit_ci95')} (seat - vote "
+        f"{v.get('paired_seat_minus_vote_ci95')}; chance {fmt(v['civilian_vote_chance'])}); "
+        f"plurality target "
         f"{fmt(v['plurality_target_hit'])}"
     )
     m = block["spy_after_round1_marginalised"]
