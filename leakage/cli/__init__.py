@@ -1,4 +1,10 @@
-"""The ``leakage`` command line: one module per command."""
+"""The ``leakage`` command line: one module per command.
+
+Every command module is imported here, to register its commands, so each imports at module
+level only typer, rich and ``leakage.errors``: a command imports the libraries it uses (numpy,
+pydantic, the backends, FAISS, ...) inside its function, so that starting the command line
+(``--help``, ``guess``) does not pay for the others' (tests/test_cli_startup.py).
+"""
 
 from __future__ import annotations
 

@@ -10,18 +10,10 @@ import json
 import time
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from leakage.cli import app
 from leakage.cli._errors import EXIT_INVALID_INPUT
@@ -32,6 +24,9 @@ from leakage.cli._options import (
     SpyAssignmentOption,
 )
 from leakage.errors import BackendUnavailable, InvalidInput, LeakageError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 
 class Engine(StrEnum):
@@ -61,6 +56,15 @@ def _parse_options(pairs: list[str]) -> dict[str, Any]:
 
 
 def _progress(console: Console, enabled: bool) -> Progress:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     return Progress(
         TextColumn("[bold]scoring[/bold]"),
         BarColumn(),

@@ -14,8 +14,6 @@ from leakage.cli import app
 from leakage.cli._errors import EXIT_INVALID_INPUT
 from leakage.cli._options import InputFormatOption
 from leakage.errors import BackendUnavailable, InvalidInput
-from leakage.transcripts import iter_transcripts
-from leakage.transcripts._files import expand_inputs
 
 CANDIDATE_MEMBERS = ("cooccurrence", "embedding", "judge")
 """Members tried when --members is not given: those of these that are registered."""
@@ -117,6 +115,8 @@ def calibrate(
         write_reliability_diagram,
     )
     from leakage.calibration import calibrate as fit
+    from leakage.transcripts import iter_transcripts
+    from leakage.transcripts._files import expand_inputs
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     names = _members(members)

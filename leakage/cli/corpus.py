@@ -10,13 +10,6 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
 from leakage.cli import app
-from leakage.corpus import (
-    build_index,
-    default_documents,
-    default_index_path,
-    file_documents,
-    read_meta,
-)
 
 corpus_app = typer.Typer(
     help="Build and inspect the local co-occurrence index.", no_args_is_help=True
@@ -44,6 +37,8 @@ def build(
     ),
 ) -> None:
     """Build an SQLite FTS5 co-occurrence index (replaces the file only on success)."""
+    from leakage.corpus import build_index, default_documents, default_index_path, file_documents
+
     out = out or default_index_path()
     err = Console(stderr=True)
     with Progress(
@@ -83,6 +78,8 @@ def info(
     ] = None,
 ) -> None:
     """Show what an index holds."""
+    from leakage.corpus import default_index_path, read_meta
+
     path = index or default_index_path()
     meta = read_meta(path)
     typer.echo(f"index: {path}")

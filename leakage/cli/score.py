@@ -6,7 +6,7 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -28,8 +28,9 @@ from leakage.cli._options import (
     choices,
 )
 from leakage.errors import BudgetExhausted, InvalidInput
-from leakage.reports import Report, print_reports
-from leakage.transcripts import iter_transcripts
+
+if TYPE_CHECKING:
+    from leakage.reports import Report
 
 
 class OutputFormat(StrEnum):
@@ -57,6 +58,8 @@ def _backend_options(
 
 
 def _write(reports: list[Report], fmt: OutputFormat, out: Path | None) -> None:
+    from leakage.reports import print_reports
+
     if fmt is OutputFormat.table:
         if out is None:
             print_reports(reports, Console())
@@ -173,6 +176,7 @@ def score(
     """
     from leakage.backends import create_backend
     from leakage.scoring import ScoreOptions, score_many
+    from leakage.transcripts import iter_transcripts
 
     err = Console(stderr=True)
     bad = 0

@@ -4,7 +4,6 @@ registers its ``serve`` function under the ``leakage.service`` entry point group
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
 from typing import Annotated
 
 import typer
@@ -16,6 +15,8 @@ INSTALL_HINT = "pip install leakage-service (from this repository: pip install -
 
 
 def _service_serve():  # type: ignore[no-untyped-def]
+    from importlib.metadata import entry_points
+
     found = entry_points(group="leakage.service", name="serve")
     if not found:
         raise BackendUnavailable(f"the HTTP service is not installed: {INSTALL_HINT}")

@@ -10,7 +10,13 @@ import typer
 from rich.console import Console
 
 from leakage.cli import app
-from leakage.splits import GU_EASY_BELOW, GU_HARD_ABOVE, SPLITS
+
+# Gu et al.'s cut points, written out so that registering this command does not import
+# leakage.splits (numpy, pydantic; tests/test_cli_startup.py checks that they agree).
+GU_HARD_ABOVE = 0.789
+"""``leakage.splits.GU_HARD_ABOVE``."""
+GU_EASY_BELOW = 0.735
+"""``leakage.splits.GU_EASY_BELOW``."""
 
 splits_app = typer.Typer(
     help="Keyword difficulty splits (hard / medium / easy) of word pairs.", no_args_is_help=True
@@ -113,6 +119,7 @@ def build(
     split."""
     from leakage.encoders import open_encoder
     from leakage.splits import (
+        SPLITS,
         CachedDescriber,
         Describer,
         FileDescriber,

@@ -14,17 +14,21 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from leakage.backends.embedding import DEFAULT_TAU
 from leakage.cli import app
-from leakage.encoders import DEFAULT_MODEL
 from leakage.errors import InvalidInput
 
 if TYPE_CHECKING:
     from leakage.encoders import CachedEncoder
     from leakage.vocab import GuessResult, VectorIndex
+
+# The library's defaults, written out so that registering these commands imports neither
+# the backends nor numpy (tests/test_cli_startup.py checks that they agree).
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+"""``leakage.encoders.DEFAULT_MODEL``."""
+DEFAULT_TAU = 0.05
+"""``leakage.backends.embedding.DEFAULT_TAU``."""
 
 vocab_app = typer.Typer(
     help="Build and inspect open-vocabulary indexes (for `leakage guess`).", no_args_is_help=True
@@ -56,6 +60,14 @@ def _model_ref(model: str) -> tuple[str, str]:
 
 def _build(words: str, model: str, kind: str, out: Path, err: Console):
     """Embed and index a word list with a progress bar; returns (index, encoder)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     from leakage.encoders import open_encoder
     from leakage.vocab import VectorIndex, embed_words, load_words
 
