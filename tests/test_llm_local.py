@@ -174,6 +174,62 @@ def test_score_groups_equals_score_many_per_group(lm: LocalLM, monkeypatch: pyte
     assert lm.score_groups([([], ["a"])])[0].shape == (0, 1)
 
 
+def test_score_each_equals_a_plain_forward_pass(lm: LocalLM, monkeypatch: pytest.MonkeyPatch):
+    """Prompts of different items go through the decoder together (similar lengths in one
+    left-padded batch, a shared prefix encoded once), each with continuations of its own:
+    different numbers of them (the shorter rows padded), of 0, 1 and many tokens. Every
+    entry is the plain forward pass's log-prob, and no prompt state is kept."""
+    monkeypatch.setattr(_local, "_MIN_SHARED_SAVING", 1)
+    lm._states.clear()
+    lm.score_many(SHARED[:1], ["x"])
+    kept = list(lm._states)
+    items = [
+        (SHARED[0], CONTINUATIONS),  # known from the call above: encoded again all the same
+        (SHARED[1], ['net"']),
+        (SHARED[2], ["ball", 'a long green course with holes"']),
+        (PROMPTS[1], ["pool", ""]),
+        (PROMPTS[2], ['ball"', "ball", "x"]),
+        (SHARED[3], []),
+    ]
+    encoded: list[int] = []
+    encode = lm._encode_prompts
+    monkeypatch.setattr(
+        lm, "_encode_prompts", lambda p, **kw: encoded.append(len(p)) or encode(p, **kw)
+    )
+    got = lm.score_each(items)
+    assert len(encoded) < 5  # prompts of several items in one batch
+    assert list(lm._states) == kept
+    for (prompt, conts), row in zip(items, got, strict=True):
+        assert row.shape == (len(conts),)
+        assert_scores_close(lm, row, [plain_logprob(lm, prompt, c) for c in conts])
+    assert lm.score_each([]) == []
+
+
+def test_listener_prepare_equals_game_by_game_with_gemma(
+    gemma: LocalLM, monkeypatch: pytest.MonkeyPatch
+):
+    """The judge's listener direction on three small SpyGame-like games: the rows after
+    ``prepare`` (every game's prompts batched together, the empty description once) are
+    the rows game by game, up to the rounding of another batch shape."""
+    from leakage.backends.judge import JudgeBackend
+
+    games = [
+        (["A sport played with a racket and a net.", "You play it on a court."],
+         ["tennis", "badminton"], None),
+        (["It lives in the sea and has sharp teeth."], ["shark", "dolphin"], None),
+        (["Yellow, curved, and you peel it before eating."], ["banana", "plantain"], None),
+    ]  # fmt: skip
+    judge = JudgeBackend(gemma, direction="listener")
+    want = [judge.loglik(c, w, category=k) for c, w, k in games]
+    raw = [gemma.score_many(*judge._listener_requests(c, w, k)) for c, w, k in games]
+    judge.prepare(games)
+    assert len(judge._prepared) == 4 * 2 + 6  # the statements' prompts x 2, the empty one x 6
+    monkeypatch.setattr(gemma, "score_many", None)  # loglik must read the prepared answers
+    got = [judge.loglik(c, w, category=k) for c, w, k in games]
+    for a, b, scores in zip(got, want, raw, strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=2 * scores_atol(gemma, scores))
+
+
 def shortlisted(lm: LocalLM, monkeypatch: pytest.MonkeyPatch) -> LocalLM:
     """``lm`` with the shortlist normaliser for this test, its prompt states kept apart (a
     prompt's normaliser is kept with its states)."""

@@ -276,20 +276,52 @@ class LocalLM:
         of every group is projected onto the vocabulary together. A projection reads the
         whole output embedding whatever its number of rows (335 MB for Gemma), so one pass
         for a chunk costs about what one pass for a game did."""
+        return self._score(groups, pool=False)
+
+    def score_each(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[NDArray[np.float64]]:
+        """``out[k][j]`` = Σ log P(``items[k][1][j]`` | ``items[k][0]``): each prompt with
+        continuations of its own, e.g. the listener's one prompt per clue over the clues of
+        many games. Unlike ``score_groups``, prompts of different items are encoded together:
+        all of them sorted by length and cut into left-padded batches (a few large decoder
+        passes instead of one small one per game), their later tokens in one packed pass and
+        every position projected together. These states are not kept for later calls (the
+        prompts are one-off, and a call's batches would push out the cards' prompts)."""
+        return [block[0] for block in self._score([([p], c) for p, c in items], pool=True)]
+
+    def _score(
+        self, groups: Sequence[tuple[Sequence[str], Sequence[str]]], *, pool: bool
+    ) -> list[NDArray[np.float64]]:
+        """``score_groups`` (``pool`` False: each group's prompts batched among themselves,
+        their states kept) and ``score_each`` (``pool``: prompts of every group batched
+        together by length, each row padded with empty continuations to its batch's widest,
+        states not kept)."""
         outs = [np.zeros((len(p), len(c)), dtype=np.float64) for p, c in groups]
         with self._lock, self._torch.inference_mode():
-            found: list[tuple[NDArray[np.float64], list[int], _PromptStates, Any]] = []
-            for out, (prompts, continuations) in zip(outs, groups, strict=True):
+            rows: list[list[tuple[int, int, list[int], list[list[int]]]]] = []
+            for k, (prompts, continuations) in enumerate(groups):
                 if not len(prompts) or not len(continuations):
                     continue
                 prompt_ids, cont_ids = self._tokenize_pairs(prompts, continuations)
-                for group in _length_groups([len(p) for p in prompt_ids], _MAX_PROMPT_TOKENS):
-                    states = self._encode_prompts(tuple(tuple(prompt_ids[i]) for i in group))
-                    found.append((out, group, states, [cont_ids[i] for i in group]))
-            joint = self._later_joint([(st, conts) for _, _, st, conts in found])
+                rows.append([(k, i, prompt_ids[i], cont_ids[i]) for i in range(len(prompts))])
+            if pool:
+                rows = [[r for group in rows for r in group]]
+            found: list[tuple[list[tuple[int, int, list[int], list[list[int]]]], Any, Any]] = []
+            for group in rows:
+                for batch in _length_groups([len(r[2]) for r in group], _MAX_PROMPT_TOKENS):
+                    chosen = [group[i] for i in batch]
+                    states = self._encode_prompts(tuple(tuple(r[2]) for r in chosen), keep=not pool)
+                    width = max(len(r[3]) for r in chosen)
+                    conts = [[*r[3], *([[]] * (width - len(r[3])))] for r in chosen]
+                    found.append((chosen, states, conts))
+            joint = self._later_joint([(st, conts) for _, st, conts in found])
             if joint is None:
-                joint = [self._later(st, conts) for _, _, st, conts in found]
-            self._project([(*f, later) for f, later in zip(found, joint, strict=True)])
+                joint = [self._later(st, conts) for _, st, conts in found]
+            blocks = self._project(
+                [(st, conts, later) for (_, st, conts), later in zip(found, joint, strict=True)]
+            )
+            for (chosen, _, _), block in zip(found, blocks, strict=True):
+                for (k, i, _, cont), values in zip(chosen, block, strict=True):
+                    outs[k][i, :] = values[: len(cont)]
         return outs
 
     def _later_joint(
@@ -388,9 +420,12 @@ class LocalLM:
             cont_ids.append(row)
         return prompt_ids, cont_ids
 
-    def _encode_prompts(self, prompts: tuple[tuple[int, ...], ...]) -> _PromptStates:
-        """Left-padded prompts through the decoder, remembered for ``prompt_cache`` prompts."""
-        hit = self._states.get(prompts)
+    def _encode_prompts(
+        self, prompts: tuple[tuple[int, ...], ...], *, keep: bool = True
+    ) -> _PromptStates:
+        """Left-padded prompts through the decoder, remembered for ``prompt_cache`` prompts
+        (unless not ``keep``: then neither looked up nor kept)."""
+        hit = self._states.get(prompts) if keep else None
         if hit is not None:
             self._states.move_to_end(prompts)
             return hit
@@ -423,7 +458,7 @@ class LocalLM:
             use_cache=True,
         ).last_hidden_state
         states = _PromptStates(cache, mask, lens, hidden[:, -1, :], None)
-        if len(prompts) <= self._cache_prompts:
+        if keep and len(prompts) <= self._cache_prompts:
             self._states[prompts] = states
             while sum(len(k) for k in self._states) > self._cache_prompts:
                 self._states.popitem(last=False)
@@ -444,13 +479,14 @@ class LocalLM:
         return self._later_rows(states, conts, len(conts[0]))
 
     def _project(
-        self, work: list[tuple[NDArray[np.float64], list[int], _PromptStates, Any, Any]]
-    ) -> None:
-        """Fill each ``out[group, :]`` of ``work``: one projection onto the vocabulary for the
-        prompts' ends (unless known from an earlier call) and every later position."""
+        self, work: list[tuple[_PromptStates, list[list[list[int]]], Any]]
+    ) -> list[NDArray[np.float64]]:
+        """Each (states, continuations, later states) of ``work`` as a (prompts x
+        continuations) block: one projection onto the vocabulary for the prompts' ends
+        (unless known from an earlier call) and every later position."""
         torch = self._torch
         fresh: dict[int, _PromptStates] = {}
-        for _, _, states, _, _ in work:
+        for states, _, _ in work:
             if states.lse is None:
                 fresh.setdefault(id(states), states)
         ends = [st.last for st in fresh.values()]
@@ -459,7 +495,8 @@ class LocalLM:
             lse = self._lse(torch.cat(ends + hidden))
             for st in fresh.values():
                 st.lse, lse = lse[: st.last.shape[0]], lse[st.last.shape[0] :]
-        for out, group, states, conts, later in work:
+        blocks = []
+        for states, conts, later in work:
             block = np.zeros((len(conts), len(conts[0])), dtype=np.float64)
             if later:
                 h, target, owner = (torch.cat(x) for x in zip(*later, strict=True))
@@ -475,7 +512,8 @@ class LocalLM:
                 g_idx, c_idx, tokens = (torch.tensor(x) for x in zip(*firsts, strict=True))
                 first = self._logit_of(states.last[g_idx], tokens) - states.lse[g_idx]
                 block[g_idx.numpy(), c_idx.numpy()] += first.double().numpy()
-            out[group, :] = block
+            blocks.append(block)
+        return blocks
 
     def _later_packed(
         self, states: _PromptStates, conts: list[list[list[int]]], n_cont: int
