@@ -296,3 +296,79 @@ def test_backends_on_the_same_local_model_share_it(monkeypatch):
     del first, other
     judge_module.open_llm("some-model")
     assert len(loaded) == 3
+
+
+WIDER_TABLE = {
+    "": {" Tennis": -1.0, " Golf": -3.0, " Polo": -2.5},
+    "racket": {" Tennis": -0.5, " Golf": -4.0, " Polo": -6.0},
+    "green": {" Tennis": -2.0, " Golf": -1.0, " Polo": -1.5},
+    "net": {" Tennis": -0.2, " Golf": -5.0, " Polo": -3.0},
+    "horse": {" Tennis": -6.0, " Golf": -5.0, " Polo": -0.1},
+}
+
+
+class ListenerEachLLM(ListenerManyLLM):
+    """``score_many`` and ``score_each`` (each prompt with its own continuations) over
+    WIDER_TABLE, counting the calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.each_calls: list[list[tuple[str, list[str]]]] = []
+        self.many_calls = 0
+
+    def score(self, prompt, continuations):
+        self.prompts.append(prompt)
+        clue = prompt.split("Description: ")[1].split("\n")[0]
+        return [WIDER_TABLE[clue][c] for c in continuations]
+
+    def score_many(self, prompts, continuations):
+        self.many_calls += 1
+        return super().score_many(prompts, continuations)
+
+    def score_each(self, items):
+        self.each_calls.append([(p, list(c)) for p, c in items])
+        return [np.array(self.score(p, c)) for p, c in items]
+
+
+def test_listener_prepare_scores_every_game_in_one_call():
+    """The listener's prepare asks each prompt once over all games (the empty description
+    once per category, with every candidate any game asks after it) and loglik then reads
+    the same rows as game by game."""
+    games = [
+        (["racket", "green"], ["Tennis", "Golf"], "Sports"),
+        (["net"], ["Golf", "Tennis", "Polo"], "Sports"),
+        (["horse", "racket"], ["Polo", "Tennis"], "Sports"),
+        ([], ["Polo", "Golf"], "Sports"),
+    ]
+    plain = JudgeBackend(ListenerEachLLM(), direction="listener")
+    want = [plain.loglik(c, w, category=k) for c, w, k in games]
+    llm = ListenerEachLLM()
+    judge = JudgeBackend(llm, direction="listener")
+    judge.prepare(iter(games))
+    got = [judge.loglik(c, w, category=k) for c, w, k in games]
+    for a, b in zip(got, want, strict=True):
+        assert a.tolist() == b.tolist()
+    assert llm.many_calls == 0 and len(llm.each_calls) == 1
+    asked = dict(llm.each_calls[0])
+    assert len(asked) == len(llm.each_calls[0]) == 5  # racket, green, net, horse, empty
+    empty = "Description: \nThe word being described is:"
+    assert sorted(asked[empty]) == [" Golf", " Polo", " Tennis"]
+    assert sorted(asked["Description: racket\nThe word being described is:"]) == [
+        " Golf",
+        " Polo",
+        " Tennis",
+    ]
+    assert asked["Description: green\nThe word being described is:"] == [" Tennis", " Golf"]
+    judge.loglik(["green"], ["Tennis", "Polo"], category="Sports")  # Polo not asked after it
+    assert llm.many_calls == 1
+    judge.prepare([])  # kept until the next prepare only
+    judge.loglik(["net"], ["Golf", "Tennis"], category="Sports")
+    assert llm.many_calls == 2
+
+
+def test_listener_prepare_without_score_each_leaves_loglik_to_score_many():
+    llm = ListenerManyLLM()
+    judge = JudgeBackend(llm, direction="listener")
+    judge.prepare([(["racket"], ["Tennis", "Golf"], "Sports")])
+    assert llm.prompts == [] and judge._prepared == {}
+    assert judge.loglik(["racket"], ["Tennis", "Golf"]).tolist() == [[0.5, -1.0]]
