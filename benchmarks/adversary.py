@@ -38,7 +38,11 @@ from numpy.typing import NDArray
 
 from benchmarks._common import Stopwatch, default_index, shared_data, write_result
 
-MEMBERS = ("cooccurrence", "embedding", "judge")
+MEMBERS = ("cooccurrence", "embedding", "judge", "listener")
+"""Members scored on the Codenames items and pooled by the word fit."""
+SPY_MEMBERS = ("cooccurrence", "embedding", "listener")
+"""Members scored on CK-Arena statements (the shipped statement fit gives the speaker judge
+weight 0 there: see ``ck_arena``)."""
 N_BOOT = 1000
 SEED = 0
 BEFORE = "ensemble_statement_fit_everywhere"
@@ -238,6 +242,49 @@ class Replay:
         return self._rows[(tuple(clues), tuple(candidates))]
 
 
+class RowMemo:
+    """A backend that computes each (clue, candidates) row once and answers again from it.
+
+    Exact for backends whose row for a clue does not depend on the other clues of the call
+    (co-occurrence, embedding, the judge in likelihood mode, the listener: all of this
+    benchmark's), so that the statement table, the known and the marginalised spy hunt and
+    the ensemble read the same rows without scoring them four times."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+        self.name = backend.name
+        self._rows: dict[tuple[str, tuple[str, ...], str | None], NDArray[np.float64]] = {}
+        self.embed = getattr(backend, "embed", None)
+
+    def info(self) -> dict[str, Any]:
+        info: dict[str, Any] = self.backend.info()
+        return info
+
+    def prepare(self, games: Any) -> None:
+        """The backend's own hook, for the games with a row not computed yet."""
+        hook = getattr(self.backend, "prepare", None)
+        todo = [
+            (clues, candidates, category)
+            for clues, candidates, category in games
+            if any((c, tuple(candidates), category) not in self._rows for c in clues)
+        ]
+        if callable(hook) and todo:
+            hook(todo)
+
+    def loglik(
+        self, clues: Sequence[str], candidates: Sequence[str], *, category: str | None = None
+    ) -> NDArray[np.float64]:
+        key = tuple(candidates)
+        todo = [c for c in dict.fromkeys(clues) if (c, key, category) not in self._rows]
+        if todo:
+            rows = self.backend.loglik(todo, candidates, category=category)
+            for c, r in zip(todo, rows, strict=True):
+                self._rows[(c, key, category)] = np.asarray(r, dtype=np.float64)
+        if not clues:
+            return np.zeros((0, len(candidates)))
+        return np.stack([self._rows[(c, key, category)] for c in clues])
+
+
 def build_members(names: Sequence[str]) -> tuple[dict[str, Any], dict[str, float]]:
     """Each member backend with the library defaults, and its load time in seconds."""
     from leakage import create_backend
@@ -286,13 +333,18 @@ def fit_word_type(table: Table, frozen_ids: Sequence[str], members: Sequence[str
 
 
 def write_word_weights(
-    result: Any, path: Path, codenames_path: Path, member_info: Mapping[str, Any]
+    result: Any,
+    path: Path,
+    codenames_path: Path,
+    member_info: Mapping[str, Any],
+    base_path: Path | None = None,
 ) -> Path:
-    """The shipped weights file with ``result`` as its ``word`` fit (the rest kept)."""
+    """The weights file ``base_path`` (default: the shipped one) with ``result`` as its
+    ``word`` fit (the rest kept; members the base lacks get weight 0 in its other fits)."""
     from leakage.backends.ensemble import default_weights_path, read_weights
     from leakage.calibration import with_type_fit
 
-    base = read_weights(default_weights_path())
+    base = read_weights(base_path or default_weights_path())
     doc = with_type_fit(
         base,
         "word",
@@ -307,9 +359,37 @@ def write_word_weights(
         },
         note="one-word clues by people against 13-25 Codenames board words (the word the "
         "human guesser picked as the truth), fitted on the dev split, measured on the frozen",
+        member_info={n: i for n, i in member_info.items() if n not in base.members},
     )
     path.write_text(json.dumps(doc.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
     return path
+
+
+def ck_arena(members: Mapping[str, Any], weights_file: Path | None = None) -> dict[str, Any]:
+    """The round-1 spy hunt and the statement figures on the CK-Arena dev logs
+    (``benchmarks._spygame.spygame_block``, as `docs/benchmarks.md` measures the LLM voters),
+    for each member of ``SPY_MEMBERS`` and the shipped ensemble over them (its statement fit;
+    a member it gives weight 0 on statements is built but never asked)."""
+    from benchmarks._spygame import print_spygame, spygame_block
+    from leakage import load_transcripts
+    from leakage.backends.ensemble import EnsembleBackend, default_weights_path, read_weights
+    from leakage.scoring import prepare
+
+    logs = shared_data("ck-arena-dev", "logs")
+    games, errors = load_transcripts([logs], input_format="ck-arena")
+    if errors:
+        raise ValueError(f"{logs}: {len(errors)} unreadable records, first: {errors[0]}")
+    memo = {n: RowMemo(b) for n, b in members.items()}
+    path = weights_file or default_weights_path()
+    pooled = EnsembleBackend.from_weights(read_weights(path), memo, weights_file=str(path))
+    out: dict[str, Any] = {"games": len(games), "logs": str(logs), "seconds": {}}
+    for name, backend in {**{n: memo[n] for n in SPY_MEMBERS}, "ensemble": pooled}.items():
+        with Stopwatch() as sw:
+            prepare(games, backend)  # the library's bulk hook, as `leakage score` calls it
+            out[name] = spygame_block(games, backend, seed=SEED, ci=True)
+        out["seconds"][name] = round(sw.seconds, 1)
+        print_spygame(f"CK-Arena dev, {name} ({len(games)} games, {sw.seconds:.0f} s)", out[name])
+    return out
 
 
 def report(table: Table, sides: Mapping[str, Sequence[int]]) -> dict[str, Any]:
@@ -359,9 +439,12 @@ def _print(title: str, block: Mapping[str, Any]) -> None:
             )
 
 
-def run(write_weights: Path | None = None) -> dict[str, Any]:
-    """Measure every backend; ``write_weights``: also write the shipped weights file with the
-    word type refitted on this run's dev items there (how the shipped fit was made)."""
+def run(
+    write_weights: Path | None = None, base: Path | None = None, ck: bool = True
+) -> dict[str, Any]:
+    """Measure every backend; ``write_weights``: also write the weights file ``base`` (default:
+    the shipped one) with the word type refitted on this run's dev items there, and measure
+    with it (how the shipped fit was made); ``ck``: also the CK-Arena spy hunt."""
     from leakage._runtime import cpu_supports_bf16
     from leakage.calibration import dev_frozen_split
 
@@ -394,11 +477,14 @@ def run(write_weights: Path | None = None) -> dict[str, Any]:
     refit = fit_word_type(codenames, frozen_ids, MEMBERS)
     if write_weights is not None:
         info = {n: b.info() for n, b in members.items()}
-        print(f"  wrote {write_word_weights(refit, write_weights, codenames_path, info)}")
+        wrote = write_word_weights(refit, write_weights, codenames_path, info, base)
+        print(f"  wrote {wrote}")
     # The ensembles pool the members' rows just computed (``Replay``): the judge's prompt cache
     # holds 512 prompts, and these items bring about 8,300, so a live judge would score them
     # all again for each ensemble (about 15 min each here, and the same numbers).
-    pools = ensembles({n: Replay(b, [codenames, probes]) for n, b in members.items()})
+    pools = ensembles(
+        {n: Replay(b, [codenames, probes]) for n, b in members.items()}, write_weights
+    )
     for name, backend in pools.items():
         codenames.score(name, backend)
         probes.score(name, backend)
@@ -421,6 +507,9 @@ def run(write_weights: Path | None = None) -> dict[str, Any]:
     }
     _print("codenames", results["codenames"])
     _print("card probes", results["probes"])
+    if ck:
+        results["ck_arena"] = ck_arena(members, write_weights)
+        results["seconds"]["ck_arena"] = results["ck_arena"].pop("seconds")
     results["seconds"]["total"] = round(time.perf_counter() - start, 1)
     params = {
         "codenames": str(codenames_path),
@@ -446,4 +535,15 @@ if __name__ == "__main__":
         metavar="PATH",
         help="also write the shipped weights file with the word type refitted on dev here",
     )
-    run(parser.parse_args().write_weights)
+    parser.add_argument(
+        "--base",
+        type=Path,
+        metavar="PATH",
+        help="with --write-weights: the weights file whose other fits are kept (default: the "
+        "shipped one), e.g. the statement fit `leakage calibrate` wrote",
+    )
+    parser.add_argument(
+        "--no-ck-arena", action="store_true", help="skip the CK-Arena spy hunt (the listener)"
+    )
+    args = parser.parse_args()
+    run(args.write_weights, args.base, ck=not args.no_ck_arena)

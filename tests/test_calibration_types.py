@@ -363,3 +363,40 @@ def test_the_ece_floor_is_the_ece_of_a_calibrated_predictor():
     probs = np.tile([0.6, 0.4], (n, 1))  # one bin at confidence 0.6
     exact = sum(comb(n, k) * 0.6**k * 0.4 ** (n - k) * abs(k / n - 0.6) for k in range(n + 1))
     assert calibrated_ece_floor(probs, draws=4000) == pytest.approx(exact, abs=0.004)
+
+
+def test_row_memo_scores_each_clue_once_and_gives_the_same_rows():
+    """The adversary benchmark's CK-Arena part reads every row four times (statements, known
+    and marginalised spy hunt, the ensemble): each (clue, candidates) row is computed once,
+    and the rows are the backend's."""
+    from benchmarks.adversary import RowMemo
+
+    class Counting:
+        name = "counting"
+
+        def __init__(self):
+            self.asked: list[list[str]] = []
+            self.prepared: list[list] = []
+
+        def info(self):
+            return {"backend": self.name}
+
+        def prepare(self, games):
+            self.prepared.append(list(games))
+
+        def loglik(self, clues, candidates, *, category=None):
+            self.asked.append(list(clues))
+            return np.array([[len(c) * (j + 1.0) for j in range(len(candidates))] for c in clues])
+
+    inner = Counting()
+    memo = RowMemo(inner)
+    first = memo.loglik(["ab", "abc", "ab"], ["x", "y"])
+    np.testing.assert_array_equal(first, inner.loglik(["ab", "abc", "ab"], ["x", "y"]))
+    inner.asked.clear()
+    again = memo.loglik(["abc", "abcd"], ["x", "y"])
+    assert inner.asked == [["abcd"]]  # only the new clue
+    np.testing.assert_array_equal(again, [[3.0, 6.0], [4.0, 8.0]])
+    assert memo.loglik(["ab"], ["y", "x"]).tolist() == [[2.0, 4.0]]  # other candidates: new row
+    memo.prepare([(["ab"], ["x", "y"], None), (["zz"], ["x", "y"], None)])
+    assert inner.prepared == [[(["zz"], ["x", "y"], None)]]  # games with a row to compute
+    assert memo.loglik([], ["x", "y"]).shape == (0, 2)
