@@ -557,6 +557,15 @@ def test_cli_calibrate_end_to_end(leakage_home: Path, default_index: Path, minil
         assert sum(step.posterior.values()) == pytest.approx(1.0)
 
 
+def test_calibrate_defaults_to_the_listener_not_the_speaker():
+    """Without --members: co-occurrence, embedding and the LLM as the listener (one prompt
+    per clue), not the speaker judge (one per candidate)."""
+    from leakage.cli.calibrate import _members
+
+    assert _members(None) == ["cooccurrence", "embedding", "listener"]
+    assert _members("judge, listener") == ["judge", "listener"]
+
+
 def test_cli_rejects_the_ensemble_as_its_own_member(tmp_path: Path):
     p = subprocess.run(
         [sys.executable, "-m", "leakage", "calibrate", str(EXAMPLES / "spygame_fruit.json"),
