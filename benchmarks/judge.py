@@ -21,16 +21,26 @@ Speed (no reference data needed):
    measured against the exact one on the same statements: the own-word log-odds (logit of the
    speaker's word's probability), own-word accuracy and civilian-vs-spy ROC AUC.
 
+4. The listener direction on CK-Arena games (needs ``../shared/data``): the first
+   ``CK_LISTENER_GAMES`` dev logs, all rounds, through ``score_many`` (the library's path: the
+   backend's ``prepare`` scores every game's prompts in length-sorted batches, then ``loglik``
+   per game) with ``create_backend("listener")``, on fp32 and on bf16 where native; beside it
+   the same games one ``score_transcript`` at a time (no ``prepare``: one ``score_many`` of the
+   model per game). Each figure records the precision, whether the CPU has bf16, the load
+   average, own-word accuracy and civilian-vs-spy AUC, and the decoder tokens the games cost
+   (every distinct prompt once, plus the candidates' later tokens), so that games/s can be
+   read as tokens/s.
+
 Quality (needs ``../shared/data``; skipped without it):
 
-4. CK-Arena dev logs, every statement an item (candidates: the pair, truth: the speaker's
+5. CK-Arena dev logs, every statement an item (candidates: the pair, truth: the speaker's
    word). For each backend alone and the shipped ensemble: own-word accuracy and
    civilian-vs-spy ROC AUC over all statements (bootstrap over games); log loss, top-1 and
    ECE on the held-out games of ``leakage calibrate``'s default split (seed 0, 30%) both as
    the backend says (T = 1) and with a temperature fitted on the training games; the ensemble
    refitted on that split as ``leakage calibrate`` does.
-5. The card probes (``benchmarks/_probes.py``): top-1, top-3, log loss, ECE of the posterior.
-6. Judges vs judges: Spearman correlation between CK-Arena's judge-LLM relevance score of each
+6. The card probes (``benchmarks/_probes.py``): top-1, top-3, log loss, ECE of the posterior.
+7. Judges vs judges: Spearman correlation between CK-Arena's judge-LLM relevance score of each
    statement and each backend's log-odds of the speaker's own word.
 """
 
@@ -54,6 +64,7 @@ SEED = 11
 TARGET_JUDGE_GAMES_PER_S = 20.0
 CK_GAMES = 20
 TARGET_CK_GAMES_PER_S = 2.0
+CK_LISTENER_GAMES = 40
 
 
 def _median_ms(values: list[float]) -> float:
@@ -212,6 +223,83 @@ def ck_arena_speed(model: str = "gemma-3-270m", n_games: int = CK_GAMES) -> dict
             "sign_changes": int((np.sign(fast) != np.sign(exact)).sum()),
             "exact_log_odds_sd": round(float(exact.std()), 3),
         },
+    }
+
+
+def _listener_tokens(backend: Any, transcripts: list[Any]) -> int:
+    """Decoder tokens the listener's ``prepare`` runs for these games: every distinct prompt
+    (BOS included) once, plus each candidate's tokens after the first."""
+    from leakage.scoring import ScoreOptions, game_input
+
+    tok = backend.client.tokenizer
+    wanted: dict[str, set[str]] = {}
+    for t in transcripts:
+        inp = game_input(t, ScoreOptions())
+        prompts, conts = backend._listener_requests(inp.clues, list(inp.candidates), inp.category)
+        for p in prompts:
+            wanted.setdefault(p, set()).update(conts)
+    total = 0
+    for p, conts in wanted.items():
+        total += 1 + len(tok(p, add_special_tokens=False)["input_ids"])
+        total += sum(max(len(tok(c, add_special_tokens=False)["input_ids"]) - 1, 0) for c in conts)
+    return total
+
+
+def ck_arena_listener_speed(
+    model: str = "gemma-3-270m", n_games: int = CK_LISTENER_GAMES
+) -> dict[str, Any]:
+    """Games/s of the listener on CK-Arena games, bulk and game by game; see the module
+    docstring."""
+    import os
+
+    from leakage import create_backend, load_transcripts, score_many, score_transcript
+    from leakage._runtime import cpu_supports_bf16
+
+    ck_dir = shared_data("ck-arena-dev", "logs")
+    transcripts, _ = load_transcripts([ck_dir], input_format="ck-arena")
+    games, warm = transcripts[:n_games], transcripts[-1]
+    statements = sum(len(t.turns) for t in games)
+    precisions = ["fp32", *(["bf16"] if cpu_supports_bf16() else [])]
+    runs: list[dict[str, Any]] = []
+    for precision in precisions:
+        backend = create_backend("listener", model=model, precision=precision)
+        tokens = _listener_tokens(backend, games)
+        list(score_many([warm], backend))  # kernels, buffers
+        for path in ("prepare", "per_game"):
+            load_before = [round(x, 2) for x in os.getloadavg()]
+            with Stopwatch() as sw:
+                if path == "prepare":
+                    reports = list(score_many(games, backend))
+                else:
+                    backend.prepare([])  # forget the answers of the bulk path
+                    reports = [score_transcript(t, backend) for t in games]
+            rate = len(games) / sw.seconds
+            fig = _own_word_figures([s for r in reports for s in r.steps])
+            runs.append(
+                {
+                    "precision": backend.client.info()["precision"],
+                    "threads": backend.client.info()["threads"],
+                    "path": path,
+                    "games_per_s": round(rate, 3),
+                    "seconds": round(sw.seconds, 1),
+                    "target_met": rate >= TARGET_CK_GAMES_PER_S,
+                    "decoder_tokens_per_game": round(tokens / len(games), 1),
+                    "tokens_per_s": round(tokens / sw.seconds),
+                    "load_average_before": load_before,
+                    "load_average_after": [round(x, 2) for x in os.getloadavg()],
+                    "own_word_accuracy": fig["accuracy"],
+                    "roc_auc": fig["roc_auc"],
+                }
+            )
+        del backend
+    return {
+        "model": model,
+        "backend": "listener",
+        "bf16_native": cpu_supports_bf16(),
+        "games": len(games),
+        "statements": statements,
+        "target_games_per_s": TARGET_CK_GAMES_PER_S,
+        "runs": runs,
     }
 
 
@@ -398,6 +486,22 @@ def run() -> dict[str, Any]:
         results["ck_arena_games"] = {"skipped": str(why)}
         print(f"  skipped: {why}")
 
+    print(f"listener: CK-Arena games ({CK_LISTENER_GAMES} dev logs, all rounds)", flush=True)
+    try:
+        listener = ck_arena_listener_speed()
+        results["ck_arena_listener"] = listener
+        for r in listener["runs"]:
+            met = "met" if r["target_met"] else "not met"
+            print(
+                f"  {r['precision']} / {r['path']}: {r['games_per_s']} games/s, "
+                f"{r['tokens_per_s']} tokens/s (target {TARGET_CK_GAMES_PER_S}: {met}; "
+                f"load {r['load_average_before'][0]}; AUC {r['roc_auc']})",
+                flush=True,
+            )
+    except Skip as why:
+        results["ck_arena_listener"] = {"skipped": str(why)}
+        print(f"  skipped: {why}")
+
     try:
         members = {
             "cooccurrence": create_backend(
@@ -425,7 +529,14 @@ def run() -> dict[str, Any]:
         print(f"  quality skipped: {why}")
     write_result(
         "judge",
-        {"models": MODELS, "repeats": REPEATS, "games_per_pass": GAMES_PER_PASS, "seed": SEED},
+        {
+            "models": MODELS,
+            "repeats": REPEATS,
+            "games_per_pass": GAMES_PER_PASS,
+            "seed": SEED,
+            "ck_games": CK_GAMES,
+            "ck_listener_games": CK_LISTENER_GAMES,
+        },
         results,
     )
     return results
