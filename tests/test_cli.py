@@ -216,7 +216,7 @@ def test_a_missing_extra_is_named():
 # -- options that take one of a fixed set of values ------------------------------------------
 
 GAME = str(EXAMPLES / "chameleon_sports.json")
-BACKENDS = ("cooccurrence", "embedding", "ensemble", "judge")
+BACKENDS = ("cooccurrence", "embedding", "ensemble", "judge", "listener")
 FORMATS = ("auto", "leakage", "ck-arena", "spygame-liang")
 BATCH = ("batch", GAME, "-o", "OUT")
 SPLITS = ("splits", "build", GAME, "-o", "OUT")
