@@ -354,7 +354,9 @@ def write_word_weights(
             "input_format": "leakage",
             "games": len(result.train_games) + len(result.test_games),
             "items": result.train_items + result.test_items,
-            "command": "python -m benchmarks.adversary --write-weights PATH",
+            "command": "python -m benchmarks.adversary"
+            + (f" --base {base_path}" if base_path else "")
+            + " --write-weights PATH",
             "member_info": dict(member_info),
         },
         note="one-word clues by people against 13-25 Codenames board words (the word the "

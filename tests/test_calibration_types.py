@@ -217,9 +217,14 @@ def test_the_shipped_file_keeps_the_statement_fit_and_fits_words():
     word = shipped.item_types["word"]
     assert word.fitted_on["split"].startswith("dev/frozen")
     assert word.fallback is None
-    # fitted on one-word clues against boards: far sharper than the sentence fit
-    for n in shipped.members:
-        assert word.weights[n] / word.scales[n] > shipped.weights[n] / shipped.scales[n]
+
+    # fitted on one-word clues against boards: the pool is far sharper than the sentence fit
+    # (the sum of the members' multipliers weight / scale), and every member is used there
+    def sharpness(weights, scales):
+        return sum(weights[n] / scales[n] for n in shipped.members)
+
+    assert sharpness(word.weights, word.scales) > 1.5 * sharpness(shipped.weights, shipped.scales)
+    assert all(word.weights[n] > 0 for n in shipped.members)
 
 
 def test_real_items_get_the_expected_types(shared_data: Path):

@@ -253,8 +253,11 @@ def test_the_shipped_weights_are_package_data():
     shipped = default_weights_path()
     assert Path(str(shipped)) == Path(leakage.__file__).parent / "data" / "ensemble_weights.json"
     fitted = read_weights(shipped)
-    assert fitted.members == ["cooccurrence", "embedding", "judge"]
-    assert all(w > 0 for w in fitted.weights.values())
+    assert fitted.members == ["cooccurrence", "embedding", "listener", "judge"]
+    # statements (the top-level fit): the listener reads them, the speaker judge is not run
+    assert fitted.weights["judge"] == 0 and fitted.weights["listener"] > 0
+    # one-word clues against a board: every member has a weight
+    assert all(w > 0 for w in fitted.item_types["word"].weights.values())
 
 
 @pytest.mark.parametrize("content", [None, "{", json.dumps(_weights_doc(weights={"fx": 1.0}))])

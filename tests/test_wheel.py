@@ -168,8 +168,10 @@ def test_score_ensemble_uses_the_shipped_weights(
     assert info["weights_file"] == str(venv.site / "leakage" / "data" / "ensemble_weights.json")
     assert info["weights"] == shipped["weights"] and info["scales"] == shipped["scales"]
     assert info["notes"] == []
-    assert list(info["members"]) == shipped["members"] == ["cooccurrence", "embedding", "judge"]
+    assert list(info["members"]) == shipped["members"]
+    assert shipped["members"] == ["cooccurrence", "embedding", "listener", "judge"]
     assert info["members"]["judge"]["model"] == "gemma-3-270m"
+    assert info["members"]["listener"]["direction"] == "listener"
     assert info["members"]["cooccurrence"]["count_source"]["index"] == str(
         leakage_home / "corpus" / "default.sqlite"
     )
