@@ -151,7 +151,7 @@ def test_the_default_limits(tmp_path: Path, default_index: Path):
 STATEMENTS = [t["text"] for t in json.loads(SPY)["turns"]]
 """The shipped SpyGame's nine statements, 41 to 69 characters each."""
 
-ALL_BACKENDS = ["cooccurrence", "embedding", "judge", "ensemble"]
+ALL_BACKENDS = ["cooccurrence", "embedding", "judge", "listener", "ensemble"]
 
 
 def spygame(turns: int, distractors: int) -> dict[str, Any]:
@@ -204,7 +204,7 @@ def test_every_ck_arena_game_is_within_the_default_limits_on_the_judge(shared_da
     assert len(logs) > 200
     for path in logs:
         played = convert_record(json.loads(path.read_text(encoding="utf-8")))
-        for backend in ("judge", "ensemble"):
+        for backend in ("judge", "listener", "ensemble"):
             check_size(played, settings, backend)
 
 
@@ -223,6 +223,7 @@ AT_THE_LIMIT = {
     "cooccurrence": (963, WORDS),
     "embedding": (963, WORDS),
     "judge": (210, []),
+    "listener": (210, []),
     "ensemble": (210, []),
 }
 
@@ -243,7 +244,7 @@ def test_a_game_past_the_default_cost_is_refused_on_each_backend(
         k = len(candidates)
         assert f"{k:,} candidates x ({size + 1:,} bytes of turn text + 32)" in err["message"]
         assert "at most 1,000,000 per game (max_game_cost)" in err["message"]
-        assert backend not in {"judge", "ensemble"} or backend in err["message"]
+        assert backend not in {"judge", "listener", "ensemble"} or backend in err["message"]
         assert backend not in a.state.backends.slots or backend == "cooccurrence"
     finally:
         a.close()
@@ -279,7 +280,15 @@ def test_the_judge_counts_its_model_tokens_once_loaded(tmp_path: Path, default_i
     parsed = parse_transcript(hostile)
     judge = JudgeBackend(ByteTokens())  # type: ignore[arg-type]
     ensemble = EnsembleBackend({"judge": judge}, {"judge": 1.0}, {"judge": 1.0})
-    for name, backend in (("judge", judge), ("ensemble", ensemble)):
+    listener = JudgeBackend(ByteTokens(), direction="listener")  # type: ignore[arg-type]
+    listener.name = "listener"
+    pooled = EnsembleBackend({"listener": listener}, {"listener": 1.0}, {"listener": 1.0})
+    for name, backend in (
+        ("judge", judge),
+        ("listener", listener),
+        ("ensemble", ensemble),
+        ("ensemble", pooled),
+    ):
         check_size(parsed, Settings(), name)  # before the backend is loaded: the bytes
         with pytest.raises(GameTooLarge, match=r"200 tokens of turn text x 5 \+ 32\) \+ 127"):
             check_size(parsed, Settings(), name, backend)
