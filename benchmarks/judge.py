@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -434,6 +435,32 @@ def quality(members: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _ck_speed(
+    results: dict[str, Any],
+    key: str,
+    title: str,
+    measure: Callable[[], dict[str, Any]],
+    describe: Callable[[dict[str, Any]], tuple[str, str]],
+) -> None:
+    """One CK-Arena speed measurement into ``results[key]`` (skipped without the data),
+    printed a line per run: ``describe(run)`` gives the line's head and its tail."""
+    print(title, flush=True)
+    try:
+        results[key] = measure()
+    except Skip as why:
+        results[key] = {"skipped": str(why)}
+        print(f"  skipped: {why}")
+        return
+    for r in results[key]["runs"]:
+        head, tail = describe(r)
+        met = "met" if r["target_met"] else "not met"
+        print(
+            f"  {head} (target {TARGET_CK_GAMES_PER_S}: {met}; "
+            f"load {r['load_average_before'][0]}{tail})",
+            flush=True,
+        )
+
+
 def run() -> dict[str, Any]:
     from leakage import create_backend
     from leakage.backends.cooccurrence import LocalIndexSource
@@ -471,36 +498,27 @@ def run() -> dict[str, Any]:
         judge["seen_cards_games_per_s"] >= TARGET_JUDGE_GAMES_PER_S
     )
 
-    print(f"judge: CK-Arena games ({CK_GAMES} dev logs, sentence statements)", flush=True)
-    try:
-        ck = ck_arena_speed()
-        results["ck_arena_games"] = ck
-        for r in ck["runs"]:
-            met = "met" if r["target_met"] else "not met"
-            print(
-                f"  {r['precision']} / {r['normaliser']} normaliser: {r['games_per_s']} games/s "
-                f"(target {TARGET_CK_GAMES_PER_S}: {met}; load {r['load_average_before'][0]})",
-                flush=True,
-            )
-    except Skip as why:
-        results["ck_arena_games"] = {"skipped": str(why)}
-        print(f"  skipped: {why}")
-
-    print(f"listener: CK-Arena games ({CK_LISTENER_GAMES} dev logs, all rounds)", flush=True)
-    try:
-        listener = ck_arena_listener_speed()
-        results["ck_arena_listener"] = listener
-        for r in listener["runs"]:
-            met = "met" if r["target_met"] else "not met"
-            print(
-                f"  {r['precision']} / {r['path']}: {r['games_per_s']} games/s, "
-                f"{r['tokens_per_s']} tokens/s (target {TARGET_CK_GAMES_PER_S}: {met}; "
-                f"load {r['load_average_before'][0]}; AUC {r['roc_auc']})",
-                flush=True,
-            )
-    except Skip as why:
-        results["ck_arena_listener"] = {"skipped": str(why)}
-        print(f"  skipped: {why}")
+    _ck_speed(
+        results,
+        "ck_arena_games",
+        f"judge: CK-Arena games ({CK_GAMES} dev logs, sentence statements)",
+        ck_arena_speed,
+        lambda r: (
+            f"{r['precision']} / {r['normaliser']} normaliser: {r['games_per_s']} games/s",
+            "",
+        ),
+    )
+    _ck_speed(
+        results,
+        "ck_arena_listener",
+        f"listener: CK-Arena games ({CK_LISTENER_GAMES} dev logs, all rounds)",
+        ck_arena_listener_speed,
+        lambda r: (
+            f"{r['precision']} / {r['path']}: {r['games_per_s']} games/s, "
+            f"{r['tokens_per_s']} tokens/s",
+            f"; AUC {r['roc_auc']}",
+        ),
+    )
 
     try:
         members = {
