@@ -14,6 +14,11 @@ civilian voter's seat (its most suspect player other than the voter) so that it 
 votes at the same chance. The voter's-seat and vote hit rates carry 95% percentile intervals
 over resampled games (400 resamples, seed 0), and so does their paired difference (seat hits
 minus vote hits over the same civilian votes).
+``spy_posterior_auc``: every player's P(spy) after the last first-round statement, pooled over
+games with spies positive, as a civilian-vs-spy ROC AUC (interval over resampled games, seed 2).
+It is the statement AUC with the round's context a voter has: the other statements of the
+round and the pair structure (a known-assignment posterior ranks the players of a game by
+``d``, relative to one another).
 
 Outliers (backends that can embed text, e.g. the embedding backend): ``Step.outlier_scores``
 after the last first-round statement (how far each player's description sits from the
@@ -29,6 +34,7 @@ from math import comb
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from benchmarks._stats import bootstrap_ci, own_word_accuracy, roc_auc
 from leakage import ScoreOptions, SpyGameTranscript, score_transcript
@@ -104,6 +110,9 @@ def spy_round1(
     rows: list[dict[str, Any]] = []
     outlier_score: list[float] = []  # every player's outlier score after round 1, all games
     outlier_spy: list[bool] = []
+    # Every player's P(spy) after round 1, by game: the spy posterior as a civilian-vs-spy score.
+    suspicion_of: list[NDArray[np.float64]] = []
+    spy_of: list[NDArray[np.bool_]] = []
     for t in games:
         report = score_transcript(t, backend, options)
         s = report.summary
@@ -116,6 +125,9 @@ def spy_round1(
         first = t.turns[0].round if t.turns else None
         end_r1 = [st for st in report.steps if st.round == first]
         suspicion = (end_r1[-1].spy_posterior or {}) if end_r1 else {}
+        if suspicion:
+            suspicion_of.append(np.array(list(suspicion.values()), dtype=np.float64))
+            spy_of.append(np.array([p in spies for p in suspicion], dtype=bool))
         seat_hits = [_seat_hit(suspicion, v.voter, spies) for v in civ_votes if len(suspicion) > 1]
         ranked = sorted(suspicion.values(), reverse=True)
         # The summary's top-k list breaks a tie at its boundary by player order.
@@ -167,9 +179,19 @@ def spy_round1(
             seed=0,
         )
 
+    def pooled_auc(g: NDArray[np.int64]) -> float:
+        return roc_auc(
+            np.concatenate([suspicion_of[i] for i in g]), np.concatenate([spy_of[i] for i in g])
+        )
+
+    everyone = np.arange(len(suspicion_of))
     out: dict[str, Any] = {
         "games": len(rows),
         "spy_assignment": spy_assignment,
+        "spy_posterior_auc": round(pooled_auc(everyone), 3) if suspicion_of else None,
+        "spy_posterior_auc_ci95": bootstrap_ci(pooled_auc, len(suspicion_of), seed=2)
+        if suspicion_of
+        else None,
         "posterior_top_set_hit": mean("set_hit", rows),
         "posterior_top_set_chance": mean("chance_set", rows),
         "posterior_top1_hit": mean("top1_hit", rows),
@@ -291,6 +313,10 @@ def print_spygame(label: str, block: dict[str, Any]) -> None:
         f"{v.get('paired_seat_minus_vote_ci95')}; chance {fmt(v['civilian_vote_chance'])}); "
         f"plurality target "
         f"{fmt(v['plurality_target_hit'])}"
+    )
+    print(
+        f"    every player's P(spy) after round 1 as a civilian-vs-spy score: AUC "
+        f"{fmt(s['spy_posterior_auc'])} {s['spy_posterior_auc_ci95']}"
     )
     m = block["spy_after_round1_marginalised"]
     print(
