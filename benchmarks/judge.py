@@ -29,7 +29,12 @@ Speed (no reference data needed):
    model per game). Each figure records the precision, whether the CPU has bf16, the load
    average, own-word accuracy and civilian-vs-spy AUC, and the decoder tokens the games cost
    (every distinct prompt once, plus the candidates' later tokens), so that games/s can be
-   read as tokens/s.
+   read as tokens/s. Beside them, the ceiling this CPU puts on any such reader: the decoder's
+   arithmetic per token (2 x its parameters outside the token embedding, attention over these
+   short prompts left out, so an underestimate) and the rate this CPU's matrix product runs at
+   on the decoder's largest layer shape, in the model's precision with its threads
+   (``_matmul_gflops``); their ratio is the most tokens/s, hence games/s, the model could reach
+   if nothing but its matrix products took time.
 
 Quality (needs ``../shared/data``; skipped without it):
 
@@ -246,6 +251,44 @@ def _listener_tokens(backend: Any, transcripts: list[Any]) -> int:
     return total
 
 
+def _matmul_gflops(rows: int, inner: int, outer: int, dtype: Any, seconds: float = 2.0) -> float:
+    """GFLOP/s of ``torch.matmul`` on (rows x inner) @ (inner x outer) in ``dtype`` with torch's
+    current threads: the best a decoder layer of that shape can run on this CPU."""
+    import torch
+
+    a = torch.randn(rows, inner).to(dtype)
+    b = torch.randn(inner, outer).to(dtype)
+    torch.matmul(a, b)  # kernels
+    n, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        torch.matmul(a, b)
+        n += 1
+    return 2.0 * rows * inner * outer * n / elapsed / 1e9
+
+
+def _decoder_ceiling(backend: Any, tokens_per_game: float, tokens_per_s: float) -> dict[str, Any]:
+    """The listener's arithmetic against this CPU's matrix-product rate; see the docstring."""
+    import torch
+
+    model = backend.client.hf_model
+    embedding = model.get_input_embeddings().weight
+    body = sum(p.numel() for p in model.parameters() if p is not embedding)
+    flop_per_token = 2.0 * body
+    config = model.config
+    gflops = _matmul_gflops(512, config.hidden_size, config.intermediate_size, embedding.dtype)
+    best = gflops * 1e9 / flop_per_token
+    return {
+        "decoder_parameters_without_embedding": body,
+        "gflop_per_token": round(flop_per_token / 1e9, 3),
+        "matmul_gflops": round(gflops, 1),
+        "matmul_shape": [512, config.hidden_size, config.intermediate_size],
+        "threads": torch.get_num_threads(),
+        "achieved_gflops": round(tokens_per_s * flop_per_token / 1e9, 1),
+        "ceiling_tokens_per_s": round(best),
+        "ceiling_games_per_s": round(best / tokens_per_game, 3),
+    }
+
+
 def ck_arena_listener_speed(
     model: str = "gemma-3-270m", n_games: int = CK_LISTENER_GAMES
 ) -> dict[str, Any]:
@@ -292,6 +335,9 @@ def ck_arena_listener_speed(
                     "roc_auc": fig["roc_auc"],
                 }
             )
+        per_game = tokens / len(games)
+        fastest = max(r["tokens_per_s"] for r in runs if r["precision"] == runs[-1]["precision"])
+        runs[-1]["ceiling"] = runs[-2]["ceiling"] = _decoder_ceiling(backend, per_game, fastest)
         del backend
     return {
         "model": model,
@@ -516,7 +562,9 @@ def run() -> dict[str, Any]:
         lambda r: (
             f"{r['precision']} / {r['path']}: {r['games_per_s']} games/s, "
             f"{r['tokens_per_s']} tokens/s",
-            f"; AUC {r['roc_auc']}",
+            f"; AUC {r['roc_auc']}; {r['ceiling']['achieved_gflops']} GFLOP/s of the CPU's "
+            f"{r['ceiling']['matmul_gflops']} on a bare matrix product: at most "
+            f"{r['ceiling']['ceiling_games_per_s']} games/s",
         ),
     )
 
