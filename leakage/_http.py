@@ -2,7 +2,10 @@
 
 One rule for what is worth retrying (429, 5xx, transport errors; ``Retry-After`` honoured),
 one tenacity retry policy, one way to size and share an ``httpx.AsyncClient``, the server's
-own words about a failure, and running an async core from sync code.
+own words about a failure, running an async core from sync code, the per-run
+:class:`QueryBudget` and the budgeted concurrent fetch (:func:`fetch_all`): bounded
+concurrency, answers written to the cache in batches, a clean stop when the budget is spent
+or a request fails.
 """
 
 from __future__ import annotations
@@ -11,16 +14,22 @@ import asyncio
 import email.utils
 import functools
 import ssl
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 _T = TypeVar("_T")
+_R = TypeVar("_R")  # a request
+_A = TypeVar("_A")  # its answer
+
+FLUSH_EVERY = 16
+"""Answers per cache transaction in :func:`fetch_all`."""
 
 
 class Transient(Exception):
@@ -136,3 +145,107 @@ def error_message(response: httpx.Response) -> str:
             if isinstance(payload.get(key), str):
                 return str(payload[key])
     return str(payload)[:200]
+
+
+class QueryBudget:
+    """How many more requests this run may send; ``limit=None`` means no ceiling.
+
+    Paid APIs bill per request, so a run is given a ceiling on the number of requests that
+    actually go out (cache hits are free and never touch the budget). A request is charged
+    once when it is first sent; its retries are not charged again, because the providers
+    bill answered requests, not refused ones.
+
+    Not thread-safe on its own: a web count source runs its requests on one event loop, and
+    every ``take()`` happens on that loop between awaits; the remote LLM client, whose sync
+    calls may come from several threads, takes it under its own lock.
+    """
+
+    def __init__(self, limit: int | None = None) -> None:
+        if limit is not None and limit < 0:
+            raise ValueError(f"a query budget cannot be negative (got {limit})")
+        self.limit = limit
+        self.spent = 0
+
+    @property
+    def remaining(self) -> int | None:
+        """Requests left, or ``None`` when there is no ceiling."""
+        return None if self.limit is None else self.limit - self.spent
+
+    def take(self) -> bool:
+        """Charge one request; ``False`` (and nothing charged) when the budget is spent."""
+        if self.limit is not None and self.spent >= self.limit:
+            return False
+        self.spent += 1
+        return True
+
+    def __repr__(self) -> str:
+        return f"QueryBudget(limit={self.limit}, spent={self.spent})"
+
+
+@dataclass
+class Fetched(Generic[_A]):
+    """What :func:`fetch_all` got: the answers by key, and why it stopped early, if it did."""
+
+    answered: dict[str, _A]
+    starved: str | None = None
+    """The reason ``charge`` gave for refusing a request (a budget is spent), else None."""
+
+
+async def fetch_all(
+    todo: Mapping[str, _R],
+    send: Callable[[_R], Awaitable[_A]],
+    *,
+    gate: asyncio.Semaphore,
+    charge: Callable[[], str | None],
+    store: Callable[[list[tuple[str, _R, _A]]], None],
+    failure: tuple[type[Exception], ...],
+) -> Fetched[_A]:
+    """Send every request of ``todo`` (distinct keys), at most ``gate`` at a time.
+
+    Before a request goes out, ``charge()`` takes it from the budgets or says which one is
+    spent; from then on, and after the first request that fails with one of the ``failure``
+    types, nothing new is sent. Requests already in flight are allowed to finish (they are
+    paid for). Answers go to ``store`` in batches of :data:`FLUSH_EVERY` and all of them
+    before this returns or raises, so a stopped batch loses nothing it paid for. The first
+    failure is raised; a spent budget is reported in :attr:`Fetched.starved` for the caller
+    to word. Any other exception (a bug, a misconfiguration) is raised as it is.
+    """
+    answered: dict[str, _A] = {}
+    pending: list[tuple[str, _R, _A]] = []
+    failures: list[Exception] = []
+    starved: list[str] = []
+
+    def flush() -> None:
+        if pending:
+            store(list(pending))
+            pending.clear()
+
+    async def one(key: str, request: _R) -> None:
+        async with gate:
+            if failures or starved:
+                return
+            why = charge()
+            if why is not None:
+                starved.append(why)
+                return
+            try:
+                answer = await send(request)
+            except failure as exc:
+                failures.append(exc)
+                return
+            answered[key] = answer
+            pending.append((key, request, answer))
+            if len(pending) >= FLUSH_EVERY:
+                flush()
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for key, request in todo.items():
+                group.create_task(one(key, request))
+    except ExceptionGroup as eg:  # a bug or a misconfiguration, not an API failure
+        raise eg.exceptions[0] from eg
+    finally:
+        flush()
+    if failures:
+        raise failures[0]
+    return Fetched(answered, starved[0] if starved else None)

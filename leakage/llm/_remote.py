@@ -9,9 +9,9 @@ of the continuation. Servers that do not echo prompt logprobs (OpenAI's chat mod
 Ollama, the llama.cpp server at the time of writing) are detected and refused with
 :class:`~leakage.errors.BackendUnavailable`, never scored as zero.
 
-The HTTP machinery is the web count sources' (:mod:`leakage.backends.cooccurrence._web`),
-reused rather than rewritten: the ``Retry-After`` parser and backoff policy, the TLS
-context, the sync-from-async runner and the query budget. Around it:
+The HTTP machinery is shared with the web count sources (:mod:`leakage._http`): the
+``Retry-After`` parser and backoff policy, the TLS context, the sync-from-async runner, the
+query budget and the budgeted concurrent fetch. Around it:
 
 - a persistent SQLite response cache (:class:`~._response_cache.ResponseCache`), so the
   same request never goes out twice, across runs and processes;
@@ -40,15 +40,16 @@ import httpx
 import numpy as np
 
 from leakage._http import (
+    QueryBudget,
     Transient,
     error_message,
+    fetch_all,
     http_client_scope,
     raise_if_transient,
     run_sync,
     transient_retrying,
 )
-from leakage.backends.cooccurrence._budget import QueryBudget
-from leakage.errors import BackendUnavailable, BudgetExhausted, LeakageError, LLMError
+from leakage.errors import BackendUnavailable, BudgetExhausted, LLMError
 from leakage.llm._base import Generation, Message, Usage
 from leakage.llm._response_cache import ResponseCache, request_key
 
@@ -58,7 +59,6 @@ ENV_MODEL = "LEAKAGE_LLM_MODEL"
 ENV_API_KEYS = ("LEAKAGE_LLM_API_KEY", "OPENAI_API_KEY")
 
 _USER_AGENT = "leakage (LLM judge; https://pypi.org/project/leakage)"
-_FLUSH_EVERY = 16  # answers per cache transaction
 _SCORE_NEEDS = (
     "the likelihood judge needs an endpoint whose completions API echoes the prompt with its "
     "logprobs (echo + logprobs, e.g. vLLM); the elicitation judge works with any chat endpoint"
@@ -529,56 +529,31 @@ class OpenAICompatibleClient:
         return [(known[j.key], True) if j.key in known else (fetched[j.key], False) for j in jobs]
 
     async def _fetch_all(self, todo: list[_Job], *, n_distinct: int) -> dict[str, dict[str, Any]]:
-        """Send ``todo``; stop cleanly on a spent budget or a failure.
+        """Send ``todo``; stop cleanly on a spent budget or a failure
+        (:func:`~leakage._http.fetch_all`: every answer is cached before an error)."""
 
-        Requests already in flight when the budget runs out or a request fails are allowed
-        to finish (they are paid for), and every answer is cached before an error is raised.
-        """
-        answered: dict[str, dict[str, Any]] = {}
-        pending: list[tuple[str, str, dict[str, Any]]] = []
-        failures: list[LeakageError] = []
-        starved: list[str] = []
-        gate = self._gate()
-
-        def flush() -> None:
-            if pending and self.cache is not None:
-                self.cache.put_many(self.model, pending)
-            pending.clear()
+        def store(batch: list[tuple[str, _Job, dict[str, Any]]]) -> None:
+            if self.cache is not None:
+                self.cache.put_many(self.model, [(key, job.kind, a) for key, job, a in batch])
 
         async with self._client_scope() as client:
 
-            async def one(job: _Job) -> None:
-                async with gate:
-                    if failures or starved:
-                        return
-                    why = self._charge()
-                    if why is not None:
-                        starved.append(why)
-                        return
-                    try:
-                        answer = await self._send(client, job)
-                    except (LLMError, BackendUnavailable) as exc:
-                        failures.append(exc)
-                        return
-                    self._account(answer)
-                    answered[job.key] = answer
-                    pending.append((job.key, job.kind, answer))
-                    if len(pending) >= _FLUSH_EVERY:
-                        flush()
+            async def send(job: _Job) -> dict[str, Any]:
+                answer = await self._send(client, job)
+                self._account(answer)
+                return answer
 
-            try:
-                async with asyncio.TaskGroup() as group:
-                    for job in todo:
-                        group.create_task(one(job))
-            except ExceptionGroup as eg:  # a bug or a misconfiguration, not an API failure
-                raise eg.exceptions[0] from eg
-            finally:
-                flush()
-        if failures:
-            raise failures[0]
-        if starved:
-            raise self._exhausted(starved[0], todo, answered, n_distinct)
-        return answered
+            fetched = await fetch_all(
+                {job.key: job for job in todo},
+                send,
+                gate=self._gate(),
+                charge=self._charge,
+                store=store,
+                failure=(LLMError, BackendUnavailable),
+            )
+        if fetched.starved is not None:
+            raise self._exhausted(fetched.starved, todo, fetched.answered, n_distinct)
+        return fetched.answered
 
     async def _send(self, client: httpx.AsyncClient, job: _Job) -> dict[str, Any]:
         url = f"{self.base_url}/{'chat/completions' if job.kind == 'chat' else 'completions'}"

@@ -6,7 +6,7 @@ machinery, written once in :class:`WebCountSource`:
 
 - a persistent SQLite cache (:class:`~._cache.CountCache`), so a query never goes out twice,
   across runs and processes; :meth:`~WebCountSource.uncached` is the dry run;
-- a per-run query budget (:class:`~._budget.QueryBudget`): when it is spent the batch stops
+- a per-run query budget (:class:`~leakage._http.QueryBudget`): when it is spent the batch stops
   cleanly with :class:`~leakage.errors.BudgetExhausted` and what was answered stays cached;
 - retries with exponential backoff for 429, 5xx and transport errors, honouring
   ``Retry-After``; other 4xx fail at once (401/403: the key is rejected);
@@ -30,8 +30,10 @@ from typing import Any
 import httpx
 
 from leakage._http import (
+    QueryBudget,
     Transient,
     error_message,
+    fetch_all,
     http_client_scope,
     raise_if_transient,
     retry_after_seconds,
@@ -40,7 +42,6 @@ from leakage._http import (
 )
 from leakage.errors import BackendUnavailable, BudgetExhausted, CountSourceError, InvalidInput
 
-from ._budget import QueryBudget
 from ._cache import CountCache
 from ._source import Query, query_key
 
@@ -50,7 +51,6 @@ count. Google does not publish it; it enters the estimator only through the smoo
 β·#(r)/N, so the order of magnitude is what matters. Override with ``total=``."""
 
 _USER_AGENT = "leakage (co-occurrence counts; https://pypi.org/project/leakage)"
-_FLUSH_EVERY = 16  # answered queries per cache transaction
 
 
 def _norm(phrase: str) -> str:
@@ -217,55 +217,28 @@ class WebCountSource(ABC):
     async def _fetch_all(
         self, todo: list[tuple[str, Query]], known: dict[str, int], *, n_distinct: int
     ) -> None:
-        """Fetch ``todo`` into ``known`` and the cache; stop cleanly on budget or failure.
+        """Fetch ``todo`` into ``known`` and the cache; stop cleanly on budget or failure
+        (:func:`~leakage._http.fetch_all`: what was answered is cached before an error)."""
 
-        Requests already in flight when the budget runs out or a query fails are allowed
-        to finish (they are paid for), and everything answered is written to the cache
-        before any error is raised.
-        """
-        answered: dict[str, int] = {}
-        pending: list[tuple[str, int, bool | None]] = []
-        failures: list[CountSourceError] = []
-        starved = False
-        gate = asyncio.Semaphore(self.concurrency)
-
-        def flush() -> None:
-            if pending:
-                self.cache.put_many(self.name, self.endpoint, pending)
-                pending.clear()
+        def store(batch: list[tuple[str, Query, tuple[int, bool | None]]]) -> None:
+            self.cache.put_many(
+                self.name,
+                self.endpoint,
+                [(key, count, approx) for key, _, (count, approx) in batch],
+            )
 
         async with self._client_scope() as client:
-
-            async def one(key: str, query: Query) -> None:
-                nonlocal starved
-                async with gate:
-                    if failures or starved:
-                        return
-                    if not self.budget.take():
-                        starved = True
-                        return
-                    try:
-                        count, approx = await self._fetch_one(client, query)
-                    except CountSourceError as exc:
-                        failures.append(exc)
-                        return
-                    answered[key] = count
-                    pending.append((key, count, approx))
-                    if len(pending) >= _FLUSH_EVERY:
-                        flush()
-
-            try:
-                async with asyncio.TaskGroup() as group:
-                    for key, query in todo:
-                        group.create_task(one(key, query))
-            except ExceptionGroup as eg:  # a bug or a misconfiguration, not an API failure
-                raise eg.exceptions[0] from eg
-            finally:
-                flush()
-        known.update(answered)
-        if failures:
-            raise failures[0]
-        if starved:
+            fetched = await fetch_all(
+                dict(todo),
+                lambda query: self._fetch_one(client, query),
+                gate=asyncio.Semaphore(self.concurrency),
+                charge=lambda: None if self.budget.take() else "spent",
+                store=store,
+                failure=(CountSourceError,),
+            )
+        answered = fetched.answered
+        known.update((key, count) for key, (count, _) in answered.items())
+        if fetched.starved is not None:
             remaining = len(todo) - len(answered)
             done = n_distinct - remaining
             raise BudgetExhausted(
