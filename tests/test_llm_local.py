@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 
 from leakage.errors import BackendUnavailable
-from leakage.llm import LLMClient, LocalLM, Message, _gguf, _local
+from leakage.llm import LLMClient, LocalLM, Message, _gguf
+from leakage.llm._local import _head, _passes
 
 from .numerics import reorder_tolerance
 
@@ -124,7 +125,7 @@ def test_score_many_equals_a_plain_forward_pass(
     """Prompts of different lengths (left padding) or with a shared prefix (encoded once),
     continuations of 0, 1, 2 and many tokens (packed into one row per prompt): every entry
     is the plain forward pass's log-prob."""
-    monkeypatch.setattr(_local, "_MIN_SHARED_SAVING", 1)  # share any common prefix
+    monkeypatch.setattr(_passes, "_MIN_SHARED_SAVING", 1)  # share any common prefix
     lm._states.clear()
     got = lm.score_many(prompts, CONTINUATIONS)
     want = np.array([[plain_logprob(lm, p, c) for c in CONTINUATIONS] for p in prompts])
@@ -146,7 +147,7 @@ def test_rows_path_equals_packed_path(
 ):
     """Prompts that reach the sliding window (or non-SDPA attention) take one row per
     (prompt, continuation) with a copied cache; the numbers must not change."""
-    monkeypatch.setattr(_local, "_MIN_SHARED_SAVING", 1)
+    monkeypatch.setattr(_passes, "_MIN_SHARED_SAVING", 1)
     packed = gemma.score_many(prompts, CONTINUATIONS)
     calls = []
     rows_path = gemma._later_rows
@@ -180,7 +181,7 @@ def test_score_each_equals_a_plain_forward_pass(lm: LocalLM, monkeypatch: pytest
     left-padded batch, a shared prefix encoded once), each with continuations of its own:
     different numbers of them (the shorter rows padded), of 0, 1 and many tokens. Every
     entry is the plain forward pass's log-prob, and no prompt state is kept."""
-    monkeypatch.setattr(_local, "_MIN_SHARED_SAVING", 1)
+    monkeypatch.setattr(_passes, "_MIN_SHARED_SAVING", 1)
     lm._states.clear()
     lm.score_many(SHARED[:1], ["x"])
     kept = list(lm._states)
@@ -244,7 +245,7 @@ def test_shortlist_of_the_whole_vocabulary_is_the_exact_normaliser(
 ):
     """With every token on the shortlist only the order of the sums changes."""
     exact = smollm2.score_many(PROMPTS, CONTINUATIONS)
-    monkeypatch.setattr(_local, "_SHORTLIST_TOP", smollm2.info()["vocab_size"])
+    monkeypatch.setattr(_head, "_SHORTLIST_TOP", smollm2.info()["vocab_size"])
     got = shortlisted(smollm2, monkeypatch).score_many(PROMPTS, CONTINUATIONS)
     assert_scores_close(smollm2, got, exact)
 
@@ -272,7 +273,7 @@ def test_shortlist_normaliser_error_on_sentences(gemma: LocalLM, monkeypatch: py
     fast = shortlisted(gemma, monkeypatch).score_many(prompts, SENTENCES)
     per_token = np.abs(fast - exact) / tokens
     assert per_token.max() <= 0.15 and per_token.mean() <= 0.02, per_token
-    monkeypatch.setattr(_local, "_SHORTLIST_TOP", 16)
+    monkeypatch.setattr(_head, "_SHORTLIST_TOP", 16)
     monkeypatch.setattr(gemma, "_states", type(gemma._states)())
     crude = gemma.score_many(prompts, SENTENCES)
     assert (np.abs(crude - exact) / tokens).mean() > 5 * per_token.mean()

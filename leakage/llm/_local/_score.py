@@ -1,0 +1,183 @@
+"""Scoring: prompts and continuations tokenised at their boundary, prompts batched by
+length, continuations run through the decoder passes, every position projected onto the
+vocabulary, the log-probabilities summed per (prompt, continuation)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from leakage.llm._local._passes import _DecoderPasses
+from leakage.llm._local._state import _PromptStates
+
+_MAX_PROMPT_TOKENS = 4096
+"""Prompt tokens (padding included) per prompt-encoding forward pass."""
+
+
+class _Scoring(_DecoderPasses):
+    """``score``, ``score_many``, ``score_groups``, ``score_each`` of ``LocalLM``."""
+
+    # -- scoring --------------------------------------------------------------------------
+
+    def score(self, prompt: str, continuations: Sequence[str]) -> list[float]:
+        """Σ log P(continuation tokens | prompt) for each continuation (natural log)."""
+        return [float(x) for x in self.score_many([prompt], continuations)[0]]
+
+    def score_many(
+        self, prompts: Sequence[str], continuations: Sequence[str]
+    ) -> NDArray[np.float64]:
+        """``out[i, j]`` = Σ log P(``continuations[j]`` | ``prompts[i]``), shape (P, C).
+
+        Prompts of similar length are encoded together, once (and kept for later calls, see
+        ``prompt_cache``); all their continuations are then scored in one batched pass over
+        the repeated prompt states.
+        """
+        return self.score_groups([(prompts, continuations)])[0]
+
+    def score_groups(
+        self, groups: Sequence[tuple[Sequence[str], Sequence[str]]]
+    ) -> list[NDArray[np.float64]]:
+        """``score_many`` for several (prompts, continuations) groups at once, e.g. the cards
+        of a chunk of games: each group's prompts are encoded (or found) and its
+        continuations run through the decoder as in ``score_many``, and then every position
+        of every group is projected onto the vocabulary together. A projection reads the
+        whole output embedding whatever its number of rows (335 MB for Gemma), so one pass
+        for a chunk costs about what one pass for a game did."""
+        return self._score(groups, pool=False)
+
+    def score_each(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[NDArray[np.float64]]:
+        """``out[k][j]`` = Σ log P(``items[k][1][j]`` | ``items[k][0]``): each prompt with
+        continuations of its own, e.g. the listener's one prompt per clue over the clues of
+        many games. Unlike ``score_groups``, prompts of different items are encoded together:
+        all of them sorted by length and cut into left-padded batches (a few large decoder
+        passes instead of one small one per game), their later tokens in one packed pass and
+        every position projected together. These states are not kept for later calls (the
+        prompts are one-off, and a call's batches would push out the cards' prompts)."""
+        return [block[0] for block in self._score([([p], c) for p, c in items], pool=True)]
+
+    def _score(
+        self, groups: Sequence[tuple[Sequence[str], Sequence[str]]], *, pool: bool
+    ) -> list[NDArray[np.float64]]:
+        """``score_groups`` (``pool`` False: each group's prompts batched among themselves,
+        their states kept) and ``score_each`` (``pool``: prompts of every group batched
+        together by length, each row padded with empty continuations to its batch's widest,
+        states not kept)."""
+        outs = [np.zeros((len(p), len(c)), dtype=np.float64) for p, c in groups]
+        with self._lock, self._torch.inference_mode():
+            rows: list[list[tuple[int, int, list[int], list[list[int]]]]] = []
+            for k, (prompts, continuations) in enumerate(groups):
+                if not len(prompts) or not len(continuations):
+                    continue
+                prompt_ids, cont_ids = self._tokenize_pairs(prompts, continuations)
+                rows.append([(k, i, prompt_ids[i], cont_ids[i]) for i in range(len(prompts))])
+            if pool:
+                rows = [[r for group in rows for r in group]]
+            found: list[tuple[list[tuple[int, int, list[int], list[list[int]]]], Any, Any]] = []
+            for group in rows:
+                for batch in _length_groups([len(r[2]) for r in group], _MAX_PROMPT_TOKENS):
+                    chosen = [group[i] for i in batch]
+                    states = self._encode_prompts(tuple(tuple(r[2]) for r in chosen), keep=not pool)
+                    width = max(len(r[3]) for r in chosen)
+                    conts = [[*r[3], *([[]] * (width - len(r[3])))] for r in chosen]
+                    found.append((chosen, states, conts))
+            joint = self._later_joint([(st, conts) for _, st, conts in found])
+            if joint is None:
+                joint = [self._later(st, conts) for _, st, conts in found]
+            blocks = self._project(
+                [(st, conts, later) for (_, st, conts), later in zip(found, joint, strict=True)]
+            )
+            for (chosen, _, _), block in zip(found, blocks, strict=True):
+                for (k, i, _, cont), values in zip(chosen, block, strict=True):
+                    outs[k][i, :] = values[: len(cont)]
+        return outs
+
+    def _tokenize_pairs(
+        self, prompts: Sequence[str], continuations: Sequence[str]
+    ) -> tuple[list[list[int]], list[list[list[int]]]]:
+        """Prompt tokens (with BOS) and, per prompt, each continuation's tokens."""
+        tok = self._tok
+        moved = [(p.rstrip(" "), p[len(p.rstrip(" ")) :]) for p in prompts]
+        joint = [p + space + c for p, space in moved for c in continuations]
+        enc_prompts = tok([p for p, _ in moved], add_special_tokens=False)["input_ids"]
+        enc_joint = tok(joint, add_special_tokens=False)["input_ids"]
+        alone: dict[str, list[int]] = {}
+        prompt_ids: list[list[int]] = []
+        cont_ids: list[list[list[int]]] = []
+        n = len(continuations)
+        for i, ids in enumerate(enc_prompts):
+            prompt_ids.append(self._bos + list(ids) if self._bos or ids else list(self._start))
+            row = []
+            for j, cont in enumerate(continuations):
+                whole = enc_joint[i * n + j]
+                if whole[: len(ids)] == ids:
+                    row.append(list(whole[len(ids) :]))
+                else:  # a token straddles the boundary: tokenise the continuation alone
+                    text = moved[i][1] + cont
+                    if text not in alone:
+                        alone[text] = list(tok(text, add_special_tokens=False)["input_ids"])
+                    row.append(alone[text])
+            cont_ids.append(row)
+        return prompt_ids, cont_ids
+
+    def _project(
+        self, work: list[tuple[_PromptStates, list[list[list[int]]], Any]]
+    ) -> list[NDArray[np.float64]]:
+        """Each (states, continuations, later states) of ``work`` as a (prompts x
+        continuations) block: one projection onto the vocabulary for the prompts' ends
+        (unless known from an earlier call) and every later position."""
+        torch = self._torch
+        fresh: dict[int, _PromptStates] = {}
+        for states, _, _ in work:
+            if states.lse is None:
+                fresh.setdefault(id(states), states)
+        ends = [st.last for st in fresh.values()]
+        hidden = [h for *_, later in work for h, _, _ in later]
+        if ends or hidden:
+            lse = self._lse(torch.cat(ends + hidden))
+            for st in fresh.values():
+                st.lse, lse = lse[: st.last.shape[0]], lse[st.last.shape[0] :]
+        blocks = []
+        for states, conts, later in work:
+            block = np.zeros((len(conts), len(conts[0])), dtype=np.float64)
+            if later:
+                h, target, owner = (torch.cat(x) for x in zip(*later, strict=True))
+                n = h.shape[0]
+                logp = (self._logit_of(h, target) - lse[:n]).double().numpy()
+                lse = lse[n:]
+                np.add.at(block.reshape(-1), owner.numpy(), logp)
+            # First tokens: predicted by each prompt's last state.
+            firsts = [
+                (g, c, cont[0]) for g, row in enumerate(conts) for c, cont in enumerate(row) if cont
+            ]
+            if firsts:
+                g_idx, c_idx, tokens = (torch.tensor(x) for x in zip(*firsts, strict=True))
+                first = self._logit_of(states.last[g_idx], tokens) - states.lse[g_idx]
+                block[g_idx.numpy(), c_idx.numpy()] += first.double().numpy()
+            blocks.append(block)
+        return blocks
+
+
+def _length_groups(lengths: Sequence[int], max_tokens: int) -> list[list[int]]:
+    """Indices grouped for left-padded batches: similar lengths, bounded padded size.
+
+    Sorted by length; a group closes when adding the next prompt would pad more than a
+    quarter of the group's tokens (plus 8) or exceed ``max_tokens`` padded tokens.
+    """
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    groups: list[list[int]] = []
+    current: list[int] = []
+    total = 0
+    for i in order:
+        n = lengths[i]
+        padded = n * (len(current) + 1)  # sorted ascending: n is the new maximum
+        if current and (padded > 1.25 * (total + n) + 8 or padded > max_tokens):
+            groups.append(current)
+            current, total = [], 0
+        current.append(i)
+        total += n
+    if current:
+        groups.append(current)
+    return groups

@@ -1,0 +1,56 @@
+"""What the parts of ``LocalLM`` share: the model state they read, the encoded prompts."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class _PromptStates:
+    """A group of encoded prompts: what their continuations are scored after."""
+
+    cache: Any
+    """``DynamicCache`` over the left-padded prompts (never extended: copied per use)."""
+    mask: Any
+    """(P, W) attention mask, 0 on the left padding."""
+    lens: Any
+    """(P,) prompt lengths in tokens."""
+    last: Any
+    """(P, H) final hidden state at each prompt's last token."""
+    lse: Any
+    """(P,) float32 log Σ exp of the next-token logits after each prompt (computed with the
+    first continuations, in the same projection)."""
+
+
+class _LocalState:
+    """The attributes ``LocalLM.__init__`` sets and its parts (``_head``, ``_passes``,
+    ``_score``, ``_generate``) read: declared once here, for the type checker."""
+
+    name: str
+    precision: str
+    normaliser: str
+    _torch: Any
+    _tok: Any
+    _model: Any
+    _config: Any
+    _decoder: Any
+    _head_w: Any
+    _head_b: Any
+    _softcap: float
+    _window: int
+    _vocab_size: int
+    _raw: Any
+    _f32: Any
+    _approx: Any
+    _low_rank: tuple[Any, Any] | None
+    _bos: list[int]
+    _start: list[int]
+    _pad: int
+    _eos: frozenset[int]
+    _generator: Any
+    _lock: threading.Lock
+    _cache_prompts: int
+    _states: OrderedDict[tuple[tuple[int, ...], ...], _PromptStates]
