@@ -20,6 +20,7 @@ _LAZY = {
     "backend_names": "leakage.backends",
     "create_backend": "leakage.backends",
     "register_backend": "leakage.backends",
+    "SpyTrace": "leakage.posterior",
     "Trace": "leakage.posterior",
     "posterior_trace": "leakage.posterior",
     "spy_posterior": "leakage.posterior",
@@ -42,6 +43,7 @@ __all__ = [
     "Report",
     "ScoreOptions",
     "SpyGameTranscript",
+    "SpyTrace",
     "Step",
     "Summary",
     "Trace",
@@ -59,7 +61,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from leakage.backends import LikelihoodBackend, backend_names, create_backend, register_backend
-    from leakage.posterior import Trace, posterior_trace, spy_posterior
+    from leakage.posterior import SpyTrace, Trace, posterior_trace, spy_posterior
     from leakage.reports import Report, Step, Summary
     from leakage.scoring import ScoreOptions, score_many, score_transcript
     from leakage.transcripts import (
