@@ -202,6 +202,84 @@ def _traces(
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class SpyTrace:
+    """Per-statement figures of one SpyGame (m statements, K candidate words, n players).
+
+    Unlike :class:`Trace`, each statement's word posterior is from that statement alone
+    (uniform prior): the speakers do not share a word. ``spy_posterior`` accumulates instead,
+    over every statement so far.
+    """
+
+    posterior: NDArray[np.float64]
+    """m x K: the speaker's word posterior from the statement alone."""
+    entropy_bits: NDArray[np.float64]
+    information_gain_bits: NDArray[np.float64]
+    """Entropy drop from the uniform prior."""
+    kl_bits: NDArray[np.float64]
+    """KL divergence from uniform."""
+    secret_probability: NDArray[np.float64]
+    """Probability of the speaker's own word."""
+    secret_rank: NDArray[np.int64]
+    """Rank of the speaker's own word (1 = most probable; ties count against it)."""
+    spy_posterior: NDArray[np.float64]
+    """m x n: P(player is a spy) given every statement up to and including this one."""
+    prior_entropy_bits: float
+    outlier_scores: list[dict[str, float]] | None = None
+    """Per statement, player id -> outlier score (``leakage.metrics.outlier_trace``), when
+    the backend could embed the statements; the engine never sets it."""
+
+
+def spy_trace(
+    loglik: ArrayLike,
+    speakers: ArrayLike,
+    word_index: ArrayLike,
+    n_players: int,
+    n_spies: int = 1,
+    *,
+    assignment: str = "known",
+) -> SpyTrace:
+    """The :class:`SpyTrace` of one SpyGame from its statements x candidates log-likelihoods.
+
+    Columns 0 and 1 of ``loglik`` are the civilians' word and the spy's; ``speakers`` gives
+    each statement's speaker as a seat (0 .. ``n_players`` - 1), ``word_index`` the position
+    of that speaker's word among the candidates. The spy posterior after statement i is
+    :func:`spy_posterior` of every player's evidence so far, ``loglik[., 0] - loglik[., 1]``
+    summed over their statements.
+    """
+    L = np.asarray(loglik, dtype=np.float64)
+    if L.ndim != 2 or L.shape[1] < 2:
+        raise ValueError(f"loglik must be statements x candidates (2 or more), got {L.shape}")
+    m, k = L.shape
+    seat = np.asarray(speakers, dtype=np.intp).reshape(-1)
+    own = np.asarray(word_index, dtype=np.intp).reshape(-1)
+    if seat.shape != (m,) or own.shape != (m,):
+        raise ValueError(f"speakers and word_index must have one entry per statement ({m})")
+    if m and (seat.min() < 0 or seat.max() >= n_players or own.min() < 0 or own.max() >= k):
+        raise ValueError("a speaker or word index is out of range")
+    post = normalize_log(L) if m else np.zeros((0, k))
+    h = entropy_bits(post)
+    prior_h = float(np.log2(k))
+    # Player p's evidence after statement i: its own statements' differences summed in order.
+    steps = np.zeros((m, n_players))
+    steps[np.arange(m), seat] = L[:, 0] - L[:, 1]
+    evidence = np.cumsum(steps, axis=0)
+    spy = np.zeros((m, n_players))
+    for i in range(m):
+        spy[i] = spy_posterior(evidence[i], n_spies, assignment=assignment)
+    probability = post[np.arange(m), own]
+    return SpyTrace(
+        posterior=post,
+        entropy_bits=h,
+        information_gain_bits=prior_h - h,
+        kl_bits=kl_bits(post, np.full(k, 1.0 / k)),
+        secret_probability=probability,
+        secret_rank=(post >= probability[:, None]).sum(axis=1).astype(np.int64),
+        spy_posterior=spy,
+        prior_entropy_bits=prior_h,
+    )
+
+
 def spy_posterior(
     civilian_minus_spy: ArrayLike,
     n_spies: int = 1,

@@ -4,43 +4,39 @@ Scoring runs in two stages, and both work on plain values taken from the transcr
 that a batch can send games to other processes cheaply:
 
 1. :func:`score_inputs` asks the backend about the clues of a chunk of games
-   (:class:`GameInput`) and runs the posterior engine over the answers, once per group of
-   games of the same shape; the result per game is a dict of numbers (numpy arrays).
-2. :func:`report_data` puts those numbers together with the rest of the game
-   (:class:`ReportContext`: ids, roles, rounds, meta) into the report as plain data;
-   :func:`build_report` validates it into a :class:`~leakage.reports.Report`.
+   (:class:`ChameleonInput`, :class:`SpyInput`) and runs the posterior engine over the
+   answers, once per group of Chameleon games of the same shape; the result per game is its
+   :class:`~leakage.posterior.Trace` (Chameleon) or :class:`~leakage.posterior.SpyTrace`.
+2. :func:`shape_report` puts a trace together with the rest of the game
+   (:class:`ReportContext`: ids, roles, rounds, meta) into the report as plain data, shaped
+   by a :class:`ReportShape` (the service's ``top_k``, extra settings, redaction). It is
+   the one place reports are made: :func:`build_report` validates its data into a
+   :class:`~leakage.reports.Report` (the CLI, the library), :func:`report_json` serialises
+   it without validating (the batch, the service), byte for byte what the model writes.
 
 :func:`score_transcript` and :func:`score_many` run both.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, fields
-from typing import Any, Literal, NamedTuple
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel
+from pydantic_core import to_json
 
 from leakage.backends.base import LikelihoodBackend
 from leakage.errors import InvalidInput
 from leakage.metrics import outlier_trace
-from leakage.posterior import (
-    Trace,
-    entropy_bits,
-    kl_bits,
-    normalize_log,
-    posterior_traces,
-    ranks_of,
-    spy_posterior,
-)
+from leakage.posterior import SpyTrace, Trace, posterior_traces, spy_trace
 from leakage.reports import Report, Step, Summary
 from leakage.transcripts import AnyTranscript, ChameleonTranscript
 
-Numbers = dict[str, Any]
-"""What :func:`score_input` found for one game: numpy arrays (and a few scalars) by name."""
-
-_TRACE_FIELDS = tuple(f.name for f in fields(Trace))
+ReportData = dict[str, Any]
+"""A ``leakage.report/1`` as plain data, every field in the report's order (what
+``Report.model_dump()`` gives), before it is validated or serialised."""
 
 
 @dataclass(frozen=True)
@@ -53,10 +49,11 @@ class ScoreOptions:
     """SpyGame: ``known`` (which word is the civilians' is known) or ``marginalise``."""
 
 
-class GameInput(NamedTuple):
-    """What the backend stage needs from one transcript, as plain values."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChameleonInput:
+    """What the backend stage needs from one Chameleon transcript, as plain values."""
 
-    game: Literal["chameleon", "spygame"]
+    game: ClassVar[Literal["chameleon"]] = "chameleon"
     texts: tuple[str, ...]
     """Every turn's text, in order."""
     speakers: tuple[str, ...]
@@ -64,20 +61,48 @@ class GameInput(NamedTuple):
     candidates: tuple[str, ...]
     category: str | None
     counted: tuple[bool, ...]
-    """Which turns update the posterior (SpyGame: all)."""
+    """Which turns update the posterior."""
     secret_index: int | None
-    """Chameleon: position of the secret among the candidates (None without a secret)."""
-    word_index: tuple[int, ...] = ()
-    """SpyGame: for every turn, the position of the speaker's word among the candidates."""
-    players: tuple[str, ...] = ()
-    """SpyGame: the player ids in seat order (the spy posterior's columns)."""
-    n_spies: int = 0
-    spy_assignment: str = "known"
+    """Position of the secret among the candidates (None without a secret)."""
 
     @property
     def clues(self) -> list[str]:
         """The texts the backend is asked about."""
         return [x for x, c in zip(self.texts, self.counted, strict=True) if c]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpyInput:
+    """What the backend stage needs from one SpyGame transcript, as plain values."""
+
+    game: ClassVar[Literal["spygame"]] = "spygame"
+    category: ClassVar[None] = None
+    texts: tuple[str, ...]
+    """Every statement's text, in order."""
+    speakers: tuple[str, ...]
+    """Every statement's player id."""
+    candidates: tuple[str, ...]
+    """The civilians' word, the spy's, then any distractors."""
+    word_index: tuple[int, ...]
+    """For every statement, the position of the speaker's word among the candidates."""
+    players: tuple[str, ...]
+    """The player ids in seat order (the spy posterior's columns)."""
+    n_spies: int
+    spy_assignment: str = "known"
+
+    @property
+    def counted(self) -> tuple[bool, ...]:
+        """Every statement counts."""
+        return (True,) * len(self.texts)
+
+    @property
+    def clues(self) -> list[str]:
+        """The texts the backend is asked about: every statement."""
+        return list(self.texts)
+
+
+GameInput = ChameleonInput | SpyInput
+"""What the backend stage needs from one transcript (:func:`game_input`)."""
 
 
 def _as_dict(words: list[str], p: np.ndarray) -> dict[str, float]:
@@ -94,19 +119,26 @@ def game_input(t: AnyTranscript, options: ScoreOptions = ScoreOptions()) -> Game
     texts = tuple(turn.text for turn in t.turns)
     speakers = tuple(turn.player for turn in t.turns)
     if isinstance(t, ChameleonTranscript):
-        secret_index = t.candidates.index(t.secret) if t.secret is not None else None
-        return GameInput(
-            "chameleon", texts, speakers, tuple(t.candidates), t.category,
-            _counted(t, options), secret_index,
-        )  # fmt: skip
+        return ChameleonInput(
+            texts=texts,
+            speakers=speakers,
+            candidates=tuple(t.candidates),
+            category=t.category,
+            counted=_counted(t, options),
+            secret_index=t.candidates.index(t.secret) if t.secret is not None else None,
+        )
     candidates = tuple(t.candidates)
     position = {w: j for j, w in enumerate(candidates)}
     words = {p.id: position[t.word_of(p.id)] for p in t.players}
-    return GameInput(
-        "spygame", texts, speakers, candidates, None, (True,) * len(texts), None,
-        tuple(words[x] for x in speakers), tuple(p.id for p in t.players), len(t.spies()),
-        options.spy_assignment,
-    )  # fmt: skip
+    return SpyInput(
+        texts=texts,
+        speakers=speakers,
+        candidates=candidates,
+        word_index=tuple(words[x] for x in speakers),
+        players=tuple(p.id for p in t.players),
+        n_spies=len(t.spies()),
+        spy_assignment=options.spy_assignment,
+    )
 
 
 def scored_clues(t: AnyTranscript, options: ScoreOptions = ScoreOptions()) -> list[str]:
@@ -114,7 +146,7 @@ def scored_clues(t: AnyTranscript, options: ScoreOptions = ScoreOptions()) -> li
     return game_input(t, options).clues
 
 
-def _chameleon_loglik(inp: GameInput, backend: LikelihoodBackend) -> np.ndarray:
+def _chameleon_loglik(inp: ChameleonInput, backend: LikelihoodBackend) -> np.ndarray:
     """The backend's log-likelihoods, one row per turn (zeros for turns not counted)."""
     loglik = np.zeros((len(inp.texts), len(inp.candidates)))
     if any(inp.counted):
@@ -123,82 +155,65 @@ def _chameleon_loglik(inp: GameInput, backend: LikelihoodBackend) -> np.ndarray:
     return loglik
 
 
-def _trace_numbers(tr: Trace) -> Numbers:
-    return {name: getattr(tr, name) for name in _TRACE_FIELDS}
-
-
-def score_input(inp: GameInput, backend: LikelihoodBackend) -> Numbers:
+def score_input(inp: GameInput, backend: LikelihoodBackend) -> Trace | SpyTrace:
     """Stage 1 for one game (:func:`score_inputs`); a game the backend rejects raises."""
-    (numbers,) = score_inputs([inp], backend)
-    if isinstance(numbers, InvalidInput):
-        raise numbers
-    return numbers
+    (trace,) = score_inputs([inp], backend)
+    if isinstance(trace, InvalidInput):
+        raise trace
+    return trace
 
 
-def _spygame_numbers(inp: GameInput, backend: LikelihoodBackend) -> Numbers:
-    """Per statement: the speaker's-word posterior from that statement alone (uniform prior),
-    its entropy, KL from uniform, the speaker's word's probability and rank, and the spy
-    posterior given every statement so far; outlier scores when the backend can embed."""
-    k, m = len(inp.candidates), len(inp.texts)
+def _spygame_trace(inp: SpyInput, backend: LikelihoodBackend) -> SpyTrace:
+    """The backend's log-likelihoods of every statement through :func:`spy_trace`, with
+    outlier scores when the backend can embed."""
     texts = list(inp.texts)
+    k = len(inp.candidates)
     loglik = backend.loglik(texts, list(inp.candidates)) if texts else np.zeros((0, k))
-    loglik = np.asarray(loglik, dtype=np.float64)
-    post = normalize_log(loglik) if m else np.zeros((0, k))
-    h = entropy_bits(post)
-    prior_h = float(np.log2(k))
-    column = {pid: j for j, pid in enumerate(inp.players)}
-    evidence = np.zeros(len(inp.players))
-    spy = np.zeros((m, len(inp.players)))
-    rank = np.zeros(m, dtype=np.int64)
-    for i, (player, wi) in enumerate(zip(inp.speakers, inp.word_index, strict=True)):
-        evidence[column[player]] += loglik[i, 0] - loglik[i, 1]
-        spy[i] = spy_posterior(evidence, inp.n_spies, assignment=inp.spy_assignment)
-        rank[i] = ranks_of(post[i], wi)[0]
-    out: Numbers = {
-        "posterior": post,
-        "entropy_bits": h,
-        "information_gain_bits": prior_h - h,
-        "kl_bits": kl_bits(post, np.full(k, 1.0 / k)),
-        "secret_probability": post[np.arange(m), np.array(inp.word_index, dtype=np.intp)],
-        "secret_rank": rank,
-        "spy_posterior": spy,
-        "prior_entropy_bits": prior_h,
-    }
+    seat = {pid: j for j, pid in enumerate(inp.players)}
+    trace = spy_trace(
+        loglik,
+        [seat[p] for p in inp.speakers],
+        inp.word_index,
+        len(inp.players),
+        inp.n_spies,
+        assignment=inp.spy_assignment,
+    )
     embed = getattr(backend, "embed", None)
     if embed is not None and texts:
-        out["outliers"] = outlier_trace(list(inp.speakers), embed(texts))
-    return out
+        trace = replace(trace, outlier_scores=outlier_trace(list(inp.speakers), embed(texts)))
+    return trace
 
 
 def score_inputs(
     inputs: Sequence[GameInput], backend: LikelihoodBackend
-) -> list[Numbers | InvalidInput]:
+) -> list[Trace | SpyTrace | InvalidInput]:
     """:func:`score_input` for many games, in order: the backend is asked game by game, the
     posterior engine runs once per group of Chameleon games of the same shape (turns,
     candidates, with or without a secret). A game the backend rejects comes back as its
     :class:`~leakage.errors.InvalidInput`; any other backend error is raised."""
-    out: list[Numbers | InvalidInput] = [{} for _ in inputs]
-    groups: dict[tuple[int, int, bool], list[tuple[int, np.ndarray]]] = {}
+    out: list[Trace | SpyTrace | InvalidInput | None] = [None] * len(inputs)
+    groups: dict[tuple[int, int, bool], list[tuple[int, ChameleonInput, np.ndarray]]] = {}
     for i, inp in enumerate(inputs):
         try:
-            if inp.game == "chameleon":
+            if isinstance(inp, ChameleonInput):
                 loglik = _chameleon_loglik(inp, backend)
                 key = (len(inp.texts), len(inp.candidates), inp.secret_index is not None)
-                groups.setdefault(key, []).append((i, loglik))
+                groups.setdefault(key, []).append((i, inp, loglik))
             else:
-                out[i] = _spygame_numbers(inp, backend)
+                out[i] = _spygame_trace(inp, backend)
         except InvalidInput as err:
             out[i] = err
     for (m, _, has_secret), members in groups.items():
-        games = [inputs[i] for i, _ in members]
         traces = posterior_traces(
-            np.stack([loglik for _, loglik in members]),
-            counted=np.array([g.counted for g in games], dtype=bool).reshape(len(games), m),
-            secret_index=[g.secret_index or 0 for g in games] if has_secret else None,
+            np.stack([loglik for _, _, loglik in members]),
+            counted=np.array([g.counted for _, g, _ in members], dtype=bool).reshape(-1, m),
+            secret_index=[g.secret_index or 0 for _, g, _ in members] if has_secret else None,
         )
-        for (i, _), tr in zip(members, traces, strict=True):
-            out[i] = _trace_numbers(tr)
-    return out
+        for (i, _, _), tr in zip(members, traces, strict=True):
+            out[i] = tr
+    done = [x for x in out if x is not None]
+    assert len(done) == len(inputs)  # every game is a trace or an error by now
+    return done
 
 
 class ReportContext(NamedTuple):
@@ -234,42 +249,100 @@ def report_context(t: AnyTranscript) -> ReportContext:
     )
 
 
-def report_data(
+@dataclass(frozen=True)
+class ReportShape:
+    """How a report is written beyond what scoring found: what a caller asks of its copy
+    (the service's request options). The default leaves the report as scored."""
+
+    top_k: int | None = None
+    """Keep only the k most probable candidates in each step's ``posterior`` (recorded as
+    ``settings.top_k``); ``secret_rank`` and the summary still use every candidate."""
+    extra_settings: Mapping[str, Any] = field(default_factory=dict)
+    """Recorded in ``settings`` after the scoring options (the service: ``distractors``)."""
+    redact: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    """Applied to ``backend_info`` (the service: no server file path leaves it)."""
+
+
+def shape_report(
     inp: GameInput,
     ctx: ReportContext,
-    numbers: Numbers,
+    trace: Trace | SpyTrace,
     backend: str,
     backend_info: dict[str, Any],
     options: ScoreOptions = ScoreOptions(),
-) -> dict[str, Any]:
-    """Stage 2 as plain data: what ``build_report(...).model_dump(mode="json")`` gives, with
-    every field in the report's order, built without validating it (for writers that only
-    serialise it, such as the batch path)."""
-    if inp.game == "chameleon":
-        return _chameleon_report(inp, ctx, Trace(**numbers), backend, backend_info, options)
-    return _spygame_report(inp, ctx, numbers, backend, backend_info, options)
+    shape: ReportShape = ReportShape(),
+) -> ReportData:
+    """Stage 2: the report of one game as plain data, from its input, context and trace,
+    built without validating it; every caller's report comes from here (see the module's
+    docstring). ``Report.model_validate`` of it is the report, :func:`report_json` its
+    JSON."""
+    if isinstance(inp, ChameleonInput):
+        if not isinstance(trace, Trace):
+            raise TypeError(f"a Chameleon game needs a Trace, not {type(trace).__name__}")
+        data = _chameleon_report(inp, ctx, trace, backend, backend_info, options)
+    else:
+        if not isinstance(trace, SpyTrace):
+            raise TypeError(f"a SpyGame needs a SpyTrace, not {type(trace).__name__}")
+        data = _spygame_report(inp, ctx, trace, backend, backend_info, options)
+    return reshape_report(data, shape)
+
+
+def reshape_report(data: ReportData, shape: ReportShape) -> ReportData:
+    """``data`` (a report's plain data) as ``shape`` asks, changed in place and returned:
+    the last step of :func:`shape_report`, also for a report made before (``model_dump()``
+    of a :class:`~leakage.reports.Report`)."""
+    if shape.redact is not None:
+        data["backend_info"] = shape.redact(data["backend_info"])
+    if shape.extra_settings:
+        data["settings"] = {**data["settings"], **shape.extra_settings}
+    if shape.top_k is not None:
+        data["settings"] = {**data["settings"], "top_k": shape.top_k}
+        for step in data["steps"]:
+            ranked = sorted(step["posterior"].items(), key=lambda kv: -kv[1])
+            step["posterior"] = dict(ranked[: shape.top_k])
+    return data
+
+
+def report_data(
+    inp: GameInput,
+    ctx: ReportContext,
+    trace: Trace | SpyTrace,
+    backend: str,
+    backend_info: dict[str, Any],
+    options: ScoreOptions = ScoreOptions(),
+) -> ReportData:
+    """:func:`shape_report` with the report left as scored."""
+    return shape_report(inp, ctx, trace, backend, backend_info, options)
+
+
+def report_json(data: ReportData) -> bytes:
+    """A report's plain data (:func:`shape_report`) as one UTF-8 JSON line, by pydantic's own
+    serialiser with the report's settings (NaN and infinity as null): byte for byte what
+    ``Report.model_validate(data).model_dump_json()`` writes, without building and
+    validating the model first (that costs about as much again)."""
+    return to_json(data, inf_nan_mode="null")
 
 
 def build_report(
     t: AnyTranscript,
-    numbers: Numbers,
+    trace: Trace | SpyTrace,
     backend: str,
     backend_info: dict[str, Any],
     options: ScoreOptions = ScoreOptions(),
 ) -> Report:
     """Stage 2: the report of ``t`` from what :func:`score_input` found for it."""
-    return _report(t, game_input(t, options), numbers, backend, backend_info, options)
+    return _report(t, game_input(t, options), trace, backend, backend_info, options)
 
 
 def _report(
     t: AnyTranscript,
     inp: GameInput,
-    numbers: Numbers,
+    trace: Trace | SpyTrace,
     backend: str,
     backend_info: dict[str, Any],
     options: ScoreOptions,
 ) -> Report:
-    data = report_data(inp, report_context(t), numbers, backend, backend_info, options)
+    data = shape_report(inp, report_context(t), trace, backend, backend_info, options)
     return Report.model_validate(data)
 
 
@@ -285,7 +358,7 @@ _REPORT = _defaults(Report)
 
 
 def _chameleon_report(
-    inp: GameInput,
+    inp: ChameleonInput,
     ctx: ReportContext,
     tr: Trace,
     backend: str,
@@ -351,9 +424,9 @@ def _chameleon_report(
 
 
 def _spygame_report(
-    inp: GameInput,
+    inp: SpyInput,
     ctx: ReportContext,
-    numbers: Numbers,
+    tr: SpyTrace,
     backend: str,
     backend_info: dict[str, Any],
     options: ScoreOptions,
@@ -362,20 +435,20 @@ def _spygame_report(
     player_ids = list(inp.players)
     n_spies = inp.n_spies
     spies = set(ctx.spies)
-    outliers: list[dict[str, float]] | None = numbers.get("outliers")
-    h = numbers["entropy_bits"]
-    prior_h = float(numbers["prior_entropy_bits"])
-    entropy, kl = h.tolist(), numbers["kl_bits"].tolist()
-    gain = numbers["information_gain_bits"].tolist()
-    probability = numbers["secret_probability"].tolist()
-    rank = numbers["secret_rank"].tolist()
-    spy = numbers["spy_posterior"]
+    outliers = tr.outlier_scores
+    h = tr.entropy_bits
+    prior_h = float(tr.prior_entropy_bits)
+    entropy, kl = h.tolist(), tr.kl_bits.tolist()
+    gain = tr.information_gain_bits.tolist()
+    probability = tr.secret_probability.tolist()
+    rank = tr.secret_rank.tolist()
+    spy = tr.spy_posterior
     rounds = ctx.rounds
     steps: list[dict[str, Any]] = []
     spy_round1: list[str] | None = None
     outlier_round1: list[str] | None = None
     first_round = rounds[0] if rounds else None
-    for i, row in enumerate(numbers["posterior"].tolist()):
+    for i, row in enumerate(tr.posterior.tolist()):
         steps.append(
             {
                 **_STEP,
@@ -436,8 +509,25 @@ def score_transcript(
     t: AnyTranscript, backend: LikelihoodBackend, options: ScoreOptions = ScoreOptions()
 ) -> Report:
     """Score one game with one backend: both stages in one go."""
-    inp = game_input(t, options)
-    return _report(t, inp, score_input(inp, backend), backend.name, backend.info(), options)
+    return Report.model_validate(score_report_data(t, backend, options))
+
+
+def score_report_data(
+    t: AnyTranscript,
+    backend: LikelihoodBackend,
+    options: ScoreOptions = ScoreOptions(),
+    *,
+    inp: GameInput | None = None,
+    shape: ReportShape = ReportShape(),
+) -> ReportData:
+    """:func:`score_transcript` as plain data (:func:`shape_report`), shaped by ``shape``;
+    ``inp`` is ``game_input(t, options)`` when the caller has it already (from
+    :func:`prepare_inputs`). A game the backend rejects raises."""
+    if inp is None:
+        inp = game_input(t, options)
+    trace = score_input(inp, backend)
+    ctx = report_context(t)
+    return shape_report(inp, ctx, trace, backend.name, backend.info(), options, shape)
 
 
 def prepare(
@@ -488,7 +578,7 @@ def _score_chunk(
     inputs = [game_input(t, options) for t in batch]
     prepare_inputs(inputs, backend)
     name, info = backend.name, backend.info()
-    for t, inp, numbers in zip(batch, inputs, score_inputs(inputs, backend), strict=True):
-        if isinstance(numbers, InvalidInput):
-            raise numbers
-        yield _report(t, inp, numbers, name, info, options)
+    for t, inp, trace in zip(batch, inputs, score_inputs(inputs, backend), strict=True):
+        if isinstance(trace, InvalidInput):
+            raise trace
+        yield _report(t, inp, trace, name, info, options)

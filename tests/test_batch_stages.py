@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import pickle
 from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -62,11 +63,9 @@ def test_report_data_is_the_validated_report_and_serialises_the_same(cooccurrenc
     for backend in (cooccurrence, EmbeddingLike()):
         for t in _games():
             inp = game_input(t, options)
-            numbers = score_input(inp, backend)
-            data = report_data(
-                inp, report_context(t), numbers, backend.name, backend.info(), options
-            )
-            report = build_report(t, numbers, backend.name, backend.info(), options)
+            trace = score_input(inp, backend)
+            data = report_data(inp, report_context(t), trace, backend.name, backend.info(), options)
+            report = build_report(t, trace, backend.name, backend.info(), options)
             assert report == score_transcript(t, backend, options)
             assert Report.model_validate(data) == report
             # Byte for byte what the model writes, so the batch's reports read back the same.
@@ -202,10 +201,11 @@ def test_many_games_at_once_give_what_each_game_gives_alone(cooccurrence):
             except InvalidInput as err:
                 assert isinstance(got, InvalidInput) and str(got) == str(err)
                 continue
-            assert not isinstance(got, InvalidInput) and got.keys() == want.keys()
-            for name, value in want.items():
+            assert not isinstance(got, InvalidInput) and type(got) is type(want)
+            for f in fields(want):
+                value = getattr(want, f.name)
                 if isinstance(value, np.ndarray):
-                    np.testing.assert_allclose(got[name], value, rtol=1e-12, atol=1e-12)
+                    np.testing.assert_allclose(getattr(got, f.name), value, rtol=1e-12, atol=1e-12)
                 else:
-                    assert got[name] == value
+                    assert getattr(got, f.name) == value
     assert any(isinstance(x, InvalidInput) for x in score_inputs(inputs, Picky()))

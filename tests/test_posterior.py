@@ -14,6 +14,7 @@ from leakage.posterior import (
     posterior_traces,
     ranks_of,
     spy_posterior,
+    spy_trace,
 )
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
@@ -186,3 +187,65 @@ def test_many_games_check_their_shapes():
         posterior_traces(np.zeros((2, 4, 16)), np.ones((2, 3), bool))
     with pytest.raises(ValueError, match="secret_index"):
         posterior_traces(np.zeros((2, 4, 16)), np.ones((2, 4), bool), [0, 16])
+
+
+@st.composite
+def spy_games(draw):
+    n = draw(st.integers(2, 6))
+    m = draw(st.integers(0, 8))
+    k = draw(st.integers(2, 5))
+    loglik = draw(arrays(np.float64, (m, k), elements=st.floats(-50, 0)))
+    seat = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    own = draw(st.lists(st.integers(0, 1), min_size=m, max_size=m))
+    return loglik, seat, own, n, draw(st.integers(1, n - 1))
+
+
+@settings(max_examples=100, deadline=None)
+@given(spy_games(), st.sampled_from(["known", "marginalise"]))
+def test_spy_trace_is_each_statement_alone_and_the_evidence_so_far(game, assignment):
+    loglik, seat, own, n, n_spies = game
+    tr = spy_trace(loglik, seat, own, n, n_spies, assignment=assignment)
+    m, k = loglik.shape
+    assert tr.posterior.shape == (m, k) and tr.spy_posterior.shape == (m, n)
+    assert tr.prior_entropy_bits == pytest.approx(np.log2(k))
+    evidence = np.zeros(n)
+    for i in range(m):  # statement by statement, as the definition reads
+        alone = posterior_trace(loglik[i : i + 1], secret_index=own[i])
+        np.testing.assert_allclose(tr.posterior[i], alone.posterior[0], rtol=1e-9, atol=1e-12)
+        assert tr.entropy_bits[i] == pytest.approx(alone.entropy_bits[0], abs=1e-9)
+        assert tr.information_gain_bits[i] == pytest.approx(
+            alone.information_gain_bits[0], abs=1e-9
+        )
+        assert tr.kl_bits[i] == pytest.approx(alone.kl_bits[0], abs=1e-9)
+        assert tr.secret_probability[i] == pytest.approx(alone.secret_probability[0])
+        assert tr.secret_rank[i] == ranks_of(tr.posterior[i], own[i])[0]
+        evidence[seat[i]] += loglik[i, 0] - loglik[i, 1]
+        want = spy_posterior(evidence, n_spies, assignment=assignment)
+        np.testing.assert_allclose(tr.spy_posterior[i], want, rtol=1e-9, atol=1e-12)
+    assert tr.outlier_scores is None
+
+
+def test_spy_trace_worked_by_hand():
+    # Two candidates, three players, one spy. Player 1's one statement favours the spy's
+    # word by 2 nats; player 0's favours the civilians' word by 1 nat.
+    loglik = np.array([np.log([0.5, 0.5]), np.log([0.25, 0.75]), [0.0, -1.0]])
+    tr = spy_trace(loglik, [2, 1, 0], [0, 1, 0], 3)
+    np.testing.assert_allclose(tr.posterior[1], [0.25, 0.75])
+    assert tr.secret_probability.tolist() == pytest.approx([0.5, 0.75, np.e / (1 + np.e)])
+    assert tr.secret_rank.tolist() == [2, 1, 1]
+    assert tr.entropy_bits[0] == pytest.approx(1.0) and tr.information_gain_bits[0] == 0
+    d = np.array([1.0, np.log(0.25 / 0.75), 0.0])  # civilian minus spy, after all three
+    p = np.exp(-d) / np.exp(-d).sum()
+    np.testing.assert_allclose(tr.spy_posterior[-1], p)
+    np.testing.assert_allclose(tr.spy_posterior[0], [1 / 3] * 3)
+
+
+def test_spy_trace_checks_its_shapes():
+    with pytest.raises(ValueError, match="statements x candidates"):
+        spy_trace(np.zeros((2, 1)), [0, 1], [0, 0], 2)
+    with pytest.raises(ValueError, match="one entry per statement"):
+        spy_trace(np.zeros((2, 2)), [0], [0, 0], 2)
+    with pytest.raises(ValueError, match="out of range"):
+        spy_trace(np.zeros((2, 2)), [0, 2], [0, 0], 2)
+    empty = spy_trace(np.zeros((0, 3)), [], [], 4, 2)
+    assert empty.posterior.shape == (0, 3) and empty.spy_posterior.shape == (0, 4)

@@ -18,7 +18,8 @@ from functools import cache
 from itertools import accumulate
 from typing import Any, Final, NamedTuple
 
-from leakage.scoring import GameInput, Numbers, ReportContext, report_context
+from leakage.posterior import SpyTrace, Trace
+from leakage.scoring import GameInput, ReportContext, report_context
 from leakage.transcripts import AnyTranscript, ChameleonTranscript
 
 STEPS_FORMAT: Final = "leakage.steps/1"
@@ -93,7 +94,7 @@ def _models(t: AnyTranscript) -> dict[str, str | None]:
 
 class RowContext(NamedTuple):
     """What the step rows and the report of one game take from its transcript and record,
-    beside its :class:`~leakage.scoring.GameInput` and numbers: plain values, cheap to send
+    beside its :class:`~leakage.scoring.GameInput` and trace: plain values, cheap to send
     to a worker."""
 
     report: ReportContext
@@ -161,17 +162,17 @@ class StepNumbers:
         """How many games were added."""
         return len(self._prior_entropy)
 
-    def add(self, numbers: Numbers) -> None:
-        """Append one scored game's numbers."""
+    def add(self, trace: Trace | SpyTrace) -> None:
+        """Append one scored game's figures."""
         import numpy as np
 
         parts = self._parts
         for name in _NUMBER_COLUMNS:
-            parts[name].append(numbers[name])
-        parts["posterior"].append(numbers["posterior"].ravel())
-        self._prior_entropy.append(float(numbers["prior_entropy_bits"]))
-        probability, rank = numbers.get("secret_probability"), numbers.get("secret_rank")
-        n = len(numbers["entropy_bits"])
+            parts[name].append(getattr(trace, name))
+        parts["posterior"].append(trace.posterior.ravel())
+        self._prior_entropy.append(float(trace.prior_entropy_bits))
+        probability, rank = trace.secret_probability, trace.secret_rank
+        n = len(trace.entropy_bits)
         if probability is None or rank is None:
             probability, rank = np.zeros(n), np.zeros(n, np.int64)
             self._has_secret.append(np.zeros(n, np.bool_))

@@ -30,8 +30,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic_core import to_json
-
 from leakage.backends.base import LikelihoodBackend
 from leakage.batch._rows import RowContext, StepColumns, StepNumbers, row_context
 from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
@@ -41,8 +39,9 @@ from leakage.scoring import (
     ScoreOptions,
     game_input,
     prepare_inputs,
-    report_data,
+    report_json,
     score_inputs,
+    shape_report,
 )
 from leakage.transcripts._files import RawRecord, to_transcript
 
@@ -112,13 +111,6 @@ def error_line(source: str, record: int, label: int | str, err: InvalidInput | G
     if problems:
         doc["problems"] = problems
     return json.dumps(doc, ensure_ascii=False)
-
-
-def report_json(data: dict[str, Any]) -> bytes:
-    """A report's plain data (:func:`~leakage.scoring.report_data`) as one UTF-8 JSON line,
-    by pydantic's own serialiser with the report's settings (NaN and infinity as null),
-    without building and validating the model first: that costs about as much again."""
-    return to_json(data, inf_nan_mode="null")
 
 
 @dataclass
@@ -246,13 +238,13 @@ class Scorer:
         scored = Scored(backend=name, backend_info=info, pid=os.getpid())
         step_numbers = StepNumbers()
         reports: list[bytes] = []
-        for i, (inp, ctx, numbers) in enumerate(zip(inputs, contexts, found, strict=True)):
-            if isinstance(numbers, InvalidInput):
-                scored.rejected[i] = _game_error(numbers)
+        for i, (inp, ctx, trace) in enumerate(zip(inputs, contexts, found, strict=True)):
+            if isinstance(trace, InvalidInput):
+                scored.rejected[i] = _game_error(trace)
                 continue
-            step_numbers.add(numbers)
+            step_numbers.add(trace)
             if spec.write_reports:
-                data = report_data(inp, ctx, numbers, name, info, spec.options)
+                data = shape_report(inp, ctx, trace, name, info, spec.options)
                 reports.append(report_json(data) + b"\n")
         scored.numbers = step_numbers.arrays() if step_numbers else None
         scored.reports = b"".join(reports)
