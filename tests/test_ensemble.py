@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from leakage import ScoreOptions, create_backend, load_transcripts, score_transcript
-from leakage.backends import base
+from leakage.backends import SupportsEmbed, base
 from leakage.backends.ensemble import (
     WEIGHTS_FORMAT,
     EnsembleBackend,
@@ -127,8 +127,8 @@ def test_prepare_and_embed_are_forwarded_and_spygame_outliers_still_work():
     ens = EnsembleBackend({"x": x, "y": y_embeds}, {"x": 1.0, "y": 1.0}, {"x": 1.0, "y": 1.0})
     ens.prepare(g for g in [(["r1"], CANDS, None)])  # a generator, as scoring passes one
     assert x.prepared == y_embeds.prepared == [[(["r1"], CANDS, None)]]
-    assert ens.embed is not None
-    assert EnsembleBackend({"x": x}, {"x": 1.0}, {"x": 1.0}).embed is None
+    assert isinstance(ens, SupportsEmbed)
+    assert not isinstance(EnsembleBackend({"x": x}, {"x": 1.0}, {"x": 1.0}), SupportsEmbed)
 
     (t,), _ = load_transcripts([EXAMPLES / "spygame_fruit.json"])
     texts = {turn.text for turn in t.turns}

@@ -4,6 +4,11 @@ A backend turns clues and candidate words into a clues x candidates matrix of
 log P(clue | candidate is the secret). Backends are registered as *factories* so that heavy
 imports (torch, faiss, transformers, HTTP clients) happen only when one is created, never
 at ``import leakage``.
+
+Abilities beyond ``loglik`` are optional and declared as protocols here (``SupportsPrepare``,
+``SupportsEmbed``, ``SupportsDryRun``, ``SupportsClose``, ``SupportsCacheStats``): a caller
+asks ``isinstance(backend, SupportsEmbed)`` instead of probing for attributes, and a backend
+(or a test fake) needs no base class to have one. Every shipped backend has ``close()``.
 """
 
 from __future__ import annotations
@@ -11,9 +16,11 @@ from __future__ import annotations
 import inspect
 import types
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, Self, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,6 +47,82 @@ class LikelihoodBackend(Protocol):
         Rows need not be normalised; values are finite (backends smooth zero evidence).
         """
         ...
+
+
+Games = Iterable[tuple[Sequence[str], Sequence[str], str | None]]
+"""Many games' ``(clues, candidates, category)``, as ``prepare`` takes them."""
+
+Precision = Literal["auto", "fp32", "bf16"]
+"""A model's ``precision`` option (``auto``: bf16 where the CPU has it natively)."""
+
+
+@runtime_checkable
+class SupportsPrepare(Protocol):
+    """Does bulk work for many games at once (embeds every text in large batches, scores
+    every prompt of a batch together) before they are scored one by one."""
+
+    def prepare(self, games: Games) -> None: ...
+
+
+@runtime_checkable
+class SupportsEmbed(Protocol):
+    """Embeds text (the SpyGame outlier score uses it)."""
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Unit vectors, one row per text."""
+        ...
+
+
+@dataclass(frozen=True)
+class CountPlan:
+    """What scoring some games would ask one count source (a dry run's answer)."""
+
+    source: str
+    """The count source's name (``local``, ``serpapi``, ...)."""
+    queries: int
+    """Distinct count queries the games need."""
+    uncached: int
+    """Those of them that are not cached: each would cost a request."""
+
+
+@runtime_checkable
+class SupportsDryRun(Protocol):
+    """Sends count queries, and can say how many before it sends any."""
+
+    def dry_run(self, games: Iterable[tuple[Sequence[str], Sequence[str]]]) -> list[CountPlan]:
+        """One plan per count source that scoring these ``(clues, candidates)`` would ask."""
+        ...
+
+
+@runtime_checkable
+class SupportsClose(Protocol):
+    """Holds something to release (SQLite connections of an index or a cache)."""
+
+    def close(self) -> None:
+        """Release it; calling it again does nothing."""
+        ...
+
+
+@runtime_checkable
+class SupportsCacheStats(Protocol):
+    """Counts the texts it had to send to a model because no cache had them."""
+
+    def cache_misses(self) -> int:
+        """How many texts this backend has sent to its encoder so far."""
+        ...
+
+
+class Closing:
+    """Mixin: ``with backend:`` closes it on the way out (the class defines ``close``)."""
+
+    def close(self) -> None:
+        """Nothing to release (a subclass that holds something overrides this)."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 BackendFactory = Callable[..., LikelihoodBackend]
@@ -75,18 +158,23 @@ _PLAIN = (int, float, bool, str, Path, type(None))
 
 
 def _plain(hint: Any) -> bool:
-    """Whether ``hint`` is made only of plain values (numbers, text, paths, None)."""
+    """Whether ``hint`` is made only of plain values (numbers, text, paths, None, a
+    ``Literal`` of such values)."""
     if hint in _PLAIN:
         return True
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+    origin = typing.get_origin(hint)
+    if origin is Literal:
+        return all(isinstance(v, _PLAIN) for v in typing.get_args(hint))
+    if origin in (typing.Union, types.UnionType):
         return all(_plain(h) for h in typing.get_args(hint))
     return False
 
 
 def _checked(name: str, factory: BackendFactory, options: dict[str, Any]) -> dict[str, Any]:
     """``options`` checked against the factory's signature: an unknown name, or a value that
-    is not of a plain option's type (``threads=abc``), is the user's error, said as such
-    rather than a TypeError from deep inside the backend. Plain values are converted as
+    is not of a plain option's type (``threads=abc``) or not one of a ``Literal`` option's
+    values (``estimator=foo``), is the user's error, said as such rather than a TypeError or
+    ValueError from deep inside the backend. Plain values are converted as
     pydantic converts them (``"2"`` to 2 for an int)."""
     named, any_name = accepted_options(factory)
     unknown = sorted(set(options) - named) if not any_name else []
@@ -123,3 +211,14 @@ def create_backend(name: str, **options: Any) -> LikelihoodBackend:
             f"unknown backend {name!r}; available: {', '.join(backend_names())}"
         ) from None
     return factory(**_checked(name, factory, options))
+
+
+@contextmanager
+def open_backend(name: str, **options: Any) -> Iterator[LikelihoodBackend]:
+    """``create_backend`` for a ``with`` block: the backend is closed when the block ends."""
+    backend = create_backend(name, **options)
+    try:
+        yield backend
+    finally:
+        if isinstance(backend, SupportsClose):
+            backend.close()

@@ -16,14 +16,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from leakage.backends.base import register_backend
+from leakage.backends.base import Closing, Precision, register_backend
 from leakage.encoders import CachedEncoder, Encoder
 
 DEFAULT_TAU = 0.05
 
 
-class EmbeddingBackend:
-    """Softmax over cosine similarities between a clue and each candidate."""
+class EmbeddingBackend(Closing):
+    """Softmax over cosine similarities between a clue and each candidate.
+
+    ``close()`` closes the encoder's disk cache when the backend owns the encoder
+    (``owns_encoder``: the factory opened it, or the backend wrapped a bare ``Encoder``).
+    """
 
     name = "embedding"
 
@@ -33,11 +37,13 @@ class EmbeddingBackend:
         *,
         tau: float = DEFAULT_TAU,
         candidate_template: str = "{word}",
+        owns_encoder: bool = False,
     ) -> None:
         if tau <= 0:
             raise ValueError("tau must be positive")
         if "{word}" not in candidate_template:
             raise ValueError("candidate_template must contain {word}")
+        self.owns_encoder = owns_encoder or not isinstance(encoder, CachedEncoder)
         self.encoder = encoder if isinstance(encoder, CachedEncoder) else CachedEncoder(encoder)
         self.tau = tau
         self.candidate_template = candidate_template
@@ -88,6 +94,15 @@ class EmbeddingBackend:
         """Unit vectors for ``texts`` (used by the SpyGame outlier score)."""
         return self.encoder.encode(texts)
 
+    def cache_misses(self) -> int:
+        """Texts this backend's encoder sent to the model (found in no cache) so far."""
+        return self.encoder.encoded
+
+    def close(self) -> None:
+        """Close the encoder's disk cache if this backend opened it (idempotent)."""
+        if self.owns_encoder:
+            self.encoder.close()
+
 
 @register_backend("embedding")
 def _embedding(
@@ -96,11 +111,12 @@ def _embedding(
     encoder: CachedEncoder | Encoder | None = None,
     tau: float = DEFAULT_TAU,
     candidate_template: str = "{word}",
-    precision: str = "auto",
+    precision: Precision = "auto",
     threads: int | None = None,
     cache_path: str | None = None,
     disk_cache: bool = True,
 ) -> EmbeddingBackend:
+    opened = encoder is None
     if encoder is None:
         from leakage.encoders import open_encoder
 
@@ -111,4 +127,6 @@ def _embedding(
             cache_path=cache_path,
             disk_cache=disk_cache,
         )
-    return EmbeddingBackend(encoder, tau=tau, candidate_template=candidate_template)
+    return EmbeddingBackend(
+        encoder, tau=tau, candidate_template=candidate_template, owns_encoder=opened
+    )

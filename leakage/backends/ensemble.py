@@ -38,20 +38,30 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from leakage.backends.base import (
+    Closing,
+    CountPlan,
+    Games,
     LikelihoodBackend,
+    SupportsCacheStats,
+    SupportsClose,
+    SupportsDryRun,
+    SupportsEmbed,
+    SupportsPrepare,
     accepted_options,
     create_backend,
     register_backend,
 )
 from leakage.errors import BackendUnavailable, InvalidInput
 from leakage.posterior import LOG_FLOOR
+
+_G = TypeVar("_G", bound=tuple[Any, ...])
 
 WEIGHTS_FORMAT = "leakage.ensemble-weights/2"
 """The format that is written; ``WEIGHTS_FORMATS`` are read."""
@@ -224,10 +234,20 @@ def centre_rows(loglik: NDArray[np.float64]) -> NDArray[np.float64]:
     return a - a.mean(axis=-1, keepdims=True)
 
 
-class EnsembleBackend:
-    """Weighted log-linear pool of member backends (see the module docstring)."""
+class EnsembleBackend(Closing):
+    """Weighted log-linear pool of member backends (see the module docstring).
+
+    It has every optional ability (``leakage.backends.base``) that one of its members has:
+    ``prepare`` and ``dry_run`` go to the members that have them, each with the games it
+    will score; ``embed`` is the first embedding member's; ``cache_misses`` is the members'
+    sum; ``close`` closes every member. An ability no member has is absent, so that
+    ``isinstance(ensemble, SupportsEmbed)`` answers as for a single backend.
+    """
 
     name = "ensemble"
+    embed: Callable[[Sequence[str]], NDArray[np.float32]]
+    dry_run: Callable[[Iterable[tuple[Sequence[str], Sequence[str]]]], list[CountPlan]]
+    cache_misses: Callable[[], int]
 
     def __init__(
         self,
@@ -264,14 +284,14 @@ class EnsembleBackend:
         }
         self.weights_file = weights_file
         self.notes = list(notes)
-        # Forwarded so that SpyGame outlier scores still work (``scoring`` looks it up with
-        # getattr and skips it when None): the first member that can embed text.
-        self.embed: Callable[[Sequence[str]], NDArray[np.float32]] | None = None
-        for m in self.members.values():
-            hook = getattr(m, "embed", None)
-            if callable(hook):
-                self.embed = hook
-                break
+        # The optional abilities of the members, set only when a member has them.
+        embedders = [m for m in self.members.values() if isinstance(m, SupportsEmbed)]
+        if embedders:
+            self.embed = embedders[0].embed
+        if any(isinstance(m, SupportsDryRun) for m in self.members.values()):
+            self.dry_run = self._dry_run
+        if any(isinstance(m, SupportsCacheStats) for m in self.members.values()):
+            self.cache_misses = self._cache_misses
 
     @classmethod
     def from_weights(
@@ -326,25 +346,49 @@ class EnsembleBackend:
             "members": {n: m.info() for n, m in self.members.items()},
         }
 
-    def prepare(self, games: Iterable[tuple[Sequence[str], Sequence[str], str | None]]) -> None:
-        """Forward the bulk ``prepare`` hook to the members that have one, each with the
-        games it will score: those with a clue whose item type gives it a weight (a member
-        fitted for one-word clues only prepares nothing for a batch of SpyGame statements)."""
+    def prepare(self, games: Games) -> None:
+        """Forward the bulk ``prepare`` to the members that have one, each with the games it
+        will score: those with a clue whose item type gives it a weight (a member fitted for
+        one-word clues only prepares nothing for a batch of SpyGame statements)."""
         hooks = [
-            (n, hook)
+            (n, m)
             for n, m in self.members.items()
-            if self._used(n) and callable(hook := getattr(m, "prepare", None))
+            if self._used(n) and isinstance(m, SupportsPrepare)
         ]
         if not hooks:
             return
         batch = list(games)
-        kinds = [{item_type(c, len(candidates)) for c in clues} for clues, candidates, _ in batch]
-        for n, hook in hooks:
-            mine = [
-                g for g, ks in zip(batch, kinds, strict=True) if any(self._weighs(n, k) for k in ks)
-            ]
+        for n, member in hooks:
+            mine = self._games_for(n, batch)
             if mine:
-                hook(mine)
+                member.prepare(mine)
+
+    def _dry_run(self, games: Iterable[tuple[Sequence[str], Sequence[str]]]) -> list[CountPlan]:
+        """The count plans of the members that send count queries, each for the games it
+        will score (see ``prepare``)."""
+        batch = list(games)
+        plans: list[CountPlan] = []
+        for n, member in self.members.items():
+            if self._used(n) and isinstance(member, SupportsDryRun):
+                plans += member.dry_run(self._games_for(n, batch))
+        return plans
+
+    def _cache_misses(self) -> int:
+        """The members' texts sent to an encoder (found in no cache) so far."""
+        return sum(
+            m.cache_misses() for m in self.members.values() if isinstance(m, SupportsCacheStats)
+        )
+
+    def close(self) -> None:
+        """Close every member that has something to close (idempotent, as theirs are)."""
+        for member in self.members.values():
+            if isinstance(member, SupportsClose):
+                member.close()
+
+    def _games_for(self, name: str, games: Sequence[_G]) -> list[_G]:
+        """The games among ``games`` (``(clues, candidates, ...)``) that member ``name``
+        scores: those with a clue of an item type that gives it a weight."""
+        return [g for g in games if any(self._weighs(name, item_type(c, len(g[1]))) for c in g[0])]
 
     def loglik(
         self, clues: Sequence[str], candidates: Sequence[str], *, category: str | None = None

@@ -45,17 +45,21 @@ import re
 import weakref
 from collections.abc import Iterable, Sequence
 from string import ascii_uppercase
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
 
-from leakage.backends.base import register_backend
+from leakage.backends.base import Closing, Precision, register_backend
 from leakage.errors import BackendUnavailable, LLMError
 from leakage.llm import LLMClient, Message
 
-MODES = ("likelihood", "elicitation")
-DIRECTIONS = ("speaker", "listener")
+Mode = Literal["likelihood", "elicitation"]
+Direction = Literal["speaker", "listener"]
+Normaliser = Literal["exact", "shortlist"]
+"""The local model's normaliser (``leakage.llm._local.NORMALISERS``)."""
+MODES: tuple[str, ...] = get_args(Mode)
+DIRECTIONS: tuple[str, ...] = get_args(Direction)
 
 CHAMELEON_PROMPT = (
     "Category: {category}. When people hear the secret word, the first word that comes to "
@@ -120,8 +124,13 @@ def parse_distribution(text: str, candidates: Sequence[str]) -> NDArray[np.float
     return p / p.sum()
 
 
-class JudgeBackend:
-    """An LLM as a likelihood backend (see the module docstring for the two modes)."""
+class JudgeBackend(Closing):
+    """An LLM as a likelihood backend (see the module docstring for the two modes).
+
+    ``close()`` drops the answers kept by ``prepare``. The LLM client is not closed: a
+    local model is shared between backends by ``open_llm`` and freed when no backend holds
+    it, and the remote client opens its connections and cache per call.
+    """
 
     name = "judge"
 
@@ -129,11 +138,11 @@ class JudgeBackend:
         self,
         client: LLMClient,
         *,
-        mode: str = "likelihood",
+        mode: Mode = "likelihood",
         prompt: str | None = None,
         clue_template: str = CLUE_TEMPLATE,
         max_retries: int = 2,
-        direction: str = "speaker",
+        direction: Direction = "speaker",
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}")
@@ -162,6 +171,10 @@ class JudgeBackend:
             "prompt": self.prompt or "default",
             "clue_template": self.clue_template,
         }
+
+    def close(self) -> None:
+        """Drop the answers ``prepare`` kept (idempotent)."""
+        self._prepared = {}
 
     # -- likelihood --------------------------------------------------------------------
 
@@ -435,16 +448,16 @@ listener of one ensemble (or two backends of one service) load a model once and 
 def _judge(
     *,
     model: str | None = None,
-    mode: str = "likelihood",
+    mode: Mode = "likelihood",
     endpoint: str | None = None,
     api_key: str | None = None,
     client: LLMClient | None = None,
     prompt: str | None = None,
     clue_template: str = CLUE_TEMPLATE,
-    precision: str = "auto",
+    precision: Precision = "auto",
     threads: int | None = None,
-    normaliser: str = "exact",
-    direction: str = "speaker",
+    normaliser: Normaliser = "exact",
+    direction: Direction = "speaker",
 ) -> JudgeBackend:
     _check_direction(direction)  # before a model is loaded, which takes seconds
     llm = client or open_llm(
@@ -468,7 +481,7 @@ def _listener(
     api_key: str | None = None,
     client: LLMClient | None = None,
     prompt: str | None = None,
-    precision: str = "auto",
+    precision: Precision = "auto",
     threads: int | None = None,
 ) -> JudgeBackend:
     """The judge in the ``listener`` direction (log P(secret | clue) − log P(secret | no

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from leakage.backends.base import LikelihoodBackend
+from leakage.backends.base import LikelihoodBackend, SupportsPrepare
 from leakage.backends.ensemble import centre_rows
 from leakage.scoring import ScoreOptions, scored_clues
 from leakage.transcripts import AnyTranscript, ChameleonTranscript
@@ -90,12 +90,11 @@ def member_rows(
 ) -> list[NDArray[np.float64]]:
     """Each game's centred log-likelihood rows from one backend, computed once.
 
-    A backend with a ``prepare`` hook (the embedding backend) gets every game at once first,
+    A backend that ``SupportsPrepare`` (the embedding backend) gets every game at once first,
     so that its texts are embedded in large batches.
     """
-    hook = getattr(backend, "prepare", None)
-    if callable(hook):
-        hook([(g.clues, g.candidates, g.category) for g in games])
+    if isinstance(backend, SupportsPrepare):
+        backend.prepare([(g.clues, g.candidates, g.category) for g in games])
     out = []
     for g in games:
         rows = np.asarray(backend.loglik(g.clues, g.candidates, category=g.category))

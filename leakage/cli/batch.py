@@ -6,11 +6,10 @@ Details: docs/batch.md.
 from __future__ import annotations
 
 import importlib
-import json
 import time
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -19,9 +18,11 @@ from leakage.cli import app
 from leakage.cli._errors import EXIT_INVALID_INPUT
 from leakage.cli._options import (
     BackendOption,
+    BackendOptionsOption,
     IncludeChameleonOption,
     InputFormatOption,
     SpyAssignmentOption,
+    parse_backend_options,
 )
 from leakage.errors import BackendUnavailable, InvalidInput, LeakageError
 
@@ -39,20 +40,6 @@ class GroupBy(StrEnum):
     matchup = "matchup"
     difficulty = "difficulty"
     role = "role"
-
-
-def _parse_options(pairs: list[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` backend options; a VALUE that is JSON (numbers, true, lists) is parsed."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise InvalidInput(f"--backend-option expects KEY=VALUE, got {pair!r}")
-        try:
-            out[key.strip().replace("-", "_")] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key.strip().replace("-", "_")] = value
-    return out
 
 
 def _progress(console: Console, enabled: bool) -> Progress:
@@ -117,14 +104,7 @@ def batch(
     index: Annotated[
         Path | None, typer.Option(help="Co-occurrence: local FTS5 index (default: built on use).")
     ] = None,
-    backend_option: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--backend-option",
-            "-O",
-            help="Any backend option as KEY=VALUE (repeat), e.g. -O beta=10 -O source=serpapi.",
-        ),
-    ] = None,
+    backend_option: BackendOptionsOption = None,
     include_chameleon: IncludeChameleonOption = False,
     spy_assignment: SpyAssignmentOption = "known",
     difficulty: Annotated[
@@ -154,7 +134,7 @@ def batch(
     from leakage.batch import BatchJob, run_batch
     from leakage.scoring import ScoreOptions
 
-    options = _parse_options(backend_option or [])
+    options = parse_backend_options(backend_option or [])
     if model:
         options["model"] = model
     if index:

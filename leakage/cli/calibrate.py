@@ -12,7 +12,7 @@ from rich.table import Table
 
 from leakage.cli import app
 from leakage.cli._errors import EXIT_INVALID_INPUT
-from leakage.cli._options import InputFormatOption
+from leakage.cli._options import BackendOptionsOption, InputFormatOption, parse_backend_options
 from leakage.errors import BackendUnavailable, InvalidInput
 
 CANDIDATE_MEMBERS = ("cooccurrence", "embedding", "listener")
@@ -103,13 +103,17 @@ def calibrate(
         str | None, typer.Option(help="Embedding model (default: the bundled all-MiniLM-L6-v2).")
     ] = None,
     note: Annotated[str | None, typer.Option(help="A note to store in the weights file.")] = None,
+    backend_option: BackendOptionsOption = None,
 ) -> None:
     """Fit each member's temperature and the ensemble's weights on a training split of the
     games (maximum likelihood of the truth), and report log loss, top-1 accuracy and
     calibration error on the held-out games. If the ensemble is worse than its best member
     beyond noise, the weights written use that member alone. Bad records are reported on
-    standard error and skipped (exit code 2 when any was bad)."""
-    from leakage.backends import create_backend
+    standard error and skipped (exit code 2 when any was bad).
+
+    Member options: --index, --model (the embedding member's), and any other as -O KEY=VALUE,
+    routed to the members that take it (-O 'listener={"model": "smollm2-135m"}' for one)."""
+    from leakage.backends import SupportsClose, create_backend
     from leakage.backends.ensemble import route_options
     from leakage.calibration import (
         build_item_set,
@@ -144,11 +148,16 @@ def calibrate(
             f"{', '.join(map(str, paths))}"
         )
 
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = parse_backend_options(backend_option or [])
     if index is not None:
+        if "index" in options:
+            raise InvalidInput("option 'index' is given twice: by --index and by -O index=...")
         options["index"] = index
-    if model is not None:
-        options["embedding"] = {"model": model}  # not the judge's model
+    if model is not None:  # the embedding member's, not the judge's
+        own = options.setdefault("embedding", {})
+        if not isinstance(own, dict) or "model" in own:
+            raise InvalidInput("the embedding model is given twice: by --model and by -O")
+        own["model"] = model
     routed = route_options(names, options)
     rows = {}
     member_info = {}
@@ -161,12 +170,13 @@ def calibrate(
             raise BackendUnavailable(
                 f"member {name!r} is unavailable: {exc} (or leave it out: --members {others})"
             ) from exc
-        with err.status(f"scoring {n_items:,} items of {len(games)} games with {name}"):
-            rows[name] = member_rows(backend, games)
-        member_info[name] = backend.info()
-        close = getattr(getattr(backend, "source", None), "close", None)
-        if callable(close):
-            close()
+        try:
+            with err.status(f"scoring {n_items:,} items of {len(games)} games with {name}"):
+                rows[name] = member_rows(backend, games)
+            member_info[name] = backend.info()
+        finally:
+            if isinstance(backend, SupportsClose):
+                backend.close()
 
     result = fit(
         build_item_set(games, rows), seed=seed, test_fraction=test_fraction, resamples=resamples

@@ -15,6 +15,7 @@ from leakage.cli import app
 from leakage.cli._errors import EXIT_BUDGET, EXIT_INVALID_INPUT
 from leakage.cli._options import (
     BackendOption,
+    BackendOptionsOption,
     CountSource,
     Direction,
     Estimator,
@@ -25,6 +26,7 @@ from leakage.cli._options import (
     Pooling,
     Precision,
     SpyAssignmentOption,
+    backend_options,
     choices,
 )
 from leakage.errors import BudgetExhausted, InvalidInput
@@ -39,22 +41,33 @@ class OutputFormat(StrEnum):
     jsonl = "jsonl"
 
 
-def _backend_options(
-    source: str,
-    index: Path | None,
-    cache: Path | None,
-    budget: int | None,
-    endpoint: str | None,
-    **estimator: Any,
-) -> dict[str, Any]:
-    return {
-        "source": source,
-        "index": index,
-        "cache_path": cache,
-        "budget": budget,
-        "endpoint": endpoint,
-        **estimator,
-    }
+FLAG_OPTIONS = {
+    "source": "source",
+    "index": "index",
+    "cache": "cache_path",
+    "budget": "budget",
+    "estimator": "estimator",
+    "beta": "beta",
+    "tau": "tau",
+    "pooling": "pooling",
+    "model": "model",
+    "judge_mode": "mode",
+    "weights": "weights_path",
+    "members": "members",
+    "candidate_template": "candidate_template",
+    "precision": "precision",
+    "threads": "threads",
+    "normaliser": "normaliser",
+    "direction": "direction",
+}
+"""Typed flags of ``score`` (parameter name) and the backend option each sets; a flag is
+passed only when given (the factories' defaults are the flags' defaults)."""
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the user gave the flag (by name: typer may bring its own click)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
 
 
 def _write(reports: list[Report], fmt: OutputFormat, out: Path | None) -> None:
@@ -79,6 +92,7 @@ def _write(reports: list[Report], fmt: OutputFormat, out: Path | None) -> None:
 
 @app.command()
 def score(
+    ctx: typer.Context,
     paths: Annotated[
         list[Path],
         typer.Argument(
@@ -168,14 +182,18 @@ def score(
             "P(secret | clue) against an empty clue (one prompt per clue, faster; docs/llm.md)."
         ),
     ] = "speaker",
+    backend_option: BackendOptionsOption = None,
 ) -> None:
     """Score transcripts: the posterior over the secret after every turn, entropy and gain.
 
     Bad records are reported on standard error, one line each, and skipped; the others are
     still scored and written. Exit code 2 when any record was bad.
+
+    Backend options: the flags above that the user gives, and any other as -O KEY=VALUE; a
+    backend given an option it does not take is an error. An ensemble routes them to its
+    members (--index to co-occurrence, --model to every member that takes a model).
     """
-    from leakage.backends import create_backend
-    from leakage.scoring import ScoreOptions, score_many
+    from leakage.backends import open_backend
     from leakage.transcripts import iter_transcripts
 
     err = Console(stderr=True)
@@ -188,46 +206,35 @@ def score(
         else:
             games.append(item)
 
-    temperature = {} if tau is None else {"tau": tau}
-    options: dict[str, Any] = {}
-    if backend == "cooccurrence":
-        options = _backend_options(
-            source, index, cache, budget, endpoint,
-            estimator=estimator, beta=beta, pooling=pooling, **temperature,
-        )  # fmt: skip
-    elif backend == "embedding":
-        options = {
-            "candidate_template": candidate_template,
-            "precision": precision,
-            "threads": threads,
-            **({"model": model} if model else {}),
-            **temperature,
-        }
-    elif backend == "judge":
-        options = {
-            "mode": judge_mode,
-            "endpoint": llm_endpoint,
-            "precision": precision,
-            "threads": threads,
-            **({"normaliser": normaliser} if normaliser != "exact" else {}),
-            **({"direction": direction} if direction != "speaker" else {}),
-            **({"model": model} if model else {}),
-        }
-    elif backend == "listener":
-        options = {
-            "endpoint": llm_endpoint,
-            "precision": precision,
-            "threads": threads,
-            **({"model": model} if model else {}),
-        }
-    elif backend == "ensemble":
-        options = {
-            **({"weights_path": weights} if weights else {}),
-            **(
-                {"members": [m.strip() for m in members.split(",") if m.strip()]} if members else {}
-            ),
-        }
-    scorer = create_backend(backend, **options)
+    flags = {
+        key: (f"--{name.replace('_', '-')}", ctx.params[name])
+        for name, key in FLAG_OPTIONS.items()
+        if _given(ctx, name)
+    }
+    options = backend_options(
+        backend,
+        backend_option,
+        flags,
+        count_endpoint=endpoint if _given(ctx, "endpoint") else None,
+        llm_endpoint=llm_endpoint if _given(ctx, "llm_endpoint") else None,
+    )
+    with open_backend(backend, **options) as scorer:
+        _score(scorer, games, bad, include_chameleon, spy_assignment, dry_run, fmt, out, err)
+
+
+def _score(
+    scorer: Any,
+    games: list[Any],
+    bad: int,
+    include_chameleon: bool,
+    spy_assignment: str,
+    dry_run: bool,
+    fmt: OutputFormat,
+    out: Path | None,
+    err: Console,
+) -> None:
+    from leakage.scoring import ScoreOptions, score_many
+
     opts = ScoreOptions(include_chameleon=include_chameleon, spy_assignment=spy_assignment)
     if dry_run:
         _dry_run(scorer, games, opts, err)
@@ -255,19 +262,19 @@ def score(
 
 
 def _dry_run(scorer: Any, games: list[Any], opts: Any, err: Console) -> None:
+    from leakage.backends import SupportsDryRun
     from leakage.scoring import scored_clues
 
-    queries_of = getattr(scorer, "queries", None)
-    source = getattr(scorer, "source", None)
-    if queries_of is None or source is None:
+    plans = (
+        scorer.dry_run((scored_clues(g, opts), g.candidates) for g in games)
+        if isinstance(scorer, SupportsDryRun)
+        else []
+    )
+    if not plans:
         err.print(f"backend {scorer.name!r} sends no count queries; nothing to estimate.")
         return
-    wanted: dict[tuple[str, ...], None] = {}
-    for g in games:
-        for q in queries_of(scored_clues(g, opts), g.candidates):
-            wanted.setdefault(q, None)
-    missing = source.uncached(list(wanted))
-    typer.echo(
-        f"{len(games)} games need {len(wanted):,} distinct count queries; "
-        f"{len(missing):,} are not cached and would be sent to {source.name}."
-    )
+    for plan in plans:
+        typer.echo(
+            f"{len(games)} games need {plan.queries:,} distinct count queries; "
+            f"{plan.uncached:,} are not cached and would be sent to {plan.source}."
+        )

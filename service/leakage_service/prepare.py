@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 
-from leakage.backends import create_backend
+from leakage.backends import open_backend
 from leakage.corpus import build_index, default_documents, default_index_path, read_meta
 
 STEPS = ("index", "embedding", "judge", "smollm2")
@@ -27,13 +27,13 @@ def prepare(step: str) -> str:
         info = build_index(path, docs, sources=sources)
         return f"index: built {path} ({info.documents:,} documents)"
     if step == "embedding":
-        backend = create_backend("embedding")
-        backend.loglik(["warm"], ["up", "down"])
-        return f"embedding: {backend.info()['model']} loads"
+        with open_backend("embedding") as backend:
+            backend.loglik(["warm"], ["up", "down"])
+            return f"embedding: {backend.info()['model']} loads"
     if step in ("judge", "smollm2"):
         options = {"model": "smollm2-135m"} if step == "smollm2" else {}
-        backend = create_backend("judge", **options)
-        return f"{step}: {backend.info().get('model')} converted and loads"
+        with open_backend("judge", **options) as backend:
+            return f"{step}: {backend.info().get('model')} converted and loads"
     raise SystemExit(f"unknown step {step!r}; choose from {', '.join(STEPS)}")
 
 

@@ -21,7 +21,13 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, TypeVar
 
-from leakage.backends import LikelihoodBackend, backend_names, create_backend
+from leakage.backends import (
+    LikelihoodBackend,
+    SupportsCacheStats,
+    SupportsClose,
+    backend_names,
+    create_backend,
+)
 from leakage.errors import BackendUnavailable, LeakageError, UnknownBackend
 from leakage.reports import Report
 from leakage.scoring import ScoreOptions, prepare, score_transcript, scored_clues
@@ -109,11 +115,11 @@ class Backends:
             )
 
     def close(self) -> None:
+        """Close every backend (SQLite connections of the index and caches; an ensemble's
+        members)."""
         for slot in self.slots.values():
-            for part in ("source", "encoder"):  # SQLite connections of the index and caches
-                close = getattr(getattr(slot.backend, part, None), "close", None)
-                if callable(close):
-                    close()
+            if isinstance(slot.backend, SupportsClose):
+                slot.backend.close()
 
     # -- scoring (call from a worker thread) ----------------------------------------------
 
@@ -147,8 +153,8 @@ class Backends:
             slot.lock.release()
 
     def _score_locked(self, slot: BackendSlot, game: AnyTranscript, opts: ScoreOptions) -> Report:
-        encoder = getattr(slot.backend, "encoder", None)
-        before = getattr(encoder, "encoded", None)
+        counter = slot.backend if isinstance(slot.backend, SupportsCacheStats) else None
+        before = counter.cache_misses() if counter is not None else None
         start = time.perf_counter()
         try:
             report = score_transcript(game, slot.backend, opts)
@@ -157,8 +163,8 @@ class Backends:
             raise
         self.metrics.backend_latency.labels(slot.name).observe(time.perf_counter() - start)
         self.metrics.games.labels(slot.name, "ok").inc()
-        if isinstance(before, int):
-            misses = int(getattr(encoder, "encoded", before)) - before
+        if counter is not None and before is not None:
+            misses = counter.cache_misses() - before
             wanted = len(set(scored_clues(game, opts)) | set(game.candidates))
             self.metrics.cache_hits("embedding", max(wanted - misses, 0), misses)
         return report

@@ -2,29 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
 
-from leakage.backends.base import register_backend
-from leakage.backends.cooccurrence._estimator import ESTIMATORS, term_loglik
+from leakage.backends.base import Closing, CountPlan, SupportsClose, register_backend
+from leakage.backends.cooccurrence._estimator import ESTIMATORS, Estimator, term_loglik
 from leakage.backends.cooccurrence._source import CountSource, Query
 from leakage.corpus import clue_terms, normalize_phrase
 from leakage.errors import UnknownBackend
 
-POOLINGS = ("mean", "sum")
+Pooling = Literal["mean", "sum"]
+POOLINGS: tuple[str, ...] = get_args(Pooling)
 
 
-class CooccurrenceBackend:
+class CooccurrenceBackend(Closing):
     """log P(clue | secret) from document co-occurrence counts.
 
     A clue is reduced to its terms (``clue_terms``); a multi-word candidate is one phrase.
     A clue's log-likelihood is the mean (``pooling="mean"``, the default: a sentence is
     one piece of evidence however long it is) or the sum (naive Bayes over its words) of
     its terms' log-likelihoods.
+
+    ``close()`` closes the count source when the backend owns it (``owns_source``: the
+    factory opened it from a name); a source passed in is the caller's to close.
     """
 
     name = "cooccurrence"
@@ -33,10 +37,11 @@ class CooccurrenceBackend:
         self,
         source: CountSource,
         *,
-        estimator: str = "conditional",
+        estimator: Estimator = "conditional",
         beta: float = 100.0,
         tau: float = 0.1,
-        pooling: str = "mean",
+        pooling: Pooling = "mean",
+        owns_source: bool = False,
     ) -> None:
         if estimator not in ESTIMATORS:
             raise ValueError(f"estimator must be one of {', '.join(ESTIMATORS)}")
@@ -49,6 +54,7 @@ class CooccurrenceBackend:
         self.beta = beta
         self.tau = tau
         self.pooling = pooling
+        self.owns_source = owns_source
         self.max_cached_rows = 200_000
         self._info: dict[str, Any] | None = None
         # (term, candidate phrases) -> log-likelihood row: a game's matrix is a few dict
@@ -85,6 +91,20 @@ class CooccurrenceBackend:
         return (
             [(t,) for t in terms] + [(c,) for c in cands] + [(t, c) for t in terms for c in cands]
         )
+
+    def dry_run(self, games: Iterable[tuple[Sequence[str], Sequence[str]]]) -> list[CountPlan]:
+        """The distinct count queries scoring these games needs, and how many are not cached."""
+        wanted: dict[Query, None] = {}
+        for clues, candidates in games:
+            wanted.update(dict.fromkeys(self.queries(clues, candidates)))
+        missing = self.source.uncached(list(wanted))
+        return [CountPlan(self.source.name, len(wanted), len(missing))]
+
+    def close(self) -> None:
+        """Close the count source if this backend opened it (idempotent)."""
+        self._rows.clear()
+        if self.owns_source and isinstance(self.source, SupportsClose):
+            self.source.close()
 
     def loglik(
         self, clues: Sequence[str], candidates: Sequence[str], *, category: str | None = None
@@ -173,11 +193,12 @@ def _cooccurrence(
     cache_path: str | Path | None = None,
     budget: int | None = None,
     endpoint: str | None = None,
-    estimator: str = "conditional",
+    estimator: Estimator = "conditional",
     beta: float = 100.0,
     tau: float = 0.1,
-    pooling: str = "mean",
+    pooling: Pooling = "mean",
 ) -> CooccurrenceBackend:
+    opened = isinstance(source, str)
     src = (
         open_count_source(
             source, index=index, cache_path=cache_path, budget=budget, endpoint=endpoint
@@ -185,4 +206,6 @@ def _cooccurrence(
         if isinstance(source, str)
         else source
     )
-    return CooccurrenceBackend(src, estimator=estimator, beta=beta, tau=tau, pooling=pooling)
+    return CooccurrenceBackend(
+        src, estimator=estimator, beta=beta, tau=tau, pooling=pooling, owns_source=opened
+    )

@@ -22,13 +22,13 @@ log-likelihoods with a temperature τ:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
 
 Estimator = Literal["conditional", "npmi", "ngd"]
-ESTIMATORS: tuple[str, ...] = ("conditional", "npmi", "ngd")
+ESTIMATORS: tuple[str, ...] = get_args(Estimator)
 
 
 def term_loglik(
