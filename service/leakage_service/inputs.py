@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from leakage.errors import InvalidInput, InvalidTranscript
 from leakage.reports import Report
-from leakage.scoring import ScoreOptions
+from leakage.scoring import ReportShape, ScoreOptions, report_json, reshape_report
 from leakage.transcripts import (
     AnyTranscript,
     ChameleonTranscript,
@@ -75,6 +75,12 @@ class ScoreParams(BaseModel):
         return ScoreOptions(
             include_chameleon=self.include_chameleon, spy_assignment=self.spy_assignment
         )
+
+    def shape(self) -> ReportShape:
+        """How this request's reports are written: trimmed to ``top_k``, the distractors
+        recorded in ``settings``, no server file path in ``backend_info`` (``redact_paths``)."""
+        extra = {"distractors": list(self.distractors)} if self.distractors else {}
+        return ReportShape(top_k=self.top_k, extra_settings=extra, redact=redact_paths)
 
     def key(self) -> bytes:
         return self.model_dump_json().encode()
@@ -421,15 +427,10 @@ def check_size(
         raise GameTooLarge(problems)
 
 
-def finish(report: Report, params: ScoreParams) -> bytes:
-    """The report as sent: trimmed to ``top_k``, with the request's settings recorded and
-    no server file path in ``backend_info`` (``redact_paths``)."""
-    report.backend_info = redact_paths(report.backend_info)
-    if params.distractors:
-        report.settings["distractors"] = list(params.distractors)
-    if params.top_k is not None:
-        report.settings["top_k"] = params.top_k
-        for step in report.steps:
-            ranked = sorted(step.posterior.items(), key=lambda kv: -kv[1])
-            step.posterior = dict(ranked[: params.top_k])
-    return report.model_dump_json().encode()
+def render_report(report: Report, params: ScoreParams) -> bytes:
+    """The report as sent, shaped as the request asks (``ScoreParams.shape``), as JSON."""
+    return report_json(reshape_report(report.model_dump(), params.shape()))
+
+
+finish = render_report
+"""The former name of :func:`render_report` (``runtime.score_records`` imports it)."""

@@ -21,9 +21,9 @@ from leakage_service.inputs import (
     ScoreParams,
     check_size,
     decode_text,
-    finish,
     model_tokens,
     parse_json,
+    render_report,
     request_key,
     split_records,
     to_game,
@@ -43,7 +43,7 @@ def _score_one(state: ServiceState, body: bytes, params: ScoreParams, deadline: 
     if model_tokens(slot.backend) is not None:  # the loaded judge's own tokens count too
         check_size(game, state.settings, params.backend, slot.backend)
     report = state.backends.score(slot, game, params.options(), deadline=deadline)
-    return finish(report, params)
+    return render_report(report, params)
 
 
 @router.post(
