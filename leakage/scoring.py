@@ -27,7 +27,7 @@ import numpy as np
 from pydantic import BaseModel
 from pydantic_core import to_json
 
-from leakage.backends.base import LikelihoodBackend
+from leakage.backends.base import LikelihoodBackend, SupportsEmbed, SupportsPrepare
 from leakage.errors import InvalidInput
 from leakage.metrics import outlier_trace
 from leakage.posterior import SpyTrace, Trace, posterior_traces, spy_trace
@@ -165,7 +165,7 @@ def score_input(inp: GameInput, backend: LikelihoodBackend) -> Trace | SpyTrace:
 
 def _spygame_trace(inp: SpyInput, backend: LikelihoodBackend) -> SpyTrace:
     """The backend's log-likelihoods of every statement through :func:`spy_trace`, with
-    outlier scores when the backend can embed."""
+    outlier scores when the backend can embed (:class:`~leakage.backends.base.SupportsEmbed`)."""
     texts = list(inp.texts)
     k = len(inp.candidates)
     loglik = backend.loglik(texts, list(inp.candidates)) if texts else np.zeros((0, k))
@@ -178,9 +178,9 @@ def _spygame_trace(inp: SpyInput, backend: LikelihoodBackend) -> SpyTrace:
         inp.n_spies,
         assignment=inp.spy_assignment,
     )
-    embed = getattr(backend, "embed", None)
-    if embed is not None and texts:
-        trace = replace(trace, outlier_scores=outlier_trace(list(inp.speakers), embed(texts)))
+    if isinstance(backend, SupportsEmbed) and texts:
+        vectors = backend.embed(texts)
+        trace = replace(trace, outlier_scores=outlier_trace(list(inp.speakers), vectors))
     return trace
 
 
@@ -535,20 +535,19 @@ def prepare(
     backend: LikelihoodBackend,
     options: ScoreOptions = ScoreOptions(),
 ) -> None:
-    """Let a backend that has a ``prepare`` hook do its work for many games at once.
+    """Let a backend that can prepare (:class:`~leakage.backends.base.SupportsPrepare`) do
+    its work for many games at once.
 
     The embedding backend embeds every clue and candidate in large batches, far faster than
-    game by game; backends without the hook are left alone.
+    game by game; other backends are left alone.
     """
     prepare_inputs([game_input(t, options) for t in transcripts], backend)
 
 
 def prepare_inputs(inputs: Iterable[GameInput], backend: LikelihoodBackend) -> None:
     """:func:`prepare` for games already turned into :class:`GameInput`."""
-    hook = getattr(backend, "prepare", None)
-    if hook is None:
-        return
-    hook((inp.clues, list(inp.candidates), inp.category) for inp in inputs)
+    if isinstance(backend, SupportsPrepare):
+        backend.prepare((inp.clues, list(inp.candidates), inp.category) for inp in inputs)
 
 
 def score_many(
