@@ -26,7 +26,8 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import TypeAdapter, ValidationError
 
-from leakage.errors import InvalidInput, UnknownBackend
+from leakage._registry import Registry
+from leakage.errors import BackendUnavailable, InvalidInput, UnknownBackend
 
 
 @runtime_checkable
@@ -126,21 +127,23 @@ class Closing:
 
 
 BackendFactory = Callable[..., LikelihoodBackend]
-_REGISTRY: dict[str, BackendFactory] = {}
+_REGISTRY: Registry[BackendFactory] = Registry("leakage.backends")
+"""The backends: the package's own, and those of installed distributions (entry-point group
+``leakage.backends``, each naming a factory like the ones registered here)."""
 
 
 def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
     """Decorator: register a factory that builds the backend ``name`` from keyword options."""
 
     def deco(factory: BackendFactory) -> BackendFactory:
-        _REGISTRY[name] = factory
-        return factory
+        return _REGISTRY.register(name, factory)
 
     return deco
 
 
 def backend_names() -> list[str]:
-    return sorted(_REGISTRY)
+    """Every registered backend, the entry points of installed distributions included."""
+    return _REGISTRY.names()
 
 
 def accepted_options(factory: Callable[..., Any]) -> tuple[set[str], bool]:
@@ -207,6 +210,10 @@ def create_backend(name: str, **options: Any) -> LikelihoodBackend:
     try:
         factory = _REGISTRY[name]
     except KeyError:
+        if name in _REGISTRY.failed:
+            raise BackendUnavailable(
+                f"backend {name!r} cannot be loaded: {_REGISTRY.failed[name]}"
+            ) from None
         raise UnknownBackend(
             f"unknown backend {name!r}; available: {', '.join(backend_names())}"
         ) from None

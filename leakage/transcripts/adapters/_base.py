@@ -1,4 +1,8 @@
-"""The adapter protocol and registry: third-party log formats in, ``Transcript`` out."""
+"""The adapter protocol and registry: third-party log formats in, ``Transcript`` out.
+
+Another distribution adds a format with an entry point in the group ``leakage.adapters``
+naming an adapter class (built once, as ``register_adapter`` builds the package's own).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from leakage._registry import Registry
 from leakage.transcripts._models import ChameleonTranscript, SpyGameTranscript
 
 
@@ -26,11 +31,15 @@ class Adapter(Protocol):
         ...
 
 
-ADAPTERS: dict[str, Adapter] = {}
+def _build(factory: Callable[[], Adapter]) -> Adapter:
+    return factory()
+
+
+ADAPTERS: Registry[Adapter] = Registry("leakage.adapters", load=_build)
 
 
 def register_adapter(factory: Callable[[], Adapter]) -> Callable[[], Adapter]:
     """Class decorator: instantiate the adapter and register it under its ``name``."""
     adapter = factory()
-    ADAPTERS[adapter.name] = adapter
+    ADAPTERS.register(adapter.name, adapter)
     return factory

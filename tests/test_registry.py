@@ -1,0 +1,110 @@
+"""Plug-ins from other distributions: entry points in ``leakage.backends`` / ``leakage.adapters``
+(simulated here: nothing is installed)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from leakage._registry import Registry
+from leakage.backends import backend_names, base, create_backend
+from leakage.errors import BackendUnavailable, InvalidInput
+from leakage.transcripts.adapters import ADAPTERS
+
+
+class FlatBackend:
+    name = "flat"
+
+    def __init__(self, level: float) -> None:
+        self.level = level
+
+    def info(self) -> dict[str, Any]:
+        return {"backend": self.name, "level": self.level}
+
+    def loglik(self, clues: Sequence[str], candidates: Sequence[str], *, category=None):
+        return np.full((len(clues), len(candidates)), self.level)
+
+
+def make_flat(*, level: float = -1.0) -> FlatBackend:
+    return FlatBackend(level)
+
+
+class EchoAdapter:
+    name = "echo-format"
+
+    def sniff(self, record: Any) -> bool:
+        return False
+
+    def convert(self, record: Any, *, path: Path | None, index: int) -> Any:
+        raise NotImplementedError
+
+
+def _entry_points(monkeypatch: pytest.MonkeyPatch, group: str, **targets: str) -> None:
+    """``importlib.metadata.entry_points(group=group)`` answers ``targets`` (name -> value)."""
+    real = importlib.metadata.entry_points
+
+    def fake(**kw: Any) -> Any:
+        if kw.get("group") == group:
+            return importlib.metadata.EntryPoints(
+                importlib.metadata.EntryPoint(name, value, group) for name, value in targets.items()
+            )
+        return real(**kw)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", fake)
+
+
+@pytest.fixture
+def fresh() -> Iterator[None]:
+    """The registries read their entry points again, before and after the test."""
+    base._REGISTRY.reload()
+    ADAPTERS.reload()
+    yield
+    for name in ("flat", "broken"):
+        base._REGISTRY.pop(name, None)
+        base._REGISTRY.failed.pop(name, None)
+    ADAPTERS.pop("echo-format", None)
+    base._REGISTRY.reload()
+    ADAPTERS.reload()
+
+
+def test_a_backend_from_an_entry_point_is_listed_and_created(monkeypatch, fresh):
+    _entry_points(
+        monkeypatch,
+        "leakage.backends",
+        flat=f"{__name__}:make_flat",
+        cooccurrence=f"{__name__}:make_flat",  # the package's own name wins
+    )
+    assert "flat" in backend_names()
+    backend = create_backend("flat", level="-2")  # options checked against its signature
+    assert isinstance(backend, FlatBackend) and backend.level == -2.0
+    with pytest.raises(InvalidInput, match="no option 'colour'"):
+        create_backend("flat", colour=1)
+    assert base._REGISTRY["cooccurrence"] is not make_flat
+
+
+def test_a_broken_entry_point_is_skipped_and_named_when_asked_for(monkeypatch, fresh):
+    _entry_points(monkeypatch, "leakage.backends", broken="no_such_module_xyz:make")
+    assert "broken" not in backend_names() and "cooccurrence" in backend_names()
+    with pytest.raises(BackendUnavailable, match="no_such_module_xyz"):
+        create_backend("broken")
+
+
+def test_an_adapter_from_an_entry_point_is_registered(monkeypatch, fresh):
+    _entry_points(monkeypatch, "leakage.adapters", **{"echo-format": f"{__name__}:EchoAdapter"})
+    assert isinstance(ADAPTERS["echo-format"], EchoAdapter)
+    assert {"ck-arena", "spygame-liang", "echo-format"} <= set(ADAPTERS)
+
+
+def test_registry_create_and_names():
+    reg: Registry[Any] = Registry("leakage.test-nothing")
+    reg.register("b", dict)
+    reg.register("a", list)
+    assert reg.names() == ["a", "b"]
+    assert reg.create("b", x=1) == {"x": 1}
+    with pytest.raises(KeyError):
+        reg.create("c")
