@@ -283,3 +283,10 @@ def test_enumerated_options_agree_with_the_library():
     assert get_args(Normaliser) == NORMALISERS
     for p in get_args(Precision):
         assert resolve_precision(p) in ("fp32", "bf16")
+
+
+def test_calibrate_checks_o_options_against_the_members(leakage_home: Path, tmp_path: Path):
+    games = [str(EXAMPLES / "chameleon_sports.json"), str(EXAMPLES / "spygame_fruit.json")]
+    out = ("--members", "cooccurrence", "--out", str(tmp_path / "w.json"), "--resamples", "100")
+    p = run("calibrate", *games, *out, "-O", "colour=red", home=leakage_home)
+    assert p.returncode == 2 and "takes the option 'colour'" in p.stderr
