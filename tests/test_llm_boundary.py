@@ -2,11 +2,13 @@
 _generate.py), checked on the installed transformers with tiny randomly initialised models
 built in-process: nothing is downloaded or read from disk but what the test writes.
 
-pyproject.toml bounds transformers to >=4.56,<6: 4.56 is the first release with every API
-used here (``from_pretrained(dtype=)``, huggingface/transformers#39782; ``DynamicCache(config=)``
-building sliding-window layers, #40039 and #40276; the per-layer cache with
-``layers[i].keys/values``, #39106, in 4.54). An upgrade that changes one of them fails here,
-with the API named, before the judge's numbers silently change.
+pyproject.toml bounds transformers to >=4.57,<6. ``from_pretrained(dtype=)``
+(huggingface/transformers#39782) and ``DynamicCache(config=)`` building sliding-window layers
+(#40039, #40276) arrived in 4.56, the per-layer cache with ``layers[i].keys/values`` (#39106)
+in 4.54; but 4.56.0's ``get_decoder()`` returns None for causal LMs (#40815). These tests
+pass on 4.57.0 and fail on 4.56.0 (naming get_decoder and the passes that use it). An
+upgrade that changes one of them fails here, with the API named, before the judge's numbers
+silently change.
 """
 
 from __future__ import annotations
@@ -72,6 +74,17 @@ def _prompt_cache(model: Any, ids: Any) -> Any:
     with torch.inference_mode():
         model.get_decoder()(input_ids=ids, past_key_values=cache, use_cache=True)
     return cache
+
+
+def test_get_decoder_is_the_base_model(model: Any):
+    """Scoring runs the decoder without the head (``get_decoder()``) and projects only where
+    needed; 4.56.0 returned None here for causal LMs (huggingface/transformers#40815)."""
+    decoder = model.get_decoder()
+    _api(
+        "model.get_decoder() (the decoder stack without the LM head)",
+        decoder is not None and decoder is model.model,
+        f"got {type(decoder).__name__}",
+    )
 
 
 def test_the_attention_implementation_is_readable(model: Any):
