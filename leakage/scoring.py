@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel
@@ -49,11 +49,10 @@ class ScoreOptions:
     """SpyGame: ``known`` (which word is the civilians' is known) or ``marginalise``."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ChameleonInput:
-    """What the backend stage needs from one Chameleon transcript, as plain values."""
+class ChameleonInput(NamedTuple):
+    """What the backend stage needs from one Chameleon transcript, as plain values (built
+    by keyword: :func:`game_input`)."""
 
-    game: ClassVar[Literal["chameleon"]] = "chameleon"
     texts: tuple[str, ...]
     """Every turn's text, in order."""
     speakers: tuple[str, ...]
@@ -66,17 +65,19 @@ class ChameleonInput:
     """Position of the secret among the candidates (None without a secret)."""
 
     @property
+    def game(self) -> Literal["chameleon"]:
+        return "chameleon"
+
+    @property
     def clues(self) -> list[str]:
         """The texts the backend is asked about."""
         return [x for x, c in zip(self.texts, self.counted, strict=True) if c]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SpyInput:
-    """What the backend stage needs from one SpyGame transcript, as plain values."""
+class SpyInput(NamedTuple):
+    """What the backend stage needs from one SpyGame transcript, as plain values (built by
+    keyword: :func:`game_input`)."""
 
-    game: ClassVar[Literal["spygame"]] = "spygame"
-    category: ClassVar[None] = None
     texts: tuple[str, ...]
     """Every statement's text, in order."""
     speakers: tuple[str, ...]
@@ -89,6 +90,15 @@ class SpyInput:
     """The player ids in seat order (the spy posterior's columns)."""
     n_spies: int
     spy_assignment: str = "known"
+
+    @property
+    def game(self) -> Literal["spygame"]:
+        return "spygame"
+
+    @property
+    def category(self) -> None:
+        """SpyGame has no category."""
+        return None
 
     @property
     def counted(self) -> tuple[bool, ...]:

@@ -91,6 +91,9 @@ def test_what_a_worker_is_sent_is_plain_values_that_come_back_equal():
     parsed = Assembler(ScorerSpec("cooccurrence", {})).parse(chunk)
     sent = (parsed.inputs, parsed.report_contexts)
     assert pickle.loads(pickle.dumps(sent)) == sent
+    spy = [game_input(t) for t in _games() if t.game == "spygame"]
+    back = pickle.loads(pickle.dumps(spy))
+    assert back == spy and [type(x) for x in back] == [type(x) for x in spy]
     assert len(pickle.dumps(sent)) < 2 * sum(len(x) for x in text)
 
 
