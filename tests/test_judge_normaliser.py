@@ -6,6 +6,7 @@ import pytest
 
 from leakage import create_backend
 from leakage.backends.judge import open_llm
+from leakage.errors import InvalidInput
 from leakage.llm import _local
 
 
@@ -25,7 +26,7 @@ def test_the_judge_passes_its_normaliser_to_the_local_model(monkeypatch: pytest.
 
 
 def test_an_unknown_normaliser_is_refused_before_loading_a_model():
-    with pytest.raises(ValueError, match="normaliser must be one of exact, shortlist"):
+    with pytest.raises(InvalidInput, match="normaliser='approximate': Input should be 'exact' or"):
         create_backend("judge", normaliser="approximate")
 
 
@@ -54,10 +55,10 @@ def test_score_normaliser_option_reaches_the_judge(monkeypatch, tmp_path, flag, 
         seen.update(kw, name=name)
         raise Stop
 
-    monkeypatch.setattr(leakage.backends, "create_backend", create)
+    monkeypatch.setattr(leakage.backends, "open_backend", create)
     game = tmp_path / "g.json"
     game.write_text(
-        '{"game": "chameleon", "players": [{"id": "a", "role": "non-chameleon"}, '
+        '{"game": "chameleon", "id": "g", "category": "c", "players": [{"id": "a", "role": "non-chameleon"}, '
         '{"id": "b", "role": "chameleon"}], "candidates": ["x", "y"], "secret": "x", '
         '"turns": [{"player": "a", "text": "z"}]}'
     )
