@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.console import Console
@@ -32,7 +32,8 @@ from leakage.cli._options import (
 from leakage.errors import BudgetExhausted, InvalidInput
 
 if TYPE_CHECKING:
-    from leakage.reports import Report
+    from leakage.reports import ReportFormat
+    from leakage.transcripts import AnyTranscript
 
 
 class OutputFormat(StrEnum):
@@ -68,26 +69,6 @@ def _given(ctx: typer.Context, name: str) -> bool:
     """Whether the user gave the flag (by name: typer may bring its own click)."""
     source = ctx.get_parameter_source(name)
     return source is not None and source.name != "DEFAULT"
-
-
-def _write(reports: list[Report], fmt: OutputFormat, out: Path | None) -> None:
-    from leakage.reports import print_reports
-
-    if fmt is OutputFormat.table:
-        if out is None:
-            print_reports(reports, Console())
-        else:
-            with out.open("w", encoding="utf-8") as fh:
-                print_reports(reports, Console(file=fh, width=160, color_system=None))
-        return
-    if fmt is OutputFormat.json:
-        text = json.dumps([r.model_dump(mode="json") for r in reports], indent=2) + "\n"
-    else:
-        text = "".join(r.model_dump_json() + "\n" for r in reports)
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        out.write_text(text, encoding="utf-8")
 
 
 @app.command()
@@ -194,17 +175,10 @@ def score(
     members (--index to co-occurrence, --model to every member that takes a model).
     """
     from leakage.backends import open_backend
-    from leakage.transcripts import iter_transcripts
 
     err = Console(stderr=True)
-    bad = 0
-    games = []
-    for item in iter_transcripts(paths, input_format=input_format):
-        if isinstance(item, InvalidInput):
-            bad += 1
-            err.print(f"[red]error:[/red] {item}", highlight=False, soft_wrap=True)
-        else:
-            games.append(item)
+    read = _Read()
+    games = _read_games(paths, input_format, read, err)
 
     flags = {
         key: (f"--{name.replace('_', '-')}", ctx.params[name])
@@ -219,13 +193,37 @@ def score(
         llm_endpoint=llm_endpoint if _given(ctx, "llm_endpoint") else None,
     )
     with open_backend(backend, **options) as scorer:
-        _score(scorer, games, bad, include_chameleon, spy_assignment, dry_run, fmt, out, err)
+        _score(scorer, games, read, include_chameleon, spy_assignment, dry_run, fmt, out, err)
+
+
+@dataclass
+class _Read:
+    """What reading the inputs has met so far."""
+
+    games: int = 0
+    bad: int = 0
+
+
+def _read_games(
+    paths: Iterable[Path], input_format: str, read: _Read, err: Console
+) -> Iterator[AnyTranscript]:
+    """The good transcripts of ``paths`` as they are read; a bad record is said on standard
+    error when it comes and counted in ``read``, as every game is."""
+    from leakage.transcripts import iter_transcripts
+
+    for item in iter_transcripts(paths, input_format=input_format):
+        if isinstance(item, InvalidInput):
+            read.bad += 1
+            err.print(f"[red]error:[/red] {item}", highlight=False, soft_wrap=True)
+        else:
+            read.games += 1
+            yield item
 
 
 def _score(
     scorer: Any,
-    games: list[Any],
-    bad: int,
+    games: Iterator[AnyTranscript],
+    read: _Read,
     include_chameleon: bool,
     spy_assignment: str,
     dry_run: bool,
@@ -233,35 +231,41 @@ def _score(
     out: Path | None,
     err: Console,
 ) -> None:
+    """Score the games as they are read and write each report as it comes (none is held)."""
+    from leakage.reports import open_report_writer
     from leakage.scoring import ScoreOptions, score_many
 
     opts = ScoreOptions(include_chameleon=include_chameleon, spy_assignment=spy_assignment)
     if dry_run:
-        _dry_run(scorer, games, opts, err)
-        raise typer.Exit(EXIT_INVALID_INPUT if bad else 0)
+        _dry_run(scorer, games, read, opts, err)
+        raise typer.Exit(EXIT_INVALID_INPUT if read.bad else 0)
 
-    reports: list[Report] = []
     stopped: BudgetExhausted | None = None
-    try:
-        for report in score_many(games, scorer, opts):
-            reports.append(report)
-    except BudgetExhausted as exc:
-        stopped = exc
-    _write(reports, fmt, out)
+    with open_report_writer(cast("ReportFormat", fmt.value), out) as writer:
+        try:
+            for report in score_many(games, scorer, opts):
+                writer.write(report)
+        except BudgetExhausted as exc:
+            stopped = exc
+    scored = writer.written
     if stopped is not None:
+        for _ in games:  # the games not reached, counted (and their bad records said)
+            pass
         err.print(
-            f"[red]stopped:[/red] {stopped} Scored {len(reports)} of {len(games)} games; "
+            f"[red]stopped:[/red] {stopped} Scored {scored} of {read.games} games; "
             "rerun with a larger --budget to continue (answered queries are cached).",
             highlight=False,
             soft_wrap=True,
         )
         raise typer.Exit(EXIT_BUDGET)
-    if bad:
-        err.print(f"{bad} bad record(s) skipped; {len(reports)} game(s) scored.", highlight=False)
+    if read.bad:
+        err.print(f"{read.bad} bad record(s) skipped; {scored} game(s) scored.", highlight=False)
         raise typer.Exit(EXIT_INVALID_INPUT)
 
 
-def _dry_run(scorer: Any, games: list[Any], opts: Any, err: Console) -> None:
+def _dry_run(
+    scorer: Any, games: Iterator[AnyTranscript], read: _Read, opts: Any, err: Console
+) -> None:
     from leakage.backends import SupportsDryRun
     from leakage.scoring import scored_clues
 
@@ -270,11 +274,13 @@ def _dry_run(scorer: Any, games: list[Any], opts: Any, err: Console) -> None:
         if isinstance(scorer, SupportsDryRun)
         else []
     )
+    for _ in games:  # a backend that reads none of them: still count them, say the bad ones
+        pass
     if not plans:
         err.print(f"backend {scorer.name!r} sends no count queries; nothing to estimate.")
         return
     for plan in plans:
         typer.echo(
-            f"{len(games)} games need {plan.queries:,} distinct count queries; "
+            f"{read.games} games need {plan.queries:,} distinct count queries; "
             f"{plan.uncached:,} are not cached and would be sent to {plan.source}."
         )
