@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from leakage._stats import percentile_interval, ratio_draws
+
 ECE_BINS = 15
 _TINY = 1e-300
 
@@ -119,14 +121,13 @@ def paired_bootstrap(
     """
     diff = np.asarray(loss_a, dtype=np.float64) - np.asarray(loss_b, dtype=np.float64)
     games, idx = np.unique(game, return_inverse=True)
-    per_game = np.bincount(idx, weights=diff, minlength=games.size)
+    per_game = np.bincount(idx, weights=diff, minlength=games.size).astype(np.float64)
     counts = np.bincount(idx, minlength=games.size).astype(np.float64)
     mean = float(diff.mean()) if diff.size else float("nan")
     if games.size < 2:
         return PairedDifference(mean, mean, mean, level, 0)
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, games.size, size=(resamples, games.size))
-    stats = per_game[draws].sum(axis=1) / counts[draws].sum(axis=1)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(stats, [tail, 100 - tail])
-    return PairedDifference(mean, float(low), float(high), level, resamples)
+    draws = ratio_draws(
+        per_game[:, None], counts[:, None], replicates=resamples, rng=np.random.default_rng(seed)
+    )
+    low, high = percentile_interval(draws, level)
+    return PairedDifference(mean, float(low[0]), float(high[0]), level, resamples)

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from leakage._stats import percentile_interval, ratio_draws, ratio_of_sums
 from leakage.transcripts import ChameleonTranscript, SpyGameTranscript
 
 Pair = tuple[float, float]
@@ -490,12 +491,6 @@ class MetricRow:
         }
 
 
-def _ratios(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """Σ num / Σ den along the last axis (NaN where Σ den = 0)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(num.sum(axis=-1) / den.sum(axis=-1))
-
-
 def aggregate(
     per_game: Sequence[GameMetrics],
     names: Sequence[str],
@@ -505,10 +500,11 @@ def aggregate(
     seed: int = 0,
 ) -> list[MetricRow]:
     """Σ numerators / Σ denominators with a percentile bootstrap over games (a composite
-    metric: Σ weight · Σ numerators / Σ denominators of its components)."""
+    metric: Σ weight · Σ numerators / Σ denominators of its components, each replicate's
+    components over the same games). The metrics draw from one generator, in ``names``
+    order."""
     rng = np.random.default_rng(seed)
     rows = []
-    tail = (1 - confidence) / 2 * 100
     for name in names:
         parts = _COMPOSITES.get(name, ((name, 1.0),))
         games = [g for g in per_game if g.get(parts[0][0]) is not None]
@@ -516,20 +512,23 @@ def aggregate(
             why = _WHY.get(name, "no game records what this metric needs")
             rows.append(MetricRow(name, None, None, None, 0, why))
             continue
-        idx = rng.integers(len(games), size=(n_boot, len(games)))
+        # (games, 2) numerators and denominators per component
+        arrs = [np.array([g.get(p) or (0.0, 0.0) for g in games], dtype=float) for p, _ in parts]
+        num = np.stack([a[:, 0] for a in arrs], axis=1)
+        den = np.stack([a[:, 1] for a in arrs], axis=1)
+        draws = ratio_draws(num, den, replicates=n_boot, rng=rng)
         value = 0.0
         boots = np.zeros(n_boot)
-        for i, (part, weight) in enumerate(parts):
-            arr = np.array([g.get(part) or (0.0, 0.0) for g in games], dtype=float)
-            num, den = arr[:, 0], arr[:, 1]
-            if i and not den.sum():
+        for i, ((_, weight), arr) in enumerate(zip(parts, arrs, strict=True)):
+            if i and not arr[:, 1].sum():
                 continue  # a later component that no game has adds nothing
-            value += weight * float(_ratios(num, den))
-            ratio = _ratios(num[idx], den[idx])
-            boots += weight * (np.nan_to_num(ratio, nan=0.0) if i else ratio)
-        boots = boots[np.isfinite(boots)]
-        lo, hi = np.percentile(boots, [tail, 100 - tail]) if boots.size else (value, value)
-        rows.append(MetricRow(name, value, float(lo), float(hi), len(games)))
+            value += weight * float(ratio_of_sums(arr[:, 0], arr[:, 1]))
+            boots += weight * (np.nan_to_num(draws[:, i], nan=0.0) if i else draws[:, i])
+        boots[~np.isfinite(boots)] = np.nan
+        low, high = percentile_interval(boots, confidence)
+        # no replicate drew a game with the metric: the interval is the point
+        lo, hi = (value, value) if np.isnan(low) else (float(low), float(high))
+        rows.append(MetricRow(name, value, lo, hi, len(games)))
     return rows
 
 
