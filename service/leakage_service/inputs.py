@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from leakage.errors import InvalidInput, InvalidTranscript
-from leakage.reports import Report
-from leakage.scoring import ReportShape, ScoreOptions, report_json, reshape_report
+from leakage.scoring import ReportShape, ScoreOptions
 from leakage.transcripts import (
     AnyTranscript,
     ChameleonTranscript,
@@ -425,12 +424,3 @@ def check_size(
         )  # fmt: skip
     if problems:
         raise GameTooLarge(problems)
-
-
-def render_report(report: Report, params: ScoreParams) -> bytes:
-    """The report as sent, shaped as the request asks (``ScoreParams.shape``), as JSON."""
-    return report_json(reshape_report(report.model_dump(), params.shape()))
-
-
-finish = render_report
-"""The former name of :func:`render_report` (``runtime.score_records`` imports it)."""

@@ -29,11 +29,19 @@ from leakage.backends import (
     create_backend,
 )
 from leakage.errors import BackendUnavailable, LeakageError, UnknownBackend
-from leakage.reports import Report
-from leakage.scoring import ScoreOptions, prepare, score_transcript, scored_clues
+from leakage.scoring import (
+    GameInput,
+    ReportData,
+    ReportShape,
+    ScoreOptions,
+    game_input,
+    prepare_inputs,
+    report_json,
+    score_report_data,
+)
 from leakage.transcripts import AnyTranscript
 from leakage_service.errors import QueueFull, ScoreTimeout, error_line
-from leakage_service.inputs import ScoreParams, check_size, finish
+from leakage_service.inputs import ScoreParams, check_size
 from leakage_service.metrics import Metrics
 from leakage_service.settings import Settings
 
@@ -123,13 +131,11 @@ class Backends:
 
     # -- scoring (call from a worker thread) ----------------------------------------------
 
-    def prepare(
-        self, slot: BackendSlot, games: Sequence[AnyTranscript], opts: ScoreOptions
-    ) -> None:
+    def prepare(self, slot: BackendSlot, inputs: Sequence[GameInput]) -> None:
         """Let the backend batch its work for many games (embedding: one encode call)."""
         # on an error, each game is scored (and fails) on its own afterwards
         with slot.lock, suppress(LeakageError):
-            prepare(games, slot.backend, opts)
+            prepare_inputs(inputs, slot.backend)
 
     def score(
         self,
@@ -137,27 +143,42 @@ class Backends:
         game: AnyTranscript,
         opts: ScoreOptions,
         *,
+        inp: GameInput | None = None,
+        shape: ReportShape | None = None,
         deadline: float | None = None,
-    ) -> Report:
-        """Score one game. With a ``deadline`` (``time.monotonic()``), a request that waited
-        for the backend past it gives up (``ScoreTimeout``) instead of scoring a game its
-        client no longer waits for."""
+    ) -> ReportData:
+        """Score one game: its report as plain data, shaped by ``shape`` (default: as scored;
+        ``report_json`` writes it). ``inp``: ``game_input(game, opts)`` when the caller has it
+        already. With a ``deadline`` (``time.monotonic()``), a request that waited for the backend
+        past it gives up (``ScoreTimeout``) instead of scoring a game its client no longer
+        waits for."""
         if deadline is None:
             slot.lock.acquire()
         elif not slot.lock.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
             seconds = self.settings.score_timeout
             raise ScoreTimeout(seconds, max(1, math.ceil(seconds)))
         try:
-            return self._score_locked(slot, game, opts)
+            return self._score_locked(slot, game, opts, inp, shape)
         finally:
             slot.lock.release()
 
-    def _score_locked(self, slot: BackendSlot, game: AnyTranscript, opts: ScoreOptions) -> Report:
+    def _score_locked(
+        self,
+        slot: BackendSlot,
+        game: AnyTranscript,
+        opts: ScoreOptions,
+        inp: GameInput | None,
+        shape: ReportShape | None,
+    ) -> ReportData:
         counter = slot.backend if isinstance(slot.backend, SupportsCacheStats) else None
         before = counter.cache_misses() if counter is not None else None
         start = time.perf_counter()
         try:
-            report = score_transcript(game, slot.backend, opts)
+            if inp is None:
+                inp = game_input(game, opts)
+            data = score_report_data(
+                game, slot.backend, opts, inp=inp, shape=shape or ReportShape()
+            )
         except Exception:
             self.metrics.games.labels(slot.name, "error").inc()
             raise
@@ -165,9 +186,9 @@ class Backends:
         self.metrics.games.labels(slot.name, "ok").inc()
         if counter is not None and before is not None:
             misses = counter.cache_misses() - before
-            wanted = len(set(scored_clues(game, opts)) | set(game.candidates))
+            wanted = len(set(inp.clues) | set(inp.candidates))
             self.metrics.cache_hits("embedding", max(wanted - misses, 0), misses)
-        return report
+        return data
 
 
 @dataclass(frozen=True)
@@ -192,10 +213,11 @@ def score_records(
     """Score records in order, each chunk prepared in bulk first; a record that is an error,
     is over the server's size limits (``check_size``: before any backend sees it) or fails
     to score becomes an error line. Stops early (between games) when ``stop()``."""
-    opts = params.options()
+    opts, shape = params.options(), params.shape()
     it = iter(items)
     while batch := [(i, _sized(g, backends.settings, slot)) for i, g in islice(it, chunk)]:
-        backends.prepare(slot, [g for _, g in batch if not isinstance(g, Exception)], opts)
+        inputs = {i: _input(g, opts) for i, g in batch if not isinstance(g, Exception)}
+        backends.prepare(slot, [inp for inp in inputs.values() if inp is not None])
         for index, game in batch:
             if stop():
                 return
@@ -203,13 +225,23 @@ def score_records(
                 yield Scored(index, False, None, error_line(index, game))
                 continue
             try:
-                body = finish(backends.score(slot, game, opts), params).decode()
+                data = backends.score(slot, game, opts, inp=inputs[index], shape=shape)
+                body = report_json(data).decode()
             except Exception as err:
                 if not isinstance(err, LeakageError):
                     log.exception("record %d (game %s)", index, game.id)
                 yield Scored(index, False, game.id, error_line(index, err))
             else:
                 yield Scored(index, True, game.id, body)
+
+
+def _input(game: AnyTranscript, opts: ScoreOptions) -> GameInput | None:
+    """The game's input to scoring, made once for both its preparation and its scoring;
+    None when it cannot be made (scoring the game then raises the error for its line)."""
+    try:
+        return game_input(game, opts)
+    except LeakageError:
+        return None
 
 
 def _sized(

@@ -14,6 +14,7 @@ from fastapi.responses import StreamingResponse
 
 from leakage.errors import LeakageError
 from leakage.reports import Report
+from leakage.scoring import report_json
 from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import (
@@ -23,7 +24,6 @@ from leakage_service.inputs import (
     decode_text,
     model_tokens,
     parse_json,
-    render_report,
     request_key,
     split_records,
     to_game,
@@ -42,8 +42,10 @@ def _score_one(state: ServiceState, body: bytes, params: ScoreParams, deadline: 
     slot = state.backends.get(params.backend)
     if model_tokens(slot.backend) is not None:  # the loaded judge's own tokens count too
         check_size(game, state.settings, params.backend, slot.backend)
-    report = state.backends.score(slot, game, params.options(), deadline=deadline)
-    return render_report(report, params)
+    data = state.backends.score(
+        slot, game, params.options(), shape=params.shape(), deadline=deadline
+    )
+    return report_json(data)
 
 
 @router.post(

@@ -1,0 +1,57 @@
+"""The service's scoring loop (``runtime.score_records``): each game's input is made once,
+for its preparation and its scoring both, and the reports are those of ``leakage score``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import leakage.scoring
+import leakage_service.runtime as runtime
+from leakage.scoring import game_input, score_report_data
+from leakage.transcripts import parse_transcript
+from leakage_service.inputs import ScoreParams
+from leakage_service.metrics import Metrics
+from leakage_service.redact import redact_paths
+
+from .conftest import EXAMPLES
+from .test_service import settings_for
+
+
+def test_each_game_input_is_made_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, default_index: Path
+):
+    games = [
+        parse_transcript(json.loads((EXAMPLES / name).read_text()))
+        for name in ("chameleon_sports.json", "spygame_two_spies.json", "chameleon_sports.json")
+    ]
+    made: list[str] = []
+
+    def counting(t: Any, *args: Any, **kwargs: Any) -> Any:
+        made.append(t.id)
+        return game_input(t, *args, **kwargs)
+
+    monkeypatch.setattr(leakage.scoring, "game_input", counting)
+    monkeypatch.setattr(runtime, "game_input", counting)
+    backends = runtime.Backends(settings_for(tmp_path, default_index), Metrics())
+    try:
+        slot = backends.get("cooccurrence")
+        params = ScoreParams(top_k=2)
+        scored = list(runtime.score_records(backends, slot, enumerate(games), params))
+        assert made == [g.id for g in games]
+        assert [s.ok for s in scored] == [True, True, True]
+        for g, s in zip(games, scored, strict=True):
+            want = score_report_data(g, slot.backend, params.options())
+            report = json.loads(s.body)
+            assert report["settings"]["top_k"] == 2
+            assert report["backend_info"] == json.loads(
+                json.dumps(redact_paths(want["backend_info"]))
+            )
+            assert [st["entropy_bits"] for st in report["steps"]] == pytest.approx(
+                [st["entropy_bits"] for st in want["steps"]]
+            )
+    finally:
+        backends.close()
