@@ -6,9 +6,10 @@ imports (torch, faiss, transformers, HTTP clients) happen only when one is creat
 at ``import leakage``.
 
 Abilities beyond ``loglik`` are optional and declared as protocols here (``SupportsPrepare``,
-``SupportsEmbed``, ``SupportsDryRun``, ``SupportsClose``, ``SupportsCacheStats``): a caller
-asks ``isinstance(backend, SupportsEmbed)`` instead of probing for attributes, and a backend
-(or a test fake) needs no base class to have one. Every shipped backend has ``close()``.
+``SupportsEmbed``, ``SupportsDryRun``, ``SupportsClose``, ``SupportsCacheStats``,
+``SupportsTokenCount``): a caller asks ``isinstance(backend, SupportsEmbed)`` instead of
+probing for attributes, and a backend (or a test fake) needs no base class to have one.
+Every shipped backend has ``close()``.
 """
 
 from __future__ import annotations
@@ -110,6 +111,17 @@ class SupportsCacheStats(Protocol):
 
     def cache_misses(self) -> int:
         """How many texts this backend has sent to its encoder so far."""
+        ...
+
+
+@runtime_checkable
+class SupportsTokenCount(Protocol):
+    """Runs a language model here, whose tokenizer says how much text costs it (the
+    service's size limits count tokens as well as bytes)."""
+
+    def count_tokens(self, texts: Sequence[str]) -> int | None:
+        """Tokens the model makes of ``texts``, all together, without special tokens; None
+        when it has no tokenizer here (a model behind an HTTP endpoint)."""
         ...
 
 
