@@ -27,27 +27,32 @@ EXAMPLES = REPO / "corpora" / "examples"
 
 
 @pytest.fixture(scope="session")
-def leakage_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A LEAKAGE_HOME for the whole session, holding the real default index (built once)."""
-    import os
-
+def shared_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A home folder for the whole session holding the real default index (built once). It
+    sets no environment variable: pass it explicitly (``Paths(shared_home)``, ``env=``), or
+    ask for ``leakage_home`` to have it as ``LEAKAGE_HOME`` during one test."""
     from leakage.corpus import build_index, default_documents
+    from leakage.paths import Paths
 
     home = tmp_path_factory.mktemp("leakage-home")
     docs, sources = default_documents()
-    build_index(home / "corpus" / "default.sqlite", docs, sources=sources)
-    old = os.environ.get("LEAKAGE_HOME")
-    os.environ["LEAKAGE_HOME"] = str(home)
-    yield home
-    if old is None:
-        os.environ.pop("LEAKAGE_HOME", None)
-    else:
-        os.environ["LEAKAGE_HOME"] = old
+    build_index(Paths(home).index, docs, sources=sources)
+    return home
+
+
+@pytest.fixture
+def leakage_home(shared_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``shared_home`` as ``LEAKAGE_HOME`` for this test only (unset again after it, so no
+    test depends on which ran before it)."""
+    monkeypatch.setenv("LEAKAGE_HOME", str(shared_home))
+    return shared_home
 
 
 @pytest.fixture(scope="session")
-def default_index(leakage_home: Path) -> Path:
-    return leakage_home / "corpus" / "default.sqlite"
+def default_index(shared_home: Path) -> Path:
+    from leakage.paths import Paths
+
+    return Paths(shared_home).index
 
 
 @pytest.fixture(scope="session")

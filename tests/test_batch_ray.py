@@ -18,12 +18,14 @@ pa = pytest.importorskip("pyarrow")
 
 
 @pytest.fixture(scope="module", autouse=True)
-def local_ray(leakage_home: Path):
-    """One local Ray for the module (started after LEAKAGE_HOME is set: workers inherit it);
+def local_ray(shared_home: Path):
+    """One local Ray for the module (started with LEAKAGE_HOME set: workers inherit it);
     the engine joins a Ray that is already running and leaves it running."""
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LEAKAGE_HOME", str(shared_home))
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 

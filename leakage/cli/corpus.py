@@ -37,9 +37,10 @@ def build(
     ),
 ) -> None:
     """Build an SQLite FTS5 co-occurrence index (replaces the file only on success)."""
-    from leakage.corpus import build_index, default_documents, default_index_path, file_documents
+    from leakage.corpus import build_index, default_documents, file_documents
+    from leakage.paths import Paths
 
-    out = out or default_index_path()
+    out = out or Paths.from_env().index
     err = Console(stderr=True)
     with Progress(
         TextColumn("[bold]indexing[/bold]"),
@@ -78,9 +79,10 @@ def info(
     ] = None,
 ) -> None:
     """Show what an index holds."""
-    from leakage.corpus import default_index_path, read_meta
+    from leakage.corpus import read_meta
+    from leakage.paths import Paths
 
-    path = index or default_index_path()
+    path = index or Paths.from_env().index
     meta = read_meta(path)
     typer.echo(f"index: {path}")
     for k, v in meta.items():

@@ -156,7 +156,6 @@ def play(
 ) -> None:
     """Play games between agents; transcripts in leakage.transcript/1, metrics at the end."""
     from leakage.backends import create_backend
-    from leakage.corpus import default_index_path
     from leakage.games import (
         ChameleonConfig,
         ChameleonGame,
@@ -168,6 +167,7 @@ def play(
     )
     from leakage.games._loop import run
     from leakage.games.metrics import metrics_table
+    from leakage.paths import Paths
 
     spec = agent_mod.parse_spec(game.value, agents)
     if reflect is None:
@@ -183,7 +183,7 @@ def play(
         llm_endpoint=llm_endpoint,
         service_url=service,
         budget=budget,
-        table_cache=default_index_path().parent.parent / "games",
+        table_cache=Paths.from_env().games,
         memory=memory,
         curate_every=curate_every,
         lessons=lessons,
@@ -313,18 +313,18 @@ def cheatsheet_tournament(
     """Gu et al.'s Dynamic Cheatsheet ablation: the same seeds played by the role's LLM player
     without and with a fresh cheatsheet; the role's win rates, their paired difference and
     its standard error."""
-    from leakage.corpus import default_index_path
     from leakage.errors import InvalidInput
     from leakage.games import ChameleonConfig, ChameleonGame, SpyGame, SpyGameConfig
     from leakage.games import agents as agent_mod
     from leakage.games.agents.cheatsheet import tournament
+    from leakage.paths import Paths
 
     spec = agent_mod.parse_spec(game.value, agents)
     if role not in spec:
         raise InvalidInput(f"--role: {role!r} is not a role of {game.value} ({', '.join(spec)})")
     factory = agent_mod.AgentFactory(
         llm_endpoint=llm_endpoint,
-        table_cache=default_index_path().parent.parent / "games",
+        table_cache=Paths.from_env().games,
         curate_every=curate_every,
         lessons=lessons,
     )

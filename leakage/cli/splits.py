@@ -118,6 +118,7 @@ def build(
     unknown.csv (reported on standard error); the exit code is still 0 when any pair was
     split."""
     from leakage.encoders import open_encoder
+    from leakage.paths import Paths
     from leakage.splits import (
         SPLITS,
         CachedDescriber,
@@ -126,11 +127,11 @@ def build(
         LLMDescriber,
         WordNetDescriber,
         build_splits,
-        default_description_cache_path,
         read_pairs,
         write_splits,
     )
 
+    paths = Paths.from_env()
     if describer is None:
         describer = DescriberName.file if descriptions else DescriberName.wordnet
     if describer is DescriberName.file and descriptions is None:
@@ -157,19 +158,21 @@ def build(
         from leakage.backends.judge import open_llm
 
         client = open_llm(
-            llm_model or (None if llm_endpoint else "smollm2-135m"), endpoint=llm_endpoint
+            llm_model or (None if llm_endpoint else "smollm2-135m"),
+            endpoint=llm_endpoint,
+            cache_path=str(paths.llm_responses),
         )
         writer = LLMDescriber(client)
-        source = CachedDescriber(writer, default_description_cache_path()) if cache else writer
+        source = CachedDescriber(writer, paths.descriptions) if cache else writer
     elif descriptions is not None:  # --describer file
         source = FileDescriber(descriptions)
     else:
         source = WordNetDescriber()
         if cache:
-            source = CachedDescriber(source, default_description_cache_path())
+            source = CachedDescriber(source, paths.descriptions)
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    encoder = open_encoder(model, disk_cache=cache)
+    encoder = open_encoder(model, disk_cache=cache, cache_path=str(paths.embeddings))
     try:
         result = build_splits(
             table,

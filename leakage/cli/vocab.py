@@ -69,12 +69,13 @@ def _build(words: str, model: str, kind: str, out: Path, err: Console):
     )
 
     from leakage.encoders import open_encoder
+    from leakage.paths import Paths
     from leakage.vocab import VectorIndex, embed_words, load_words
 
     word_list = load_words(words)
     _, ref = _model_ref(model)
     err.print(f"loading {model} ...", highlight=False)
-    encoder = open_encoder(model)
+    encoder = open_encoder(model, cache_path=str(Paths.from_env().embeddings))
     with Progress(
         TextColumn("[bold]embedding[/bold]"),
         BarColumn(),
@@ -129,11 +130,12 @@ def build(
     ] = None,
 ) -> None:
     """Embed a word list and save a vector index of it (replaced only on success)."""
+    from leakage.paths import resolve_home
     from leakage.vocab import default_vocab_dir
 
     if out is None:
         name, _ = _model_ref(model)
-        out = default_vocab_dir(name, words)
+        out = default_vocab_dir(name, words, home=resolve_home())
     _build(words, model, kind.value, out, Console(stderr=True))
 
 
@@ -145,9 +147,10 @@ def info(
     model: Annotated[str, typer.Option(help="Model of the default index.")] = DEFAULT_MODEL,
 ) -> None:
     """Show what a vocabulary index holds."""
+    from leakage.paths import resolve_home
     from leakage.vocab import default_vocab_dir, read_meta
 
-    path = vocab or default_vocab_dir(_model_ref(model)[0])
+    path = vocab or default_vocab_dir(_model_ref(model)[0], home=resolve_home())
     typer.echo(f"index: {path}")
     for key, value in read_meta(path).model_dump().items():
         typer.echo(f"{key}: {value}")
@@ -156,11 +159,12 @@ def info(
 def _lazy_encoder(index: VectorIndex, model: str) -> CachedEncoder:
     """The encoder of ``open_encoder(model)`` (disk cache, precision auto), whose model is
     loaded, and torch imported, only when a text is neither in the index nor in the cache."""
-    from leakage.encoders import CachedEncoder, SentenceTransformerEncoder, default_cache_path
+    from leakage.encoders import CachedEncoder, SentenceTransformerEncoder
+    from leakage.paths import Paths
     from leakage.vocab import LazyEncoder
 
     lazy = LazyEncoder(index.model, index.dimension, lambda: SentenceTransformerEncoder(model))
-    return CachedEncoder(lazy, cache_path=default_cache_path())
+    return CachedEncoder(lazy, cache_path=Paths.from_env().embeddings)
 
 
 def guess_document(index: VectorIndex, result: GuessResult) -> dict[str, Any]:
@@ -207,12 +211,13 @@ def guess(
     the vocabulary take their vectors from the index; the embedding model is loaded only for
     other clues (and a secret outside the vocabulary) not already in the embedding cache.
     """
+    from leakage.paths import resolve_home
     from leakage.vocab import OpenVocabulary, VectorIndex, default_vocab_dir, read_meta
 
     err = Console(stderr=True)
     if vocab is None:
         name, _ = _model_ref(model or DEFAULT_MODEL)
-        path = default_vocab_dir(name)
+        path = default_vocab_dir(name, home=resolve_home())
         if not (path / "meta.json").is_file():
             err.print(
                 f"building the default vocabulary index at {path} (first use) ...",

@@ -30,9 +30,11 @@ _BATCH = 5000
 
 
 def default_index_path() -> Path:
-    """``$LEAKAGE_HOME/corpus/default.sqlite``; LEAKAGE_HOME defaults to ~/.cache/leakage."""
-    home = os.environ.get("LEAKAGE_HOME") or Path.home() / ".cache" / "leakage"
-    return Path(home) / "corpus" / "default.sqlite"
+    """``$LEAKAGE_HOME/corpus/default.sqlite`` (:attr:`leakage.paths.Paths.index` of the home
+    ``LEAKAGE_HOME`` names, default ``~/.cache/leakage``)."""
+    from leakage.paths import default_paths
+
+    return default_paths().index
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ not there.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from importlib.util import find_spec
 from pathlib import Path
@@ -131,6 +130,8 @@ class SentenceTransformerEncoder:
 
 
 def default_cache_path() -> Path:
-    """``$LEAKAGE_HOME/embeddings.sqlite`` (LEAKAGE_HOME defaults to ~/.cache/leakage)."""
-    home = os.environ.get("LEAKAGE_HOME") or Path.home() / ".cache" / "leakage"
-    return Path(home) / "embeddings.sqlite"
+    """``$LEAKAGE_HOME/embeddings.sqlite`` (:attr:`leakage.paths.Paths.embeddings` of the home
+    ``LEAKAGE_HOME`` names, default ``~/.cache/leakage``)."""
+    from leakage.paths import default_paths
+
+    return default_paths().embeddings

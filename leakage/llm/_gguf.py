@@ -80,14 +80,18 @@ class ModelSource:
 
 
 def leakage_home() -> Path:
-    """``$LEAKAGE_HOME`` (default ``~/.cache/leakage``)."""
-    home = os.environ.get("LEAKAGE_HOME")
-    return Path(home) if home else Path.home() / ".cache" / "leakage"
+    """``$LEAKAGE_HOME`` (default ``~/.cache/leakage``): :func:`leakage.paths.resolve_home`."""
+    from leakage.paths import resolve_home
+
+    return resolve_home()
 
 
 def default_cache_dir(name: str) -> Path:
-    """``$LEAKAGE_HOME/models/<name>``: where a GGUF model's converted folder lives."""
-    return leakage_home() / "models" / name
+    """``$LEAKAGE_HOME/models/<name>``: where a GGUF model's converted folder lives
+    (:meth:`leakage.paths.Paths.model` of the home ``LEAKAGE_HOME`` names)."""
+    from leakage.paths import default_paths
+
+    return default_paths().model(name)
 
 
 def _package_dir(package: str, pip_name: str, extra_hint: str = "") -> Path:

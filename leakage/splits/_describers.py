@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -195,9 +194,11 @@ _CHUNK = 500  # SQLite host parameters per SELECT
 
 
 def default_description_cache_path() -> Path:
-    """``$LEAKAGE_HOME/descriptions.sqlite`` (LEAKAGE_HOME defaults to ~/.cache/leakage)."""
-    home = os.environ.get("LEAKAGE_HOME") or Path.home() / ".cache" / "leakage"
-    return Path(home) / "descriptions.sqlite"
+    """``$LEAKAGE_HOME/descriptions.sqlite`` (:attr:`leakage.paths.Paths.descriptions` of the
+    home ``LEAKAGE_HOME`` names, default ``~/.cache/leakage``)."""
+    from leakage.paths import default_paths
+
+    return default_paths().descriptions
 
 
 class CachedDescriber:

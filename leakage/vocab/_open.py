@@ -16,7 +16,6 @@ the model is opened only then.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -80,13 +79,16 @@ def _slug(text: str) -> str:
 
 
 def default_vocab_dir(model: str, words: str = DEFAULT_WORDS, *, home: Path | None = None) -> Path:
-    """``$LEAKAGE_HOME/vocab/<model-slug>-<words-slug>/`` (LEAKAGE_HOME: ~/.cache/leakage).
+    """``<home>/vocab/<model-slug>-<words-slug>/``; ``home`` defaults to the one
+    ``LEAKAGE_HOME`` names (:func:`leakage.paths.resolve_home`, default ``~/.cache/leakage``).
 
     ``words`` is ``wordfreq:N`` (slug ``wordfreq-N``) or a word file (slug: its stem).
     """
-    root = home or Path(os.environ.get("LEAKAGE_HOME") or Path.home() / ".cache" / "leakage")
+    from leakage.paths import Paths, default_paths
+
+    root = Paths(home).vocab if home is not None else default_paths().vocab
     label = words if words.startswith(WORDFREQ_PREFIX) else Path(words).stem
-    return Path(root) / "vocab" / f"{_slug(model)}-{_slug(label)}"
+    return root / f"{_slug(model)}-{_slug(label)}"
 
 
 def _raw_encoder(encoder: CachedEncoder | Encoder) -> Encoder:

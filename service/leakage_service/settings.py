@@ -1,7 +1,12 @@
 """The service's settings: one object, read once from ``LEAKAGE_*`` environment variables.
 
 ``Settings.from_env()`` is what ``leakage serve`` and ``create_app()`` use; tests build a
-``Settings`` directly. Only ``cli/`` and ``service/`` read the environment (STYLE.md).
+``Settings`` directly. Every file the service keeps lies under ``home`` (``Settings.paths``,
+a :class:`leakage.paths.Paths`), unless ``index`` or ``jobs_db`` names another place; the
+service hands these paths to the library explicitly. The library reads the environment only
+for what a caller leaves out: the home of its default paths (``leakage.paths``) and the
+keys and endpoint that the ``from_env`` factories of the LLM client and the web count
+sources read (``OTHER_VARIABLES``).
 """
 
 from __future__ import annotations
@@ -16,13 +21,14 @@ from typing import Annotated, Any, Literal, get_origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from leakage.errors import InvalidInput
+from leakage.paths import Paths, default_home
 
 ENV_PREFIX = "LEAKAGE_"
 
 OTHER_VARIABLES: dict[str, str] = {
-    "LEAKAGE_LLM_BASE_URL": "the LLM judge's endpoint (leakage/llm/_remote.py)",
-    "LEAKAGE_LLM_MODEL": "the LLM judge's model name (leakage/llm/_remote.py)",
-    "LEAKAGE_LLM_API_KEY": "the LLM judge's endpoint key (leakage/llm/_remote.py)",
+    "LEAKAGE_LLM_BASE_URL": "the LLM judge's endpoint (OpenAICompatibleClient.from_env)",
+    "LEAKAGE_LLM_MODEL": "the LLM judge's model name (OpenAICompatibleClient.from_env)",
+    "LEAKAGE_LLM_API_KEY": "the LLM judge's endpoint key (OpenAICompatibleClient.from_env)",
     "LEAKAGE_HOST": "docker/start.sh (--host; the image sets it)",
     "LEAKAGE_PORT": "docker/start.sh (--port) and the image's health check (Dockerfile)",
     "LEAKAGE_PREPARE": "docker/prepare.sh (which steps run; the image build sets it)",
@@ -33,18 +39,18 @@ misspelt setting (``LEAKAGE_API_KEYS`` without its S) stops the server instead o
 ignored; a new variable read anywhere in the project belongs here."""
 
 
-def _default_home() -> Path:
-    return Path.home() / ".cache" / "leakage"
-
-
 class Settings(BaseModel):
     """Everything an operator can set. Environment: ``LEAKAGE_`` + the upper-case field name;
     lists are comma-separated (paths: ``os.pathsep``-separated)."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
 
-    home: Path = Field(default_factory=_default_home)
-    """``LEAKAGE_HOME``: default index (``corpus/default.sqlite``), caches, and ``service/``."""
+    home: Path = Field(default_factory=default_home)
+    """``LEAKAGE_HOME`` (default ``~/.cache/leakage``): the folder of every file the service
+    keeps (``paths``): the default index (``corpus/default.sqlite``), the embedding and
+    description caches, and ``service/`` (jobs, uploads). The judge's caches (converted GGUF
+    models, LLM answers) and the web count cache follow it only where the backends'
+    options carry them (``runtime.Backends.options``)."""
     jobs_db: Path | None = None
     """SQLite file of the jobs and their results (default ``$LEAKAGE_HOME/service/jobs.sqlite``)."""
     index: Path | None = None
@@ -127,8 +133,13 @@ class Settings(BaseModel):
     log_level: str = "info"
 
     @property
+    def paths(self) -> Paths:
+        """Every location under ``home`` (:class:`leakage.paths.Paths`)."""
+        return Paths(self.home)
+
+    @property
     def jobs_path(self) -> Path:
-        return self.jobs_db or self.home / "service" / "jobs.sqlite"
+        return self.jobs_db or self.paths.jobs
 
     @property
     def uploads_dir(self) -> Path:
@@ -136,7 +147,7 @@ class Settings(BaseModel):
 
     @property
     def index_path(self) -> Path:
-        return self.index or self.home / "corpus" / "default.sqlite"
+        return self.index or self.paths.index
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

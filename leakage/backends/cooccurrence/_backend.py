@@ -178,9 +178,9 @@ def open_count_source(
         names = ", ".join(["local", *sorted(WEB_SOURCES)])
         raise UnknownBackend(f"unknown count source {source!r}; available: {names}") from None
     if cache_path is None:
-        from leakage.corpus import default_index_path
+        from leakage.paths import default_paths
 
-        cache_path = default_index_path().parent.parent / "web-counts.sqlite"
+        cache_path = default_paths().web_counts
     extra = {"base_url": endpoint} if endpoint else {}
     return factory(cache_path=Path(cache_path), budget=budget, **extra)
 
