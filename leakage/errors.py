@@ -20,6 +20,9 @@ A message says what was wrong, where (file, record, field) and how to fix it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Protocol
+
 
 class LeakageError(Exception):
     """Base class of every error leakage raises on purpose."""
@@ -107,6 +110,50 @@ class CorpusError(LeakageError):
     """A corpus could not be read or indexed."""
 
 
+class _HasErrors(Protocol):
+    def errors(self) -> Any: ...
+
+
+def validation_problems(
+    err: _HasErrors,
+    *,
+    strip: Collection[str] = (),
+    keep: Callable[[str | int], bool] | None = None,
+    dotted: bool = False,
+    by_type: Mapping[str, Callable[[Mapping[str, Any]], list[tuple[str, str]]]] | None = None,
+) -> list[tuple[str, str]]:
+    """One ``(field, message)`` pair per error of a pydantic ``ValidationError`` (or FastAPI's
+    ``RequestValidationError``), in its order; the one formatter of the library and service.
+
+    The field is the error's location as a path, ``pairs[3].word`` (``dotted``:
+    ``pairs.3.word``), ``""`` for the whole value. A first location part in ``strip`` is
+    left out (a union's tag, FastAPI's ``query``), and so is every part ``keep`` rejects (the
+    union member pydantic tried). An error whose type is in ``by_type`` gives the pairs that
+    function makes of it instead. Needs no pydantic import: it reads ``err.errors()``.
+    """
+    problems: list[tuple[str, str]] = []
+    for e in err.errors():
+        kind = e.get("type")
+        if by_type and kind in by_type:
+            problems.extend(by_type[kind](e))
+            continue
+        loc = tuple(e.get("loc", ()))
+        if loc and loc[0] in strip:
+            loc = loc[1:]
+        if keep is not None:
+            loc = tuple(part for part in loc if keep(part))
+        if dotted:
+            field = ".".join(map(str, loc))
+        else:
+            field = ""
+            for part in loc:
+                field += (
+                    f"[{part}]" if isinstance(part, int) else (f".{part}" if field else str(part))
+                )
+        problems.append((field, str(e.get("msg", "invalid"))))
+    return problems
+
+
 __all__ = [
     "BackendUnavailable",
     "BudgetExhausted",
@@ -118,4 +165,5 @@ __all__ = [
     "LeakageError",
     "UnknownBackend",
     "UnknownInputFormat",
+    "validation_problems",
 ]

@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 from pydantic import TypeAdapter, ValidationError
 
 from leakage._registry import Registry
-from leakage.errors import BackendUnavailable, InvalidInput, UnknownBackend
+from leakage.errors import BackendUnavailable, InvalidInput, UnknownBackend, validation_problems
 
 
 @runtime_checkable
@@ -210,7 +210,7 @@ def _checked(name: str, factory: BackendFactory, options: dict[str, Any]) -> dic
         try:
             out[key] = TypeAdapter(hint).validate_python(value)
         except ValidationError as err:
-            reason = err.errors(include_url=False)[0]["msg"]
+            _, reason = validation_problems(err)[0]
             raise InvalidInput(f"backend {name!r}, option {key}={value!r}: {reason}") from None
     return out
 

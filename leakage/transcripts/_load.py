@@ -6,13 +6,18 @@ that names its problems (``_files`` reads the files).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from leakage.errors import InvalidInput, InvalidTranscript, UnknownInputFormat
+from leakage.errors import (
+    InvalidInput,
+    InvalidTranscript,
+    UnknownInputFormat,
+    validation_problems,
+)
 from leakage.transcripts._models import (
     TRANSCRIPT_ADAPTER,
     TRANSCRIPT_FORMAT,
@@ -26,36 +31,25 @@ INPUT_FORMATS = ("auto", "leakage", *sorted(ADAPTERS))
 AnyTranscript = ChameleonTranscript | SpyGameTranscript
 
 
-def _field_path(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
+def _inconsistent(e: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The transcript's own consistency check, one pair per problem it listed."""
+    return [
+        (field, msg)
+        for item in str(e["ctx"]["problems"]).split("; ")
+        for field, _, msg in [item.partition(": ")]
+    ]
+
+
+_BY_TYPE: dict[str, Callable[[Mapping[str, Any]], list[tuple[str, str]]]] = {
+    "inconsistent_transcript": _inconsistent,
+    "union_tag_invalid": lambda e: [("game", "must be 'chameleon' or 'spygame'")],
+    "union_tag_not_found": lambda e: [("game", "missing: say 'chameleon' or 'spygame'")],
+}
 
 
 def problems_from_validation_error(err: ValidationError) -> list[tuple[str, str]]:
     """One ``(field, message)`` pair per pydantic error, with the union tag dropped."""
-    problems: list[tuple[str, str]] = []
-    for e in err.errors(include_url=False):
-        loc = tuple(e["loc"])
-        if loc and loc[0] in ("chameleon", "spygame"):
-            loc = loc[1:]
-        if e["type"] == "inconsistent_transcript":
-            for item in str(e["ctx"]["problems"]).split("; "):
-                field, _, msg = item.partition(": ")
-                problems.append((field, msg))
-            continue
-        if e["type"] == "union_tag_invalid":
-            problems.append(("game", "must be 'chameleon' or 'spygame'"))
-            continue
-        if e["type"] == "union_tag_not_found":
-            problems.append(("game", "missing: say 'chameleon' or 'spygame'"))
-            continue
-        problems.append((_field_path(loc), e["msg"]))
-    return problems
+    return validation_problems(err, strip=("chameleon", "spygame"), by_type=_BY_TYPE)
 
 
 def parse_transcript(record: Any) -> AnyTranscript:

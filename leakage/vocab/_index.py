@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from leakage.errors import BackendUnavailable, InvalidInput
+from leakage.errors import BackendUnavailable, InvalidInput, validation_problems
 
 FORMAT = "leakage.vocab/1"
 IndexKind = Literal["flat", "hnsw", "ivf", "numpy"]
@@ -461,9 +461,8 @@ def read_meta(directory: str | Path) -> VocabMeta:
     try:
         return VocabMeta.model_validate_json(meta_file.read_bytes())
     except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise InvalidInput(f"{meta_file}: {where}: {first['msg']}; rebuild the index") from err
+        where, msg = validation_problems(err, dotted=True)[0]
+        raise InvalidInput(f"{meta_file}: {where or '(root)'}: {msg}; rebuild the index") from err
 
 
 def _peek_kind(meta_file: Path) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
@@ -32,6 +33,7 @@ from leakage.errors import (
     LLMError,
     UnknownBackend,
     UnknownInputFormat,
+    validation_problems,
 )
 from leakage_service.redact import redact_paths
 
@@ -165,15 +167,6 @@ def error_line(record: int, err: Exception) -> str:
     return json.dumps({"record": record, "error": body}, ensure_ascii=False)
 
 
-def _field_of(loc: tuple[Any, ...]) -> str:
-    """``("query", "top_k")`` -> ``top_k``; ``("body", "pairs", 3, 0)`` -> ``body.pairs[3][0]``."""
-    out = ""
-    parts = list(loc[1:]) if loc and loc[0] in ("query", "path", "header") else list(loc)
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def request_id(request: Request) -> str | None:
     return request.scope.get("state", {}).get("request_id")
 
@@ -191,16 +184,17 @@ async def _leakage_error(request: Request, exc: Exception) -> JSONResponse:
     return _json(request, status, {"error": err})
 
 
+def _malformed_json(e: Mapping[str, Any]) -> list[tuple[str, str]]:
+    return [("body", f"malformed JSON: {e.get('ctx', {}).get('error', e.get('msg', 'invalid'))}")]
+
+
+_BY_TYPE = {"json_invalid": _malformed_json}
+
+
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    problems = []
-    for e in exc.errors():
-        field = _field_of(tuple(e.get("loc", ())))
-        msg = str(e.get("msg", "invalid"))
-        if e.get("type") == "json_invalid":
-            msg = f"malformed JSON: {e.get('ctx', {}).get('error', msg)}"
-            field = "body"
-        problems.append((field, msg))
+    # ("query", "top_k") -> top_k; ("body", "pairs", 3, 0) -> body.pairs[3][0]
+    problems = validation_problems(exc, strip=("query", "path", "header"), by_type=_BY_TYPE)
     first = problems[0] if problems else ("", "invalid request")
     message = "; ".join(f"{f}: {m}" if f else m for f, m in problems) or "invalid request"
     body = error_body("invalid_request", message, field=first[0] or None, problems=problems)

@@ -25,7 +25,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 from starlette.types import Receive, Scope, Send
 
-from leakage.errors import InvalidTranscript
+from leakage.errors import InvalidTranscript, validation_problems
 from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import JSONL_TYPES
@@ -251,13 +251,11 @@ def _path_request(path: Path) -> JobPathRequest | None:
     try:
         return JobPathRequest.model_validate(doc)
     except ValidationError as err:
-        e = err.errors(include_url=False)[0]
         # the request's own names only (pydantic adds the union member it tried)
-        loc = [x for x in e["loc"] if isinstance(x, int) or x in JobPathRequest.model_fields]
-        field = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in loc)
-        raise ServiceError(
-            422, "invalid_request", f"{e['msg']}", field=field.lstrip(".") or "body"
-        ) from None
+        field, msg = validation_problems(
+            err, keep=lambda part: isinstance(part, int) or part in JobPathRequest.model_fields
+        )[0]
+        raise ServiceError(422, "invalid_request", msg, field=field or "body") from None
 
 
 _SPACE = " \\t\\n\\r\\u000b\\u000c"  # what bytes.strip() removes, as a JSON Schema class
