@@ -54,6 +54,7 @@ from leakage.backends.base import (
     SupportsDryRun,
     SupportsEmbed,
     SupportsPrepare,
+    SupportsTokenCount,
     accepted_options,
     create_backend,
     register_backend,
@@ -240,7 +241,8 @@ class EnsembleBackend(Closing):
     It has every optional ability (``leakage.backends.base``) that one of its members has:
     ``prepare`` and ``dry_run`` go to the members that have them, each with the games it
     will score; ``embed`` is the first embedding member's; ``cache_misses`` is the members'
-    sum; ``close`` closes every member. An ability no member has is absent, so that
+    sum; ``count_tokens`` the most any member's model counts; ``close`` closes every
+    member. An ability no member has is absent, so that
     ``isinstance(ensemble, SupportsEmbed)`` answers as for a single backend.
     """
 
@@ -248,6 +250,7 @@ class EnsembleBackend(Closing):
     embed: Callable[[Sequence[str]], NDArray[np.float32]]
     dry_run: Callable[[Iterable[tuple[Sequence[str], Sequence[str]]]], list[CountPlan]]
     cache_misses: Callable[[], int]
+    count_tokens: Callable[[Sequence[str]], int | None]
 
     def __init__(
         self,
@@ -292,6 +295,8 @@ class EnsembleBackend(Closing):
             self.dry_run = self._dry_run
         if any(isinstance(m, SupportsCacheStats) for m in self.members.values()):
             self.cache_misses = self._cache_misses
+        if any(isinstance(m, SupportsTokenCount) for m in self.members.values()):
+            self.count_tokens = self._count_tokens
 
     @classmethod
     def from_weights(
@@ -378,6 +383,16 @@ class EnsembleBackend(Closing):
         return sum(
             m.cache_misses() for m in self.members.values() if isinstance(m, SupportsCacheStats)
         )
+
+    def _count_tokens(self, texts: Sequence[str]) -> int | None:
+        """The most tokens a member's language model makes of ``texts`` (the LLM judge and
+        the listener may run different models); None when no member can count here."""
+        counts = [
+            n
+            for m in self.members.values()
+            if isinstance(m, SupportsTokenCount) and (n := m.count_tokens(texts)) is not None
+        ]
+        return max(counts) if counts else None
 
     def close(self) -> None:
         """Close every member that has something to close (idempotent, as theirs are)."""

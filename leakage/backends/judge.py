@@ -176,6 +176,19 @@ class JudgeBackend(Closing):
         """Drop the answers ``prepare`` kept (idempotent)."""
         self._prepared = {}
 
+    def count_tokens(self, texts: Sequence[str]) -> int | None:
+        """Tokens the model makes of ``texts``, all together, without special tokens
+        (``SupportsTokenCount``); None when the model is behind an HTTP endpoint, whose
+        tokenizer is not here. Read-only calls into the tokenizer: safe while the backend
+        scores another game on another thread."""
+        tok = getattr(self.client, "tokenizer", None)  # a local model's (LocalLM.tokenizer)
+        if tok is None:
+            return None
+        fast = getattr(tok, "backend_tokenizer", None)  # the tokenizers library's, if fast
+        if fast is not None:
+            return sum(len(fast.encode(t, add_special_tokens=False).ids) for t in texts)
+        return sum(len(tok(t, add_special_tokens=False)["input_ids"]) for t in texts)
+
     # -- likelihood --------------------------------------------------------------------
 
     def _prompt_for(self, word: str, category: str | None, sentences: bool) -> str:

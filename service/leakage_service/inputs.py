@@ -10,12 +10,13 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from leakage.backends import SupportsTokenCount
 from leakage.errors import InvalidInput, InvalidTranscript
 from leakage.scoring import ReportShape, ScoreOptions
 from leakage.transcripts import (
@@ -349,34 +350,23 @@ class GameCost:
         )
 
 
-def model_tokens(backend: object) -> Callable[[str], int] | None:
+def model_tokens(backend: object, texts: Sequence[str]) -> int | None:
     """How many tokens the local language model of a loaded backend (the LLM judge or the
-    listener, alone or in the ensemble) makes of a text; None when it has none (other
-    backends, a judge behind an HTTP endpoint). Read-only calls into the tokenizer: safe
-    while the backend scores another game."""
-    members = getattr(backend, "members", {})
-    judge = members.get("judge", members.get("listener", backend))
-    if getattr(judge, "name", None) not in ("judge", "listener"):
-        return None
-    tok = getattr(getattr(judge, "client", None), "tokenizer", None)
-    if tok is None:
-        return None
-    fast = getattr(tok, "backend_tokenizer", None)
-    if fast is not None:
-        return lambda text: len(fast.encode(text, add_special_tokens=False).ids)
-    return lambda text: len(tok(text, add_special_tokens=False)["input_ids"])
+    listener, alone or in the ensemble: ``SupportsTokenCount``) makes of ``texts``; None
+    when it has none (other backends, a judge behind an HTTP endpoint)."""
+    return backend.count_tokens(texts) if isinstance(backend, SupportsTokenCount) else None
 
 
 def game_cost(game: AnyTranscript, backend: str, model: object | None = None) -> GameCost:
     """What scoring ``game`` on ``backend`` costs, in units of ``max_game_cost``; with the
     loaded backend as ``model``, its language model's tokens count too (``TOKEN_BYTES``)."""
-    count = model_tokens(model) if model is not None else None
+    texts = [t.text for t in game.turns]
     return GameCost(
         candidates=len(game.candidates),
         text_bytes=sum(len(t.text.encode()) for t in game.turns),
         candidate_bytes=sum(len(w.encode()) for w in game.candidates),
         factor=COST_FACTOR.get(backend, 1),
-        tokens=None if count is None else sum(count(t.text) for t in game.turns),
+        tokens=None if model is None else model_tokens(model, texts),
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 
+from leakage.backends import SupportsTokenCount
 from leakage.errors import LeakageError
 from leakage.reports import Report
 from leakage.scoring import report_json
@@ -22,7 +23,6 @@ from leakage_service.inputs import (
     ScoreParams,
     check_size,
     decode_text,
-    model_tokens,
     parse_json,
     request_key,
     split_records,
@@ -40,7 +40,7 @@ def _score_one(state: ServiceState, body: bytes, params: ScoreParams, deadline: 
     game = to_game(parse_json(decode_text(body)), params)
     check_size(game, state.settings, params.backend)
     slot = state.backends.get(params.backend)
-    if model_tokens(slot.backend) is not None:  # the loaded judge's own tokens count too
+    if isinstance(slot.backend, SupportsTokenCount):  # the loaded judge's tokens count too
         check_size(game, state.settings, params.backend, slot.backend)
     data = state.backends.score(
         slot, game, params.options(), shape=params.shape(), deadline=deadline
