@@ -455,9 +455,9 @@ def test_backends_lists_loaded_and_lazy_backends(api: Api):
 
 
 def test_the_ensemble_members_use_the_services_paths(api: Api):
-    """The ensemble's co-occurrence member reads ``LEAKAGE_INDEX`` and its embedding member
-    caches under ``LEAKAGE_HOME``, as the backends themselves do (not the library's
-    defaults)."""
+    """The ensemble's co-occurrence member reads the service's index (``Settings.index_path``)
+    and its embedding member caches under ``Settings.home``, the paths the service gives the
+    single backends (not the library's defaults, which follow the process's LEAKAGE_HOME)."""
     from leakage.backends.ensemble import route_options
 
     backends = api.state.backends

@@ -120,7 +120,13 @@ class OpenAICompatibleClient(_RequestCore):
     ) -> OpenAICompatibleClient:
         """A client configured by ``LEAKAGE_LLM_BASE_URL`` (default: OpenAI's API),
         ``LEAKAGE_LLM_MODEL`` and ``LEAKAGE_LLM_API_KEY`` or ``OPENAI_API_KEY``; keyword
-        arguments win over the environment."""
+        arguments win over the environment.
+
+        The one place these documented variables are read: the command line and the judge
+        (``open_llm`` with an endpoint) call it; the constructor reads no environment
+        variable, so code that passes ``base_url``, ``model`` and ``api_key`` itself uses
+        the constructor. ``cache_path`` is explicit (the callers pass
+        :attr:`leakage.paths.Paths.llm_responses`)."""
         base_url = kw.pop("base_url", None) or os.environ.get(ENV_BASE_URL, "").strip()
         model = kw.pop("model", None) or os.environ.get(ENV_MODEL, "").strip()
         api_key = kw.pop("api_key", None)

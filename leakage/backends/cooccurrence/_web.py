@@ -68,6 +68,9 @@ def _as_count(value: object, field: str, source: str, text: str) -> int:
 
 
 def _require_env(var: str, source: str, what: str) -> str:
+    """The documented key variable ``var`` (read by the sources' ``from_env`` factories
+    only, which the command line and the backend factory call; a constructor given its key
+    reads nothing)."""
     value = os.environ.get(var, "").strip()
     if not value:
         raise BackendUnavailable(
