@@ -58,7 +58,7 @@ class InProcessEngine:
             yield self._scorer.score(chunk)
 
     def close(self) -> None:
-        pass
+        self._scorer.close()
 
 
 class ProcessEngine:

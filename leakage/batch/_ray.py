@@ -84,7 +84,8 @@ def _explode(row: dict[str, Any], *, ledger: str | None) -> list[dict[str, Any]]
 
 
 class _ScoreActor:
-    """A Ray actor: one backend, built once, scoring batch after batch."""
+    """A Ray actor: one backend, built once, scoring batch after batch, and closed when the
+    actor is let go (Ray Data drops its callable then, which runs ``__del__``)."""
 
     def __init__(self, spec: ScorerSpec) -> None:
         from leakage._runtime import prepare_model_runtime
@@ -109,6 +110,11 @@ class _ScoreActor:
             records.append(RawRecord(str(source), int(record), str(label), item))
         result = self.scorer.score(records)
         return {"result": np.array([pickle.dumps(result)], dtype=object)}
+
+    def __del__(self) -> None:
+        scorer = getattr(self, "scorer", None)  # absent if __init__ failed
+        if scorer is not None:
+            scorer.close()
 
 
 def _env_vars() -> dict[str, str]:

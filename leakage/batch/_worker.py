@@ -28,9 +28,10 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing.util import Finalize
 from typing import Any
 
-from leakage.backends.base import LikelihoodBackend
+from leakage.backends.base import LikelihoodBackend, SupportsClose
 from leakage.batch._rows import RowContext, StepColumns, StepNumbers, row_context
 from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
 from leakage.scoring import (
@@ -206,16 +207,23 @@ class Assembler:
 
 
 class Scorer:
-    """One backend, created once, scoring chunk after chunk."""
+    """One backend, created once, scoring chunk after chunk; :meth:`close` closes it."""
 
     def __init__(self, spec: ScorerSpec, backend: LikelihoodBackend | None = None) -> None:
-        """``backend`` is built from the spec unless one is given."""
+        """``backend`` is built from the spec unless one is given (then its caller closes
+        it)."""
         from leakage.backends import create_backend
 
         self.spec = spec
+        self._owns = backend is None
         self.backend = backend or create_backend(spec.backend, **spec.backend_options)
         self.assembler = Assembler(spec)
         self._info: dict[str, Any] | None = None
+
+    def close(self) -> None:
+        """Close the backend this scorer built (its index, caches; idempotent)."""
+        if self._owns and isinstance(self.backend, SupportsClose):
+            self.backend.close()
 
     def info(self) -> dict[str, Any]:
         if self._info is None:
@@ -279,6 +287,10 @@ class SafeScorer:
             return ChunkResult(keys=[], fatal=self.failed, pid=os.getpid())
         return self.scorer.score(chunk)
 
+    def close(self) -> None:
+        if self.scorer is not None:
+            self.scorer.close()
+
     def score_inputs(
         self, inputs: Sequence[GameInput], contexts: Sequence[ReportContext]
     ) -> Scored:
@@ -323,6 +335,9 @@ def init_process(spec: ScorerSpec) -> None:
 
     prepare_model_runtime()
     _SCORER = SafeScorer(spec)
+    # closed when the pool stops this process (multiprocessing runs its finalizers then;
+    # a process that is killed releases its files with it)
+    Finalize(None, _SCORER.close, exitpriority=10)
     tune_gc()
 
 
