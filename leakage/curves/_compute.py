@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from leakage.curves._data import Steps
+from leakage.curves._data import StepTable
 from leakage.curves._stats import bootstrap_mean, bootstrap_ratio
 
 TOP_K = (1, 3, 5)
@@ -45,24 +45,24 @@ def _ordered(groups: NDArray[np.object_], games: NDArray[np.int64]) -> list[str]
 
 
 def curves(
-    s: Steps, *, max_clues: int = 16, replicates: int = 1000, seed: int = 0
+    steps: StepTable, *, max_clues: int = 16, replicates: int = 1000, seed: int = 0
 ) -> list[dict[str, Any]]:
     """Rows ``group, metric, m, value, low, high, games`` (metric: entropy_bits, top1 ...)."""
-    sel = s.counted & (s.clues >= 1) & (s.clues <= max_clues)
+    sel = steps.counted & (steps.clues >= 1) & (steps.clues <= max_clues)
     if not sel.any():
         return []
-    top_m = int(s.clues[sel].max())
+    top_m = int(steps.clues[sel].max())
     out: list[dict[str, Any]] = []
-    for group in _ordered(s.curve_group[sel], s.game[sel]):
-        rows = sel & (s.curve_group == group)
-        _, gi = np.unique(s.game[rows], return_inverse=True)
+    for group in _ordered(steps.curve_group[sel], steps.game[sel]):
+        rows = sel & (steps.curve_group == group)
+        _, gi = np.unique(steps.game[rows], return_inverse=True)
         n = int(gi.max()) + 1
-        m = s.clues[rows]
+        m = steps.clues[rows]
         entropy = np.full((n, top_m + 1), np.nan)
-        entropy[gi, 0] = s.prior[rows]
-        entropy[gi, m] = s.entropy[rows]
+        entropy[gi, 0] = steps.prior[rows]
+        entropy[gi, m] = steps.entropy[rows]
         rank = np.full((n, top_m), np.nan)
-        rank[gi, m - 1] = s.rank[rows]
+        rank[gi, m - 1] = steps.rank[rows]
         blocks = [entropy] + [np.where(np.isnan(rank), np.nan, rank <= k) for k in TOP_K]
         values = np.hstack(blocks)
         est = bootstrap_mean(values, replicates=replicates, seed=seed)
@@ -87,15 +87,15 @@ def curves(
     return out
 
 
-def gain_histogram(s: Steps, *, bins: int = 30) -> list[dict[str, Any]]:
+def gain_histogram(steps: StepTable, *, bins: int = 30) -> list[dict[str, Any]]:
     """Rows ``group, bin_low, bin_high, count, density`` over the counted clues."""
-    sel = s.counted & np.isfinite(s.gain)
+    sel = steps.counted & np.isfinite(steps.gain)
     if not sel.any():
         return []
-    edges = np.histogram_bin_edges(s.gain[sel], bins=bins)
+    edges = np.histogram_bin_edges(steps.gain[sel], bins=bins)
     out = []
-    for group in _ordered(s.clue_group[sel], s.game[sel]):
-        g = s.gain[sel & (s.clue_group == group)]
+    for group in _ordered(steps.clue_group[sel], steps.game[sel]):
+        g = steps.gain[sel & (steps.clue_group == group)]
         counts, _ = np.histogram(g, bins=edges)
         width = np.diff(edges)
         density = counts / (len(g) * np.where(width > 0, width, 1.0))
@@ -112,19 +112,21 @@ def gain_histogram(s: Steps, *, bins: int = 30) -> list[dict[str, Any]]:
     return out
 
 
-def leakage_by_group(s: Steps, *, replicates: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
+def leakage_by_group(
+    steps: StepTable, *, replicates: int = 1000, seed: int = 0
+) -> list[dict[str, Any]]:
     """Per speaker group: clues, games, mean gain per clue and top-1 share, with intervals."""
-    sel = s.counted & np.isfinite(s.gain)
+    sel = steps.counted & np.isfinite(steps.gain)
     out = []
-    for group in _ordered(s.clue_group[sel], s.game[sel]):
-        rows = sel & (s.clue_group == group)
-        gi = np.unique(s.game[rows], return_inverse=True)[1].astype(np.int64)
+    for group in _ordered(steps.clue_group[sel], steps.game[sel]):
+        rows = sel & (steps.clue_group == group)
+        gi = np.unique(steps.game[rows], return_inverse=True)[1].astype(np.int64)
         n = int(gi.max()) + 1
-        rank = s.rank[rows]
+        rank = steps.rank[rows]
         has_rank = ~np.isnan(rank)
         num = np.stack(
             [
-                np.bincount(gi, weights=s.gain[rows], minlength=n),
+                np.bincount(gi, weights=steps.gain[rows], minlength=n),
                 np.bincount(gi, weights=(has_rank & (rank <= 1)).astype(float), minlength=n),
             ],
             axis=1,
@@ -145,7 +147,7 @@ def leakage_by_group(s: Steps, *, replicates: int = 1000, seed: int = 0) -> list
                 "mean_gain_bits": float(est.value[0]),
                 "mean_gain_low": float(est.low[0]),
                 "mean_gain_high": float(est.high[0]),
-                "median_gain_bits": float(np.median(s.gain[rows])),
+                "median_gain_bits": float(np.median(steps.gain[rows])),
                 "top1_share": float(est.value[1]),
                 "top1_low": float(est.low[1]),
                 "top1_high": float(est.high[1]),
@@ -158,7 +160,9 @@ _SCAN_BLOCKS = 50
 """How many blocks of rows :func:`extreme_clues` reads, at most, looking for distinct clues."""
 
 
-def extreme_clues(s: Steps, *, n: int = 20) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def extreme_clues(
+    steps: StepTable, *, n: int = 20
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The ``n`` most revealing counted clues (largest gain first) and the ``n`` least.
 
     A clue is shown once per secret (compared stripped and case-folded), at its most
@@ -166,19 +170,19 @@ def extreme_clues(s: Steps, *, n: int = 20) -> tuple[list[dict[str, Any]], list[
     ``_SCAN_BLOCKS`` blocks of ``4 n`` rows: a table where one clue fills all of them shows
     fewer than ``n``.
     """
-    idx = np.flatnonzero(s.counted & np.isfinite(s.gain))
+    idx = np.flatnonzero(steps.counted & np.isfinite(steps.gain))
     if idx.size == 0:
         return [], []
-    order = idx[np.argsort(s.gain[idx], kind="stable")]
-    return _distinct(s, order[::-1], n), _distinct(s, order, n)
+    order = idx[np.argsort(steps.gain[idx], kind="stable")]
+    return _distinct(steps, order[::-1], n), _distinct(steps, order, n)
 
 
-def _distinct(s: Steps, order: NDArray[np.int64], n: int) -> list[dict[str, Any]]:
+def _distinct(steps: StepTable, order: NDArray[np.int64], n: int) -> list[dict[str, Any]]:
     picked: list[dict[str, Any]] = []
     seen: set[tuple[str, Any]] = set()
     block = 4 * n
     for start in range(0, min(len(order), _SCAN_BLOCKS * block), block):
-        for row in s.rows(order[start : start + block], CLUE_COLUMNS):
+        for row in steps.rows(order[start : start + block], CLUE_COLUMNS):
             key = (str(row["text"]).strip().casefold(), row["secret"])
             if key in seen:
                 continue

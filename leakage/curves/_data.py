@@ -39,7 +39,7 @@ _NUMERIC = (
 
 
 @dataclass
-class Steps:
+class StepTable:
     """The columns of a step table that the curves use, one entry per step."""
 
     game: NDArray[np.int64]
@@ -84,7 +84,9 @@ def _groups(column: Any) -> NDArray[np.object_]:
     return values
 
 
-def load_steps(results: str | Path, by: str, *, difficulty: dict[str, str] | None = None) -> Steps:
+def load_steps(
+    results: str | Path, by: str, *, difficulty: dict[str, str] | None = None
+) -> StepTable:
     """Read what the curves need, grouped ``by`` one of :data:`GROUPINGS`."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -129,7 +131,7 @@ def load_steps(results: str | Path, by: str, *, difficulty: dict[str, str] | Non
                     curve_group[i] = difficulty.get(pair_key(a, b), curve_group[i])
         curve_group[curve_group == NONE_GROUP] = UNKNOWN_DIFFICULTY
         clue_group = curve_group
-    return Steps(
+    return StepTable(
         game=game,
         clues=table["clues_so_far"].to_numpy().astype(np.int64),
         counted=table["counted"].to_numpy(zero_copy_only=False).astype(bool),

@@ -21,7 +21,7 @@ figcaption, .note { color: #555; font-size: 0.9em; }
 """
 
 
-def _e(value: Any) -> str:
+def _esc(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
 
@@ -30,20 +30,20 @@ def _cell(value: Any) -> str:
         return f'<td class="n">{value:.3f}</td>'
     if isinstance(value, int) and not isinstance(value, bool):
         return f'<td class="n">{value:,}</td>'
-    return f"<td>{_e(value)}</td>"
+    return f"<td>{_esc(value)}</td>"
 
 
 def table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> str:
     """An HTML table of ``rows`` with ``(key, heading)`` columns."""
     if not rows:
         return '<p class="note">Nothing to show.</p>'
-    head = "".join(f"<th>{_e(h)}</th>" for _, h in columns)
+    head = "".join(f"<th>{_esc(h)}</th>" for _, h in columns)
     body = "".join("<tr>" + "".join(_cell(r.get(k)) for k, _ in columns) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def figure(svg: str, caption: str) -> str:
-    return f"<figure>{svg}<figcaption>{_e(caption)}</figcaption></figure>"
+    return f"<figure>{svg}<figcaption>{_esc(caption)}</figcaption></figure>"
 
 
 def page(title: str, sections: list[tuple[str, str]], *, intro: str) -> str:
@@ -51,11 +51,11 @@ def page(title: str, sections: list[tuple[str, str]], *, intro: str) -> str:
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{_e(title)}</h1>",
+        f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{_esc(title)}</h1>",
         intro,
     ]
     for heading, body in sections:
-        parts.append(f"<h2>{_e(heading)}</h2>{body}")
+        parts.append(f"<h2>{_esc(heading)}</h2>{body}")
     parts.append("</body></html>\n")
     return "\n".join(parts)

@@ -30,7 +30,7 @@ from leakage.curves._compute import (
     gain_histogram,
     leakage_by_group,
 )
-from leakage.curves._data import GROUPINGS, Steps, load_steps
+from leakage.curves._data import GROUPINGS, StepTable, load_steps
 from leakage.curves._figures import (
     MAX_GROUPS,
     by_group_figure,
@@ -59,16 +59,16 @@ def _write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> Pa
     return path
 
 
-def _single_k(s: Steps) -> int | None:
-    ks = np.unique(s.n_candidates[s.counted])
+def _single_k(steps: StepTable) -> int | None:
+    ks = np.unique(steps.n_candidates[steps.counted])
     return int(ks[0]) if len(ks) == 1 else None
 
 
-def _provenance(s: Steps) -> str:
-    m = s.manifest or {}
+def _provenance(steps: StepTable) -> str:
+    m = steps.manifest or {}
     facts = [
-        ("results", str(s.location)),
-        ("games", f"{s.n_games:,}"),
+        ("results", str(steps.location)),
+        ("games", f"{steps.n_games:,}"),
         ("backend", m.get("backend")),
         ("models", ", ".join(map(str, m.get("models") or [])) or None),
         ("corpus", (m.get("corpus") or {}).get("index")),
@@ -110,14 +110,14 @@ def build_report(
     difficulty: dict[str, str] | None = None,
 ) -> ReportFiles:
     """Read a step table and write the figures, CSVs and ``report.html`` into ``out``."""
-    s = load_steps(results, by, difficulty=difficulty)
+    steps = load_steps(results, by, difficulty=difficulty)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    rep = ReportFiles(out=out, games=s.n_games)
-    curve_rows = curves(s, max_clues=max_clues, replicates=replicates, seed=seed)
-    gain_rows = gain_histogram(s)
-    group_rows = leakage_by_group(s, replicates=replicates, seed=seed)
-    most, least = extreme_clues(s, n=top)
+    rep = ReportFiles(out=out, games=steps.n_games)
+    curve_rows = curves(steps, max_clues=max_clues, replicates=replicates, seed=seed)
+    gain_rows = gain_histogram(steps)
+    group_rows = leakage_by_group(steps, replicates=replicates, seed=seed)
+    most, least = extreme_clues(steps, n=top)
     rep.curves, rep.by_group = curve_rows, group_rows
     rep.files += [
         _write_csv(out / "curves.csv", curve_rows, _CURVE_COLS),
@@ -127,7 +127,7 @@ def build_report(
         _write_csv(out / "least_revealing.csv", least, [k for k, _ in _CLUE_HEADINGS]),
     ]
     curve_col, clue_col = GROUPINGS[by]
-    k = _single_k(s)
+    k = _single_k(steps)
     prior = f" (K = {k}: the prior is log2 {k} = {np.log2(k):.2f} bits)" if k else ""
     svg_entropy = entropy_figure(
         curve_rows, out, title=f"Mean entropy after m clues, by {by}{prior}"
@@ -150,12 +150,12 @@ def build_report(
     ]
     intro = (
         f'<p class="note">Made {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC by '
-        f"<code>leakage report --by {_html._e(by)}</code>. Intervals are bootstrap 95% "
+        f"<code>leakage report --by {_html._esc(by)}</code>. Intervals are bootstrap 95% "
         f"percentile intervals over games ({replicates} replicates, seed {seed}). "
         "Every plotted number is in the CSV named under its figure.</p>"
     )
     sections = [
-        ("Data", _provenance(s) + _html.table(sizes, [("group", by), ("games", "games")])),
+        ("Data", _provenance(steps) + _html.table(sizes, [("group", by), ("games", "games")])),
         (
             "Entropy after m clues",
             _html.figure(
@@ -203,7 +203,7 @@ def build_report(
         ("Least revealing clues", _html.table(least, _CLUE_HEADINGS)),
     ]
     html_path = out / "report.html"
-    title = f"Leakage report: {s.n_games:,} games by {by}"
+    title = f"Leakage report: {steps.n_games:,} games by {by}"
     html_path.write_text(_html.page(title, sections, intro=intro), encoding="utf-8")
     rep.files.append(html_path)
     return rep
