@@ -10,6 +10,7 @@ never imports the backends that use it.
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -206,3 +207,16 @@ def test_the_scanner_tells_module_level_from_function_level(tmp_path: Path):
         ("leakage.reports", 10, True),
         ("leakage.backends", 12, False),
     ]
+
+
+def test_the_document_shows_each_package_in_its_layer():
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    picture = text.split("```")[1]
+    lines = {int(m[1]): m[2] for m in re.finditer(r"^\s+(\d)\s+(.*)$", picture, re.M)}
+    assert sorted(lines) == sorted(set(LAYERS.values()))
+    misplaced = [
+        u for u, n in LAYERS.items() if not re.search(rf"(?<![\w.]){re.escape(u)}\b", lines[n])
+    ]
+    assert misplaced == []
+    graph = text.split("## The package graph")[1].split("\n## ")[0]
+    assert [u for u in LAYERS if u != "__main__" and f"`{u}`" not in graph] == []
