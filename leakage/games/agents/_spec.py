@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from leakage.errors import InvalidInput
 from leakage.games._types import Agent
@@ -70,7 +70,11 @@ def parse_spec(game: str, spec: str | None) -> dict[str, str]:
 
 @dataclass
 class AgentFactory:
-    """Builds the named agents, sharing one backend, one table cache and one LLM client."""
+    """Builds the named agents, sharing one backend, one table cache and one LLM client.
+
+    :meth:`close` (or ``with AgentFactory(...) as factory:``) closes what the factory
+    opened itself when the run ends: the default co-occurrence backend and the cheatsheet's
+    encoder. A backend or an encoder given to it stays open: it is its giver's to close."""
 
     backend: Any = None
     """A likelihood backend (default: the co-occurrence backend on the default index)."""
@@ -90,6 +94,19 @@ class AgentFactory:
     """Cheatsheet agents: the embedding encoder (default: the bundled all-MiniLM-L6-v2)."""
     _tables: Any = None
     _clients: dict[str, Any] = field(default_factory=dict)
+    _opened: list[Any] = field(default_factory=list)
+    """What this factory opened and closes (``close``)."""
+
+    def close(self) -> None:
+        """Close the backend and the encoder this factory opened (idempotent)."""
+        while self._opened:
+            self._opened.pop().close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def tables(self) -> Any:
@@ -97,9 +114,11 @@ class AgentFactory:
 
         if self._tables is None:
             if self.backend is None:
-                from leakage.backends import create_backend
+                from leakage.backends import SupportsClose, create_backend
 
                 self.backend = create_backend("cooccurrence")
+                if isinstance(self.backend, SupportsClose):
+                    self._opened.append(self.backend)
             self._tables = AssociationTables(self.backend, cache_dir=self.table_cache)
         return self._tables
 
@@ -137,6 +156,7 @@ class AgentFactory:
             from leakage.encoders import open_encoder
 
             self.encoder = open_encoder()
+            self._opened.append(self.encoder)
         lessons = self.lessons
         if lessons == "auto":
             lessons = "rules" if inner_name.startswith("local") else "llm"
