@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from leakage.batch import steps_schema
-from leakage.curves import bootstrap_mean, bootstrap_ratio, build_report
+from leakage.curves import bootstrap_mean, bootstrap_ratio, build_report, build_site
 from leakage.errors import InvalidInput
 
 pa = pytest.importorskip("pyarrow")
@@ -101,7 +101,7 @@ def _curve(rows: list[dict[str, Any]], group: str, metric: str) -> dict[int, tup
 
 
 def test_curves_by_model(table: Path, tmp_path: Path):
-    rep = build_report(table, tmp_path / "rep", by="model", replicates=200, top=2)
+    rep = build_site(table, tmp_path / "rep", by="model", replicates=200, top=2)
     assert rep.games == 3
     assert _curve(rep.curves, "a", "entropy_bits") == {
         0: (4.0, 2), 1: (2.5, 2), 2: (1.5, 2), 3: (1.0, 1),
@@ -207,3 +207,8 @@ def test_a_run_that_scored_no_game_and_an_empty_folder_say_so(tmp_path: Path, le
     (tmp_path / "empty").mkdir()
     with pytest.raises(InvalidInput, match="no Parquet files here"):
         build_report(tmp_path / "empty", tmp_path / "rep")
+
+
+def test_build_report_is_the_former_name_of_build_site():
+    # the curves write a folder of files; "report" is leakage.report/1 (scoring.build_report)
+    assert build_report is build_site

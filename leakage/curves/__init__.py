@@ -6,7 +6,14 @@ leakage by model, as PNG / SVG figures, CSVs of every plotted number and one HTM
 Importing this package imports neither pyarrow nor matplotlib; building a report does.
 """
 
-from leakage.curves._report import ReportFiles, build_report
+from leakage.curves._report import ReportFiles, build_report, build_site
 from leakage.curves._stats import Estimate, bootstrap_mean, bootstrap_ratio
 
-__all__ = ["Estimate", "ReportFiles", "bootstrap_mean", "bootstrap_ratio", "build_report"]
+__all__ = [
+    "Estimate",
+    "ReportFiles",
+    "bootstrap_mean",
+    "bootstrap_ratio",
+    "build_report",
+    "build_site",
+]

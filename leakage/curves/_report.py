@@ -1,4 +1,4 @@
-"""``build_report``: a step table in, figures, CSVs and one HTML file out.
+"""``build_site``: a step table in, figures, CSVs and one HTML file out.
 
 Files written in ``out`` (overwritten):
 
@@ -42,7 +42,7 @@ from leakage.curves._figures import (
 
 @dataclass
 class ReportFiles:
-    """What ``build_report`` wrote, and the numbers behind it."""
+    """What ``build_site`` wrote, and the numbers behind it."""
 
     out: Path
     files: list[Path] = field(default_factory=list)
@@ -98,7 +98,7 @@ _CLUE_HEADINGS = [
 ]
 
 
-def build_report(
+def build_site(
     results: str | Path,
     out: str | Path,
     *,
@@ -109,7 +109,8 @@ def build_report(
     top: int = 20,
     difficulty: dict[str, str] | None = None,
 ) -> ReportFiles:
-    """Read a step table and write the figures, CSVs and ``report.html`` into ``out``."""
+    """Read a step table and write the figures, CSVs and ``report.html`` into ``out``
+    (a folder of files, not a ``leakage.report/1``: see :func:`leakage.scoring.build_report`)."""
     steps = load_steps(results, by, difficulty=difficulty)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -207,3 +208,7 @@ def build_report(
     html_path.write_text(_html.page(title, sections, intro=intro), encoding="utf-8")
     rep.files.append(html_path)
     return rep
+
+
+build_report = build_site
+"""The former name of :func:`build_site`, kept for callers."""
