@@ -55,3 +55,31 @@ def test_each_game_input_is_made_once(
             )
     finally:
         backends.close()
+
+
+class Flat:
+    """A backend registered under a shipped name that is not the library's."""
+
+    name = "embedding"
+
+    def info(self) -> dict[str, str]:
+        return {"backend": self.name}
+
+    def loglik(self, clues: Any, candidates: Any, *, category: str | None = None) -> Any:
+        raise AssertionError("not scored")
+
+
+def test_splits_with_an_embedding_backend_that_has_no_encoder_say_so(
+    tmp_path: Path, default_index: Path
+):
+    """A 503 naming the backend, not a 500 from reaching for an attribute it lacks."""
+    from .test_service import Api, assert_error
+
+    a = Api(settings_for(tmp_path, default_index))
+    try:
+        a.state.backends.slots["embedding"] = runtime.BackendSlot("embedding", Flat())
+        body = {"pairs": [["sun", "moon"]], "descriptions": {"sun": "a star", "moon": "a rock"}}
+        err = assert_error(a.post("/v1/splits", json=body), 503, "backend_unavailable")
+        assert "library's embedding backend" in err["message"] and "Flat" in err["message"]
+    finally:
+        a.close()

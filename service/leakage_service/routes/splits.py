@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter
 
@@ -19,6 +20,10 @@ from leakage_service.schemas import (
     error_responses,
 )
 from leakage_service.state import ServiceState
+
+if TYPE_CHECKING:
+    from leakage.backends import LikelihoodBackend
+    from leakage.encoders import CachedEncoder
 
 router = APIRouter(prefix="/v1", tags=["splits"])
 _describer_lock = threading.Lock()  # WordNetDescriber opens and closes its files per call
@@ -67,6 +72,19 @@ def _wordnet(state: ServiceState):  # type: ignore[no-untyped-def]
     return state.describer
 
 
+def _encoder(backend: LikelihoodBackend) -> CachedEncoder:
+    """The embedding backend's encoder (a plug-in registered as ``embedding`` that is not
+    the library's has none to lend)."""
+    from leakage.backends.embedding import EmbeddingBackend
+
+    if not isinstance(backend, EmbeddingBackend):
+        raise BackendUnavailable(
+            "splits embed descriptions with the library's embedding backend; the one "
+            f"registered here is {type(backend).__module__}.{type(backend).__qualname__}"
+        )
+    return backend.encoder
+
+
 def _build(state: ServiceState, req: SplitsRequest) -> SplitsResponse:
     from leakage.splits import SPLITS, PairTable, build_splits
 
@@ -86,7 +104,7 @@ def _build(state: ServiceState, req: SplitsRequest) -> SplitsResponse:
             result = build_splits(
                 table,
                 describer,
-                slot.backend.encoder,  # type: ignore[attr-defined]
+                _encoder(slot.backend),
                 method=req.method,
                 hard_above=req.hard_above,
                 easy_below=req.easy_below,
