@@ -20,6 +20,7 @@ _LAZY = {
     "backend_names": "leakage.backends",
     "create_backend": "leakage.backends",
     "register_backend": "leakage.backends",
+    "Paths": "leakage.paths",
     "SpyTrace": "leakage.posterior",
     "Trace": "leakage.posterior",
     "posterior_trace": "leakage.posterior",
@@ -40,6 +41,7 @@ __all__ = [
     "ChameleonTranscript",
     "LeakageError",
     "LikelihoodBackend",
+    "Paths",
     "Report",
     "ScoreOptions",
     "SpyGameTranscript",
@@ -61,6 +63,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from leakage.backends import LikelihoodBackend, backend_names, create_backend, register_backend
+    from leakage.paths import Paths
     from leakage.posterior import SpyTrace, Trace, posterior_trace, spy_posterior
     from leakage.reports import Report, Step, Summary
     from leakage.scoring import ScoreOptions, score_many, score_transcript
