@@ -76,10 +76,10 @@ class Backends:
         return [n for n in names if self.settings.backends is None or n in self.settings.backends]
 
     def options(self, name: str) -> dict[str, Any]:
-        """Creation options: the service's own paths, never the library's env defaults."""
-        home = self.settings.home
+        """Creation options: the service's own paths (``Settings.paths``), never the
+        library's env defaults."""
         index = {"index": self.settings.index_path}
-        embedding = {"cache_path": str(home / "embeddings.sqlite")}
+        embedding = {"cache_path": str(self.settings.paths.embeddings)}
         if name == "cooccurrence":
             return index
         if name == "embedding":
