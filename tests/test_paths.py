@@ -68,6 +68,7 @@ def test_the_library_defaults_follow_the_variable(tmp_path: Path, monkeypatch):
     assert default_cache_path() == paths.embeddings
     assert default_description_cache_path() == paths.descriptions
     assert default_cache_dir("smollm2") == paths.model("smollm2")
+    assert default_cache_dir("smollm2", models_dir=tmp_path / "m") == tmp_path / "m" / "smollm2"
     assert default_vocab_dir("all-MiniLM-L6-v2") == paths.vocab / "all-minilm-l6-v2-wordfreq-50000"
     assert (
         default_vocab_dir("m", home=tmp_path / "h")

@@ -86,12 +86,13 @@ def leakage_home() -> Path:
     return resolve_home()
 
 
-def default_cache_dir(name: str) -> Path:
-    """``$LEAKAGE_HOME/models/<name>``: where a GGUF model's converted folder lives
-    (:meth:`leakage.paths.Paths.model` of the home ``LEAKAGE_HOME`` names)."""
+def default_cache_dir(name: str, *, models_dir: str | os.PathLike[str] | None = None) -> Path:
+    """``<models_dir>/<name>``: where a GGUF model's converted folder lives. ``models_dir``
+    defaults to ``$LEAKAGE_HOME/models`` (:attr:`leakage.paths.Paths.models` of the home
+    ``LEAKAGE_HOME`` names), which is read only when ``models_dir`` is not given."""
     from leakage.paths import default_paths
 
-    return default_paths().model(name)
+    return Path(models_dir) / name if models_dir is not None else default_paths().model(name)
 
 
 def _package_dir(package: str, pip_name: str, extra_hint: str = "") -> Path:
