@@ -255,8 +255,9 @@ def test_bad_direction_and_listener_prompt_without_clue():
 
 def test_factory_checks_the_direction_before_loading_a_model():
     from leakage.backends import create_backend
+    from leakage.errors import InvalidInput
 
-    with pytest.raises(ValueError, match="direction"):
+    with pytest.raises(InvalidInput, match="direction='sideways': Input should be"):
         create_backend("judge", model="no-such-model-here", direction="sideways")
 
 

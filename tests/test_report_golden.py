@@ -91,27 +91,27 @@ def _same(got: Any, want: Any, where: str = "") -> None:
 
 
 @pytest.fixture(scope="module")
-def produced(leakage_home: Path, default_index: Path, tmp_path_factory) -> dict[str, Any]:
+def produced(shared_home: Path, default_index: Path, tmp_path_factory) -> dict[str, Any]:
     from leakage_service import Settings
 
     from .test_service import Api
 
     files = [str(p) for p in INPUTS]
     out: dict[str, Any] = {}
-    text = _run("score", *files, "--format", "json", home=leakage_home)
+    text = _run("score", *files, "--format", "json", home=shared_home)
     assert text == json.dumps(json.loads(text), indent=2) + "\n"
     out["cli json"] = json.loads(text)
     text = _run(
         "score", *files, "--format", "json", "--include-chameleon",
-        "--spy-assignment", "marginalise", home=leakage_home,
+        "--spy-assignment", "marginalise", home=shared_home,
     )  # fmt: skip
     assert text == json.dumps(json.loads(text), indent=2) + "\n"
     out["cli json, include chameleon, marginalise"] = json.loads(text)
-    text = _run("score", *files, "--format", "jsonl", home=leakage_home)
+    text = _run("score", *files, "--format", "jsonl", home=shared_home)
     out["cli jsonl"] = _pydantic_lines(text)
 
     batch = tmp_path_factory.mktemp("batch") / "out"
-    _run("batch", *files, "--out", str(batch), "--workers", "0", home=leakage_home)
+    _run("batch", *files, "--out", str(batch), "--workers", "0", home=shared_home)
     lines = _pydantic_lines((batch / "reports.jsonl").read_text(encoding="utf-8"))
     out["batch reports.jsonl"] = sorted(lines, key=lambda r: r["game_id"])
 
