@@ -58,7 +58,8 @@ def test_score_normaliser_option_reaches_the_judge(monkeypatch, tmp_path, flag, 
     monkeypatch.setattr(leakage.backends, "open_backend", create)
     game = tmp_path / "g.json"
     game.write_text(
-        '{"game": "chameleon", "id": "g", "category": "c", "players": [{"id": "a", "role": "non-chameleon"}, '
+        '{"game": "chameleon", "id": "g", "category": "c", '
+        '"players": [{"id": "a", "role": "non-chameleon"}, '
         '{"id": "b", "role": "chameleon"}], "candidates": ["x", "y"], "secret": "x", '
         '"turns": [{"player": "a", "text": "z"}]}'
     )
