@@ -422,19 +422,22 @@ def open_llm(
     threads: int | None = None,
     cache_path: str | None = None,
     normaliser: str = "exact",
+    models_dir: str | None = None,
 ) -> LLMClient:
     """A local model by name/path, or an OpenAI-compatible endpoint when ``endpoint`` is set
-    (its model from ``model`` or LEAKAGE_LLM_MODEL; responses cached in
-    ``$LEAKAGE_HOME/llm-responses.sqlite`` unless ``cache_path`` says otherwise).
-    ``normaliser``: the local model's (``LocalLM``: ``exact`` or ``shortlist``)."""
+    (its model from ``model`` or LEAKAGE_LLM_MODEL; responses cached in ``cache_path``,
+    default ``Paths.llm_responses`` of the home ``LEAKAGE_HOME`` names).
+    ``normaliser``: the local model's (``LocalLM``: ``exact`` or ``shortlist``).
+    ``models_dir``: where a local GGUF model is converted (``LocalLM``; default
+    ``Paths.models``)."""
     if endpoint:
         if normaliser != "exact":
             raise ValueError("normaliser applies to a local model, not to an endpoint")
-        from leakage.corpus import default_index_path
         from leakage.llm import OpenAICompatibleClient
+        from leakage.paths import default_paths
 
         if cache_path is None:
-            cache_path = str(default_index_path().parent.parent / "llm-responses.sqlite")
+            cache_path = str(default_paths().llm_responses)
         kw: dict[str, Any] = {"base_url": endpoint, **({"model": model} if model else {})}
         if api_key:
             kw["api_key"] = api_key
@@ -443,16 +446,22 @@ def open_llm(
         from leakage.llm import LocalLM
     except ImportError as err:  # pragma: no cover - the layer ships with the package
         raise BackendUnavailable(f"the local LLM layer cannot be imported: {err}") from err
-    key = (model or DEFAULT_LOCAL_MODEL, precision, threads, normaliser)
+    key = (model or DEFAULT_LOCAL_MODEL, precision, threads, normaliser, models_dir)
     shared = _OPEN_MODELS.get(key)
     if shared is None:
-        shared = LocalLM(key[0], precision=precision, threads=threads, normaliser=normaliser)
+        shared = LocalLM(
+            key[0],
+            precision=precision,
+            threads=threads,
+            normaliser=normaliser,
+            models_dir=models_dir,
+        )
         _OPEN_MODELS[key] = shared
     return shared
 
 
 _OPEN_MODELS: weakref.WeakValueDictionary[tuple[Any, ...], Any] = weakref.WeakValueDictionary()
-"""Local models in use, by (model, precision, threads, normaliser): the judge and the
+"""Local models in use, by (model, precision, threads, normaliser, models_dir): the judge and the
 listener of one ensemble (or two backends of one service) load a model once and share it
 (``LocalLM`` serialises its calls); a model nobody holds any more is freed."""
 
@@ -471,6 +480,8 @@ def _judge(
     threads: int | None = None,
     normaliser: Normaliser = "exact",
     direction: Direction = "speaker",
+    cache_path: str | None = None,
+    models_dir: str | None = None,
 ) -> JudgeBackend:
     _check_direction(direction)  # before a model is loaded, which takes seconds
     llm = client or open_llm(
@@ -480,6 +491,8 @@ def _judge(
         precision=precision,
         threads=threads,
         normaliser=normaliser,
+        cache_path=cache_path,
+        models_dir=models_dir,
     )
     return JudgeBackend(
         llm, mode=mode, prompt=prompt, clue_template=clue_template, direction=direction
@@ -496,13 +509,21 @@ def _listener(
     prompt: str | None = None,
     precision: Precision = "auto",
     threads: int | None = None,
+    cache_path: str | None = None,
+    models_dir: str | None = None,
 ) -> JudgeBackend:
     """The judge in the ``listener`` direction (log P(secret | clue) − log P(secret | no
     clue), see the module docstring) under a name of its own: ``-b listener`` is ``-b judge
     --direction listener``, and an ensemble, whose members are backend names, can pool it
     beside the speaker. With the same model settings the two share one loaded model."""
     llm = client or open_llm(
-        model, endpoint=endpoint, api_key=api_key, precision=precision, threads=threads
+        model,
+        endpoint=endpoint,
+        api_key=api_key,
+        precision=precision,
+        threads=threads,
+        cache_path=cache_path,
+        models_dir=models_dir,
     )
     backend = JudgeBackend(llm, prompt=prompt, direction="listener")
     backend.name = "listener"

@@ -36,7 +36,8 @@ class LocalLM(_Scoring, _Generation):
     output embedding ranks highest, the approximation elsewhere: about 1.5x faster for Gemma
     on a CPU without bf16, approximate; docs/llm.md gives its measured error). ``threads``
     sets torch's intra-op threads (process-wide).
-    ``cache_dir`` holds the converted GGUF folder (default ``$LEAKAGE_HOME/models/<name>``).
+    ``cache_dir`` holds the converted GGUF folder (default ``<models_dir>/<name>``, and
+    ``models_dir`` defaults to ``$LEAKAGE_HOME/models``: ``Paths.models``).
     ``seed`` seeds the sampler used when ``temperature > 0``. ``prompt_cache``: how many
     encoded prompts (KV states) are kept between ``score_many`` calls, so that games over the
     same candidates encode their prompts once (about 0.6 MB per Gemma prompt of 35 tokens;
@@ -53,6 +54,7 @@ class LocalLM(_Scoring, _Generation):
         seed: int = 0,
         prompt_cache: int = 512,
         normaliser: str = "exact",
+        models_dir: str | Path | None = None,
     ) -> None:
         resolved = resolve_precision(precision)
         if normaliser not in NORMALISERS:
@@ -73,7 +75,11 @@ class LocalLM(_Scoring, _Generation):
         self.converted_from: str | None = None
         load_from: str
         if source.gguf is not None:
-            cache = Path(cache_dir) if cache_dir else default_cache_dir(source.gguf.name)
+            cache = (
+                Path(cache_dir)
+                if cache_dir
+                else default_cache_dir(source.gguf.name, models_dir=models_dir)
+            )
             folder = ensure_converted(source.gguf, cache)
             load_from, self.converted_from = str(folder), source.gguf.origin
         elif source.folder is not None:
