@@ -76,17 +76,27 @@ class Backends:
         return [n for n in names if self.settings.backends is None or n in self.settings.backends]
 
     def options(self, name: str) -> dict[str, Any]:
-        """Creation options: the service's own paths (``Settings.paths``), never the
-        library's env defaults."""
-        index = {"index": self.settings.index_path}
-        embedding = {"cache_path": str(self.settings.paths.embeddings)}
-        if name == "cooccurrence":
-            return index
-        if name == "embedding":
-            return embedding
-        if name == "ensemble":  # the same paths for its members (route_options)
-            return {**index, "embedding": embedding}
-        return {}
+        """Creation options: every file a backend keeps is under the service's home
+        (``Settings.paths``; the index is ``Settings.index_path``), never where the library's
+        defaults (``LEAKAGE_HOME``) would put it. Co-occurrence: the index and the web count
+        sources' cache; embedding: its cache; judge and listener: the endpoint's response
+        cache and the converted GGUF models. The ensemble gives each member its own as a
+        per-member option (``route_options``), which is ignored for a backend that is not a
+        member."""
+        paths = self.settings.paths
+        llm = {"cache_path": str(paths.llm_responses), "models_dir": str(paths.models)}
+        own: dict[str, dict[str, Any]] = {
+            "cooccurrence": {
+                "index": self.settings.index_path,
+                "cache_path": str(paths.web_counts),
+            },
+            "embedding": {"cache_path": str(paths.embeddings)},
+            "judge": llm,
+            "listener": dict(llm),
+        }
+        if name == "ensemble":
+            return own
+        return dict(own.get(name, {}))
 
     def get(self, name: str) -> BackendSlot:
         """The backend ``name``, created now if needed (blocking: call from a thread)."""

@@ -66,9 +66,7 @@ def _wordnet(state: ServiceState):  # type: ignore[no-untyped-def]
     if state.describer is None:
         from leakage.splits import CachedDescriber, WordNetDescriber
 
-        state.describer = CachedDescriber(
-            WordNetDescriber(), state.settings.home / "descriptions.sqlite"
-        )
+        state.describer = CachedDescriber(WordNetDescriber(), state.settings.paths.descriptions)
     return state.describer
 
 
