@@ -48,3 +48,7 @@ class WordsEncoder:
             for w in re.findall(r"\w+", t.lower()):
                 out[i, zlib.crc32(w.encode()) % self.dimension] += 1.0
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+    def close(self) -> None:
+        """Nothing to release (``open_encoder``'s encoders have ``close``; a factory that
+        opened this one in their place closes it)."""

@@ -155,7 +155,7 @@ def play(
     ] = "auto",
 ) -> None:
     """Play games between agents; transcripts in leakage.transcript/1, metrics at the end."""
-    from leakage.backends import create_backend
+    from leakage.backends import open_backend
     from leakage.games import (
         ChameleonConfig,
         ChameleonGame,
@@ -177,59 +177,61 @@ def play(
                                  "use statement or none)", param_hint="--reflect")  # fmt: skip
     drawn = _split_pairs(game, pairs_from, difficulty, games, seed)
     spec_text = ",".join(f"{r}={a}" for r, a in spec.items())
-    backend = create_backend("cooccurrence", **({"index": index} if index else {}))
-    factory = agent_mod.AgentFactory(
-        backend=backend,
-        llm_endpoint=llm_endpoint,
-        service_url=service,
-        budget=budget,
-        table_cache=Paths.from_env().games,
-        memory=memory,
-        curate_every=curate_every,
-        lessons=lessons,
-    )
-    roster = factory.agents(game.value, agents)
-    names = {role: name for role, name in spec.items()}
-    engine: ChameleonGame | SpyGame
-    if game is GameKind.chameleon:
-        engine = ChameleonGame(
-            ChameleonConfig(
-                n_players=players or 4,
-                n_candidates=candidates,
-                forbid_secret=forbid_secret,
-                reflect=reflect is Reflect.statement,
-            ),
-            agents=names,
-        )
-    else:
-        engine = SpyGame(
-            SpyGameConfig(
-                n_players=players or 5,
-                n_spies=spies,
-                max_rounds=rounds,
-                roles_known=roles_known,
-                reflect=reflect is not Reflect.none,
-                reflect_after="round" if reflect is Reflect.round else "statement",
-            ),
-            agents=names,
-        )
-    transcripts = []
-    start = time.perf_counter()
-    for i, s in enumerate(game_seeds(seed, games)):
-        meta: dict[str, Any] = {"agents": spec_text, "run_seed": seed}
-        if drawn is None or not isinstance(engine, SpyGame):
-            engine.reset(s, game_id=f"{game.value}-{seed}-{i}")
+    with (
+        open_backend("cooccurrence", **({"index": index} if index else {})) as backend,
+        agent_mod.AgentFactory(
+            backend=backend,
+            llm_endpoint=llm_endpoint,
+            service_url=service,
+            budget=budget,
+            table_cache=Paths.from_env().games,
+            memory=memory,
+            curate_every=curate_every,
+            lessons=lessons,
+        ) as factory,
+    ):
+        roster = factory.agents(game.value, agents)
+        names = {role: name for role, name in spec.items()}
+        engine: ChameleonGame | SpyGame
+        if game is GameKind.chameleon:
+            engine = ChameleonGame(
+                ChameleonConfig(
+                    n_players=players or 4,
+                    n_candidates=candidates,
+                    forbid_secret=forbid_secret,
+                    reflect=reflect is Reflect.statement,
+                ),
+                agents=names,
+            )
         else:
-            pair = drawn[i]
-            engine.reset(s, pair=(pair.civilian, pair.spy), game_id=f"{game.value}-{seed}-{i}")
-            meta |= {
-                "difficulty": pair.difficulty,
-                "pair_similarity": pair.similarity,
-                "pair_source": pair.source,
-            }
-        run(engine, roster)
-        transcripts.append(engine.transcript(meta))
-    seconds = time.perf_counter() - start
+            engine = SpyGame(
+                SpyGameConfig(
+                    n_players=players or 5,
+                    n_spies=spies,
+                    max_rounds=rounds,
+                    roles_known=roles_known,
+                    reflect=reflect is not Reflect.none,
+                    reflect_after="round" if reflect is Reflect.round else "statement",
+                ),
+                agents=names,
+            )
+        transcripts = []
+        start = time.perf_counter()
+        for i, s in enumerate(game_seeds(seed, games)):
+            meta: dict[str, Any] = {"agents": spec_text, "run_seed": seed}
+            if drawn is None or not isinstance(engine, SpyGame):
+                engine.reset(s, game_id=f"{game.value}-{seed}-{i}")
+            else:
+                pair = drawn[i]
+                engine.reset(s, pair=(pair.civilian, pair.spy), game_id=f"{game.value}-{seed}-{i}")
+                meta |= {
+                    "difficulty": pair.difficulty,
+                    "pair_similarity": pair.similarity,
+                    "pair_source": pair.source,
+                }
+            run(engine, roster)
+            transcripts.append(engine.transcript(meta))
+        seconds = time.perf_counter() - start
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         with out.open("w", encoding="utf-8") as fh:
@@ -322,27 +324,28 @@ def cheatsheet_tournament(
     spec = agent_mod.parse_spec(game.value, agents)
     if role not in spec:
         raise InvalidInput(f"--role: {role!r} is not a role of {game.value} ({', '.join(spec)})")
-    factory = agent_mod.AgentFactory(
+    with agent_mod.AgentFactory(
         llm_endpoint=llm_endpoint,
         table_cache=Paths.from_env().games,
         curate_every=curate_every,
         lessons=lessons,
-    )
-    engine: ChameleonGame | SpyGame
-    if game is GameKind.chameleon:
-        engine = ChameleonGame(
-            ChameleonConfig(n_players=players or 4, n_candidates=candidates), agents=spec
+    ) as factory:
+        engine: ChameleonGame | SpyGame
+        if game is GameKind.chameleon:
+            engine = ChameleonGame(
+                ChameleonConfig(n_players=players or 4, n_candidates=candidates), agents=spec
+            )
+        else:
+            engine = SpyGame(SpyGameConfig(n_players=players or 5, max_rounds=rounds), agents=spec)
+        start = time.perf_counter()
+        result = tournament(
+            factory, engine, spec, role, game_seeds(seed, games), game_id=f"{game.value}-{seed}"
         )
-    else:
-        engine = SpyGame(SpyGameConfig(n_players=players or 5, max_rounds=rounds), agents=spec)
-    start = time.perf_counter()
-    result = tournament(
-        factory, engine, spec, role, game_seeds(seed, games), game_id=f"{game.value}-{seed}"
-    )
+        seconds = time.perf_counter() - start
     console = Console()
     console.print(
         f"{games} paired {game.value} games ({role}={spec[role]} without / with a cheatsheet, "
-        f"curated every {curate_every}) in {time.perf_counter() - start:.0f} s",
+        f"curated every {curate_every}) in {seconds:.0f} s",
         highlight=False,
     )
     table = Table()
