@@ -19,6 +19,10 @@ from itertools import combinations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+SPY_ASSIGNMENTS = ("known", "marginalise")
+"""SpyGame: whether the adversary is told which word of the pair is the civilians' (``known``)
+or averages over both assignments (``marginalise``)."""
+
 LOG_FLOOR = -700.0
 """The smallest log-likelihood used; ``-inf`` and NaN are replaced by it (exp() is still > 0)."""
 

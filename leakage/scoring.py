@@ -30,7 +30,7 @@ from pydantic_core import to_json
 from leakage.backends.base import LikelihoodBackend, SupportsEmbed, SupportsPrepare
 from leakage.errors import InvalidInput
 from leakage.metrics import outlier_trace
-from leakage.posterior import SpyTrace, Trace, posterior_traces, spy_trace
+from leakage.posterior import SPY_ASSIGNMENTS, SpyTrace, Trace, posterior_traces, spy_trace
 from leakage.reports import Report, Step, Summary
 from leakage.transcripts import AnyTranscript, ChameleonTranscript
 
@@ -45,8 +45,15 @@ class ScoreOptions:
 
     include_chameleon: bool = False
     """Chameleon: let the chameleon's own turns update the posterior too."""
-    spy_assignment: str = "known"
+    spy_assignment: Literal["known", "marginalise"] = "known"
     """SpyGame: ``known`` (which word is the civilians' is known) or ``marginalise``."""
+
+    def __post_init__(self) -> None:
+        if self.spy_assignment not in SPY_ASSIGNMENTS:
+            raise InvalidInput(
+                f"spy_assignment must be one of {', '.join(SPY_ASSIGNMENTS)}, "
+                f"not {self.spy_assignment!r}"
+            )
 
 
 class ChameleonInput(NamedTuple):

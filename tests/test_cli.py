@@ -281,7 +281,7 @@ def test_the_choices_are_the_librarys():
     from leakage.backends.judge import DIRECTIONS, MODES
     from leakage.cli import _options as o
     from leakage.llm._local import NORMALISERS
-    from leakage.posterior import spy_posterior
+    from leakage.posterior import SPY_ASSIGNMENTS, spy_posterior
     from leakage.transcripts import INPUT_FORMATS
 
     assert sorted(get_args(o.Backend)) == backend_names()
@@ -292,6 +292,7 @@ def test_the_choices_are_the_librarys():
     assert get_args(o.JudgeMode) == MODES
     assert get_args(o.Normaliser) == NORMALISERS
     assert get_args(o.Direction) == DIRECTIONS
+    assert get_args(o.SpyAssignment) == SPY_ASSIGNMENTS
     assert all(resolve_precision(p) in ("fp32", "bf16") for p in get_args(o.Precision))
     for assignment in get_args(o.SpyAssignment):
         assert spy_posterior(np.zeros(3), assignment=assignment).sum() == pytest.approx(1.0)

@@ -160,3 +160,14 @@ def test_examples_score_end_to_end(cooccurrence):
             assert sum(s.posterior.values()) == pytest.approx(1.0)
             assert 0 <= s.entropy_bits <= np.log2(len(r.candidates)) + 1e-9
         assert r.backend_info["count_source"]["source"] == "local"
+
+
+def test_an_unknown_spy_assignment_is_refused_when_the_options_are_made():
+    """Not only when a SpyGame game is scored: a batch of Chameleon games would otherwise
+    carry a bad value unnoticed."""
+    from leakage.errors import InvalidInput
+    from leakage.scoring import ScoreOptions
+
+    with pytest.raises(InvalidInput, match="spy_assignment must be one of known, marginalise"):
+        ScoreOptions(spy_assignment="guess")  # type: ignore[arg-type]
+    assert ScoreOptions(spy_assignment="marginalise").spy_assignment == "marginalise"

@@ -616,6 +616,11 @@ def test_settings_from_env(tmp_path: Path):
 
     with pytest.raises(InvalidInput, match="LEAKAGE_QUEUE_SIZE"):
         Settings.from_env({"LEAKAGE_QUEUE_SIZE": "many"})
+    # A log level is one of four, in either case; another is refused when the settings are
+    # read, not when the logger is first configured.
+    assert Settings.from_env({"LEAKAGE_LOG_LEVEL": "WARNING"}).log_level == "warning"
+    with pytest.raises(InvalidInput, match="LEAKAGE_LOG_LEVEL: Input should be 'debug'"):
+        Settings.from_env({}, log_level="loud")
 
 
 def test_input_formats_in_step():

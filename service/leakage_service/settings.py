@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from leakage.errors import InvalidInput
 from leakage.paths import Paths, default_home
@@ -130,7 +130,13 @@ class Settings(BaseModel):
     """Most games one ``/v1/score/batch`` request may carry (more: use a job)."""
     on_restart: Literal["resume", "fail"] = "resume"
     """What happens to a job that was running when the server stopped."""
-    log_level: str = "info"
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    """The service's log level, in either case (``INFO`` is ``info``)."""
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _lower_case_level(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
 
     @property
     def paths(self) -> Paths:
