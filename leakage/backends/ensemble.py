@@ -59,7 +59,7 @@ from leakage.backends.base import (
     create_backend,
     register_backend,
 )
-from leakage.errors import BackendUnavailable, InvalidInput
+from leakage.errors import BackendUnavailable, InvalidInput, validation_problems
 from leakage.posterior import LOG_FLOOR
 
 _G = TypeVar("_G", bound=tuple[Any, ...])
@@ -218,10 +218,7 @@ def read_weights(path: str | Path | Traversable) -> EnsembleWeights:
     try:
         return EnsembleWeights.model_validate(doc)
     except ValidationError as err:
-        where = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}"
-            for e in err.errors(include_url=False)
-        )
+        where = "; ".join(f"{f or 'file'}: {m}" for f, m in validation_problems(err, dotted=True))
         raise InvalidInput(f"{p}: invalid ensemble weights file: {where}") from None
 
 

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from leakage.errors import InvalidInput
+from leakage.errors import InvalidInput, validation_problems
 from leakage.paths import Paths, default_home
 
 ENV_PREFIX = "LEAKAGE_"
@@ -191,8 +191,7 @@ class Settings(BaseModel):
             return cls.model_validate(values)
         except ValidationError as err:
             problems = "; ".join(
-                f"{ENV_PREFIX}{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}"
-                for e in err.errors(include_url=False)
+                f"{ENV_PREFIX}{f.upper()}: {m}" for f, m in validation_problems(err, dotted=True)
             )
             raise InvalidInput(f"bad service setting: {problems}") from None
 
