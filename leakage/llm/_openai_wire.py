@@ -44,7 +44,7 @@ class _NoPromptLogprobs(Exception):
     """The server answered a score request without the prompt's token logprobs."""
 
 
-def _dig(node: Any, *steps: str | int, where: str = "") -> Any:
+def _json_at(node: Any, *steps: str | int, where: str = "") -> Any:
     """``node[steps[0]][steps[1]]...``, raising :class:`_Malformed` with the JSON path."""
     path = where
     for step in steps:
@@ -98,12 +98,12 @@ def _chat_top_logprobs(logprobs: Any) -> list[dict[str, float]] | None:
         position: dict[str, float] = {}
         for j, alt in enumerate(alternatives):
             alt_at = f"{at}.top_logprobs[{j}]"
-            position[str(_dig(alt, "token", where=alt_at))] = _number(
-                _dig(alt, "logprob", where=alt_at), f"{alt_at}.logprob"
+            position[str(_json_at(alt, "token", where=alt_at))] = _number(
+                _json_at(alt, "logprob", where=alt_at), f"{alt_at}.logprob"
             )
         if not position:  # logprobs without alternatives: the chosen token only
-            position[str(_dig(entry, "token", where=at))] = _number(
-                _dig(entry, "logprob", where=at), f"{at}.logprob"
+            position[str(_json_at(entry, "token", where=at))] = _number(
+                _json_at(entry, "logprob", where=at), f"{at}.logprob"
             )
         out.append(position)
     return out
@@ -126,13 +126,13 @@ def _legacy_top_logprobs(logprobs: Any) -> list[dict[str, float]] | None:
 
 
 def _parse_generation(kind: Kind, payload: Any) -> dict[str, Any]:
-    choice = _dig(payload, "choices", 0)
+    choice = _json_at(payload, "choices", 0)
     if kind == "chat":
-        text = _dig(choice, "message", "content", where="choices[0]")
+        text = _json_at(choice, "message", "content", where="choices[0]")
         top = _chat_top_logprobs(choice.get("logprobs"))
         path = "choices[0].message.content"
     else:
-        text = _dig(choice, "text", where="choices[0]")
+        text = _json_at(choice, "text", where="choices[0]")
         top = _legacy_top_logprobs(choice.get("logprobs"))
         path = "choices[0].text"
     if text is None:  # the chat format allows null content (a refusal, a tool call)
@@ -155,7 +155,7 @@ def _parse_score(payload: Any, split: int, end: int) -> dict[str, Any]:
     reaches into it (``"is " + "cat"`` is often tokenised ``" is", " cat"``: the
     continuation's first word must not be lost). Tokens at or after ``end`` were generated.
     """
-    choice = _dig(payload, "choices", 0)
+    choice = _json_at(payload, "choices", 0)
     logprobs = choice.get("logprobs") if isinstance(choice, dict) else None
     if not isinstance(logprobs, dict):
         raise _NoPromptLogprobs("returned no logprobs (choices[0].logprobs is empty)")
