@@ -13,8 +13,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from leakage.batch._rows import pair_key
 from leakage.errors import InvalidInput
+from leakage.transcripts import pair_key
 
 _SPLIT_FILES = ("hard.csv", "medium.csv", "easy.csv")
 _LEVEL_COLUMNS = ("difficulty", "split")

@@ -80,12 +80,6 @@ def _text(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def pair_key(a: str, b: str) -> str:
-    """The join key of a word pair, order-free and case-folded."""
-    x, y = sorted((a.strip().casefold(), b.strip().casefold()))
-    return f"{x}|{y}"
-
-
 def _models(t: AnyTranscript) -> dict[str, str | None]:
     listed = t.meta.get("models")
     listed = listed if isinstance(listed, dict) else {}
@@ -128,7 +122,7 @@ def row_context(
     else:
         category, pair = None, f"{t.words.civilian}|{t.words.spy}"
         if difficulty:  # an explicit splits file wins over meta.difficulty
-            level = difficulty.get(pair_key(t.words.civilian, t.words.spy), level)
+            level = difficulty.get(t.words.key, level)
     return RowContext(
         report_context(t), source, record, "+".join(counted_models) or None, category,
         _text(t.meta.get("matchup")), level, pair, tuple(models[p] for p in speakers),

@@ -122,7 +122,7 @@ def load_steps(
     clue_group = curve_group if clue_col == curve_col else _groups(table[clue_col])
     if by == "difficulty":
         if difficulty:  # an explicit splits file wins over the recorded difficulty
-            from leakage.batch._rows import pair_key
+            from leakage.transcripts import pair_key
 
             pairs = table["pair"].to_pylist()
             for i, p in enumerate(pairs):

@@ -18,6 +18,7 @@ from leakage.transcripts._models import (
     Transcript,
     Turn,
     Vote,
+    pair_key,
     transcript_json_schema,
 )
 
@@ -37,6 +38,7 @@ __all__ = [
     "convert_record",
     "iter_transcripts",
     "load_transcripts",
+    "pair_key",
     "parse_transcript",
     "transcript_json_schema",
 ]

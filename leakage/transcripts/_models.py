@@ -68,6 +68,18 @@ class SpyWords(_Input):
     spy: str = Field(min_length=1)
     """The spy's word."""
 
+    @property
+    def key(self) -> str:
+        """The pair's join key (:func:`pair_key`)."""
+        return pair_key(self.civilian, self.spy)
+
+
+def pair_key(a: str, b: str) -> str:
+    """The join key of a word pair, order-free and case-folded: how a game's pair meets a
+    splits file's row (``leakage batch --difficulty``, ``leakage report --by difficulty``)."""
+    x, y = sorted((a.strip().casefold(), b.strip().casefold()))
+    return f"{x}|{y}"
+
 
 class _TranscriptBase(_Input):
     format: Literal["leakage.transcript/1"] = TRANSCRIPT_FORMAT
