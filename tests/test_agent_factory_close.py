@@ -22,7 +22,7 @@ class Closes:
         self.closed += 1
 
 
-class ClosingEncoder(WordsEncoder, Closes):
+class ClosingEncoder(Closes, WordsEncoder):
     pass
 
 
