@@ -223,7 +223,9 @@ def score_inputs(
     for (m, _, has_secret), members in groups.items():
         traces = posterior_traces(
             np.stack([loglik for _, _, loglik in members]),
-            counted=np.array([g.counted for _, g, _ in members], dtype=bool).reshape(-1, m),
+            counted=np.array([g.counted for _, g, _ in members], dtype=bool).reshape(
+                len(members), m
+            ),
             secret_index=[g.secret_index or 0 for _, g, _ in members] if has_secret else None,
         )
         for (i, _, _), tr in zip(members, traces, strict=True):

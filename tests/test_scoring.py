@@ -171,3 +171,17 @@ def test_an_unknown_spy_assignment_is_refused_when_the_options_are_made():
     with pytest.raises(InvalidInput, match="spy_assignment must be one of known, marginalise"):
         ScoreOptions(spy_assignment="guess")  # type: ignore[arg-type]
     assert ScoreOptions(spy_assignment="marginalise").spy_assignment == "marginalise"
+
+
+@pytest.mark.parametrize("secret", ["Tennis", None])
+def test_a_chameleon_game_without_turns_is_a_report_without_steps(secret):
+    """No clue yet (a game logged before anyone spoke): the posterior is the prior, no step;
+    with other games of the same shape in one call too (the grouped posterior engine)."""
+    from leakage.scoring import game_input, score_inputs
+
+    game = parse_transcript({**CHAMELEON, "turns": [], "secret": secret})
+    report = score_transcript(game, TableBackend(TABLE))
+    assert report.steps == []
+    assert report.summary.prior_entropy_bits == pytest.approx(2.0)
+    traces = score_inputs([game_input(game)] * 2, TableBackend(TABLE))
+    assert [t.posterior.shape for t in traces] == [(0, 4), (0, 4)]  # type: ignore[union-attr]

@@ -636,3 +636,12 @@ def test_openapi_describes_the_transcript_body(api: Api):
         comps
     )
     assert api.get("/docs").status_code == 200
+
+
+def test_a_game_logged_before_anyone_spoke_is_scored_not_a_server_error(api: Api):
+    """A Chameleon game without turns (and without a secret), trimmed to one candidate per
+    step: a report without steps (the schema fuzzer found this as a 500)."""
+    game = {k: v for k, v in json.loads(SPORTS).items() if k not in ("turns", "secret")}
+    r = api.post("/v1/score", params={"top_k": 1, "include_chameleon": "true"}, json=game)
+    assert r.status_code == 200, r.text
+    assert r.json()["steps"] == []
