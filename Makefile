@@ -23,6 +23,8 @@ $(VENV)/.installed-dev: pyproject.toml service/pyproject.toml | $(BIN)/python
 
 # MyThes (Debian package mythes-en-us) adds a thesaurus to the default corpus. Optional:
 # without it (no apt-get, not root) the default corpus is WordNet 3.0 alone.
+# Chromium and its driver (Debian: chromium, chromium-driver) run the explorer page's browser
+# tests (tests/test_explorer_browser.py); without them those tests are skipped, saying why.
 system-deps:
 	@if [ -f $(MYTHES) ]; then :; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
@@ -31,6 +33,14 @@ system-deps:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mythes-en-us >/dev/null 2>&1; } || \
 	  echo "note: could not install mythes-en-us; the default corpus will be WordNet alone"; \
 	else echo "note: mythes-en-us not installed (needs root + apt-get); using WordNet alone"; fi
+	@if command -v chromedriver >/dev/null 2>&1 && \
+	  { command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; }; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1 || \
+	  { apt-get update -qq >/dev/null 2>&1 && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1; } || \
+	  echo "note: could not install chromium and chromium-driver; the explorer's browser tests will be skipped"; \
+	else echo "note: chromium and chromium-driver not installed (needs root + apt-get); the explorer's browser tests will be skipped"; fi
 
 # Build the default co-occurrence index if it is missing.
 corpus: $(VENV)/.installed system-deps
