@@ -52,7 +52,14 @@ from numpy.typing import NDArray
 
 from leakage.backends.base import Closing, Precision, register_backend
 from leakage.errors import BackendUnavailable, LLMError
-from leakage.llm import LLMClient, Message
+from leakage.llm import (
+    LLMClient,
+    Message,
+    SupportsScoreEach,
+    SupportsScoreGroups,
+    SupportsScoreMany,
+    SupportsTokenizer,
+)
 
 Mode = Literal["likelihood", "elicitation"]
 Direction = Literal["speaker", "listener"]
@@ -181,9 +188,9 @@ class JudgeBackend(Closing):
         (``SupportsTokenCount``); None when the model is behind an HTTP endpoint, whose
         tokenizer is not here. Read-only calls into the tokenizer: safe while the backend
         scores another game on another thread."""
-        tok = getattr(self.client, "tokenizer", None)  # a local model's (LocalLM.tokenizer)
-        if tok is None:
+        if not isinstance(self.client, SupportsTokenizer):
             return None
+        tok = self.client.tokenizer
         fast = getattr(tok, "backend_tokenizer", None)  # the tokenizers library's, if fast
         if fast is not None:
             return sum(len(fast.encode(t, add_special_tokens=False).ids) for t in texts)
@@ -211,9 +218,10 @@ class JudgeBackend(Closing):
 
     def prepare(self, games: Iterable[tuple[Sequence[str], Sequence[str], str | None]]) -> None:
         """Score the clues of many games at once (optional hook). Speaker, with a client that
-        has ``score_groups`` (the local model): the games' (prompts, clues) groups of a batch
-        share one projection onto the vocabulary instead of one per game. Listener, with a
-        client that has ``score_each``: see ``_prepare_listener``. The answers are kept until
+        has ``score_groups`` (``SupportsScoreGroups``: the local model): the games' (prompts,
+        clues) groups of a batch share one projection onto the vocabulary instead of one per
+        game. Listener, with a client that has ``score_each`` (``SupportsScoreEach``): see
+        ``_prepare_listener``. The answers are kept until
         the next ``prepare``: ``_prepared[(prompts, continuation)]`` is that continuation's
         score after each of the prompts."""
         self._prepared = {}
@@ -222,9 +230,9 @@ class JudgeBackend(Closing):
         if self.direction == "listener":
             self._prepare_listener(games)
             return
-        groups_of = getattr(self.client, "score_groups", None)
-        if groups_of is None:
+        if not isinstance(self.client, SupportsScoreGroups):
             return
+        groups_of = self.client.score_groups
         wanted: dict[tuple[str, ...], dict[str, None]] = {}
         for clues, candidates, category in games:
             if clues:
@@ -254,10 +262,11 @@ class JudgeBackend(Closing):
         self, prompts: Sequence[str], continuations: Sequence[str]
     ) -> NDArray[np.float64]:
         """(prompts x continuations) log-probabilities: in one ``score_many`` call where the
-        client has it (the local model batches the prompts), else one ``score`` per prompt."""
-        many = getattr(self.client, "score_many", None)
-        if many is not None:
-            return np.asarray(many(list(prompts), list(continuations)), dtype=np.float64)
+        client has it (``SupportsScoreMany``: the local model batches the prompts, an endpoint
+        sends them concurrently), else one ``score`` per prompt."""
+        if isinstance(self.client, SupportsScoreMany):
+            scores = self.client.score_many(list(prompts), list(continuations))
+            return np.asarray(scores, dtype=np.float64)
         return np.array([self.client.score(p, continuations) for p in prompts], dtype=np.float64)
 
     def _listener_requests(
@@ -278,9 +287,9 @@ class JudgeBackend(Closing):
         after it, scored ``_PREPARE_PROMPTS`` at a time (by length) by the client's
         ``score_each``: the prompts of all games go through the decoder in length-sorted
         batches. Same numbers as game by game, up to the rounding of another batch shape."""
-        each = getattr(self.client, "score_each", None)
-        if each is None:
+        if not isinstance(self.client, SupportsScoreEach):
             return
+        each = self.client.score_each
         wanted: dict[str, dict[str, None]] = {}
         for clues, candidates, category in games:
             if clues:

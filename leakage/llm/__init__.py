@@ -2,9 +2,27 @@
 
 from typing import TYPE_CHECKING
 
-from leakage.llm._base import Generation, LLMClient, Message, Usage
+from leakage.llm._base import (
+    Generation,
+    LLMClient,
+    Message,
+    SupportsScoreEach,
+    SupportsScoreGroups,
+    SupportsScoreMany,
+    SupportsTokenizer,
+    Usage,
+)
 
-__all__ = ["Generation", "LLMClient", "Message", "Usage"]
+__all__ = [
+    "Generation",
+    "LLMClient",
+    "Message",
+    "SupportsScoreEach",
+    "SupportsScoreGroups",
+    "SupportsScoreMany",
+    "SupportsTokenizer",
+    "Usage",
+]
 
 # Remote clients load httpx and tenacity: imported on first use, not with the package.
 _LAZY = {"OpenAICompatibleClient": "leakage.llm._remote"}

@@ -8,13 +8,23 @@ Two abilities, because the judge needs both:
   the completions API where the server offers it.
 * ``generate``: text from a chat or a plain prompt (the elicitation judge, descriptions,
   ratings), with ``top_logprobs`` of the first generated token when available.
+
+Abilities beyond these are optional and declared as protocols, in the style of the
+backends' (``leakage.backends.base``): ``SupportsScoreMany``, ``SupportsScoreGroups``,
+``SupportsScoreEach`` (batched scoring) and ``SupportsTokenizer`` (a model run here, whose
+tokenizer can be read). A caller asks ``isinstance(client, SupportsScoreGroups)`` and takes
+a slower path without it; a client (or a test fake) needs no base class to have one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 Role = Literal["system", "user", "assistant"]
 
@@ -81,4 +91,49 @@ class LLMClient(Protocol):
 
     def info(self) -> dict[str, object]:
         """Model name and settings, for reports."""
+        ...
+
+
+@runtime_checkable
+class SupportsScoreMany(Protocol):
+    """Scores every continuation after every prompt in one call (the local model encodes
+    the prompts together; an endpoint sends the pairs concurrently)."""
+
+    def score_many(
+        self, prompts: Sequence[str], continuations: Sequence[str]
+    ) -> NDArray[np.float64]:
+        """``out[i, j]`` = Σ log P(``continuations[j]`` | ``prompts[i]``), shape (P, C)."""
+        ...
+
+
+@runtime_checkable
+class SupportsScoreGroups(Protocol):
+    """Scores several (prompts, continuations) groups in one call, more cheaply than one
+    ``score_many`` per group (a local model projects them onto the vocabulary together)."""
+
+    def score_groups(
+        self, groups: Sequence[tuple[Sequence[str], Sequence[str]]]
+    ) -> list[NDArray[np.float64]]:
+        """One ``score_many`` block per group, in order."""
+        ...
+
+
+@runtime_checkable
+class SupportsScoreEach(Protocol):
+    """Scores many prompts, each with continuations of its own, in one call (a local model
+    batches prompts of every item by length)."""
+
+    def score_each(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[NDArray[np.float64]]:
+        """``out[k][j]`` = Σ log P(``items[k][1][j]`` | ``items[k][0]``)."""
+        ...
+
+
+@runtime_checkable
+class SupportsTokenizer(Protocol):
+    """Runs the model here, with a transformers tokenizer a caller may read (to count
+    tokens, or to build the text a chat template makes); an endpoint has none."""
+
+    @property
+    def tokenizer(self) -> Any:
+        """The transformers tokenizer."""
         ...

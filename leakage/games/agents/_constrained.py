@@ -29,19 +29,19 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from leakage.corpus import STOPWORDS
-from leakage.llm import Message
+from leakage.llm import LLMClient, Message, SupportsTokenizer
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _NOT_CLUES = STOPWORDS | {"answer"}
 """Stop words, and the reply form's own word (a base model tends to repeat it)."""
 
 
-def chat_text(client: Any, messages: Sequence[Message]) -> str | None:
+def chat_text(client: LLMClient, messages: Sequence[Message]) -> str | None:
     """The text a local model reads for ``messages``, ending in ``Answer:``; None for a
-    client that exposes no tokenizer (an endpoint)."""
-    tok = getattr(client, "tokenizer", None)
-    if tok is None or not callable(getattr(client, "score", None)):
+    client whose tokenizer is not here (``SupportsTokenizer``: an endpoint has none)."""
+    if not isinstance(client, SupportsTokenizer):
         return None
+    tok = client.tokenizer
     if getattr(tok, "chat_template", None):
         chat = [{"role": m.role, "content": m.content} for m in messages]
         text = tok.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
