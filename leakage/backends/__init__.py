@@ -1,6 +1,8 @@
-"""Likelihood backends: one protocol, optional abilities as protocols, a registry of factories."""
+"""Likelihood backends: one protocol, optional abilities as protocols, a registry of factories.
 
-from leakage.backends import cooccurrence, embedding, ensemble, judge  # noqa: F401  (register)
+Importing this package imports no backend: the registry names each (``base._REGISTRY``) and
+imports it when it is first built."""
+
 from leakage.backends.base import (
     CountPlan,
     LikelihoodBackend,
@@ -11,6 +13,8 @@ from leakage.backends.base import (
     SupportsPrepare,
     SupportsTokenCount,
     backend_names,
+    cost_factor,
+    costs,
     create_backend,
     open_backend,
     register_backend,
@@ -26,6 +30,8 @@ __all__ = [
     "SupportsPrepare",
     "SupportsTokenCount",
     "backend_names",
+    "cost_factor",
+    "costs",
     "create_backend",
     "open_backend",
     "register_backend",

@@ -9,7 +9,12 @@ Abilities beyond ``loglik`` are optional and declared as protocols here (``Suppo
 ``SupportsEmbed``, ``SupportsDryRun``, ``SupportsClose``, ``SupportsCacheStats``,
 ``SupportsTokenCount``): a caller asks ``isinstance(backend, SupportsEmbed)`` instead of
 probing for attributes, and a backend (or a test fake) needs no base class to have one.
-Every shipped backend has ``close()``.
+Every shipped backend has ``close()``. A factory may declare how heavy its backend's work is
+(``costs``, read by ``cost_factor``) so that a server can bound a game before building it.
+
+This module imports no numerical library, and the registry names the package's backends by
+``"module:attribute"``: listing them (``backend_names``, a command line's choices) imports
+none of them.
 """
 
 from __future__ import annotations
@@ -21,14 +26,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, Self, runtime_checkable
-
-import numpy as np
-from numpy.typing import NDArray
-from pydantic import TypeAdapter, ValidationError
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeVar, runtime_checkable
 
 from leakage._registry import Registry
-from leakage.errors import BackendUnavailable, InvalidInput, UnknownBackend, validation_problems
+from leakage.errors import InvalidInput, validation_problems
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 @runtime_checkable
@@ -139,13 +144,24 @@ class Closing:
 
 
 BackendFactory = Callable[..., LikelihoodBackend]
-_REGISTRY: Registry[BackendFactory] = Registry("leakage.backends")
-"""The backends: the package's own, and those of installed distributions (entry-point group
-``leakage.backends``, each naming a factory like the ones registered here)."""
+_REGISTRY: Registry[BackendFactory] = Registry(
+    "leakage.backends",
+    builtin={
+        "cooccurrence": "leakage.backends.cooccurrence._backend:_cooccurrence",
+        "embedding": "leakage.backends.embedding:_embedding",
+        "ensemble": "leakage.backends.ensemble:_ensemble",
+        "judge": "leakage.backends.judge:_judge",
+        "listener": "leakage.backends.judge:_listener",
+    },
+)
+"""The backends: the package's own (name -> its factory, imported when first asked for), and
+those of installed distributions (entry-point group ``leakage.backends``, each naming a
+factory like these: keyword options in, a ``LikelihoodBackend`` out)."""
 
 
 def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
-    """Decorator: register a factory that builds the backend ``name`` from keyword options."""
+    """Decorator: register a factory that builds the backend ``name`` from keyword options
+    (at run time: a test, a notebook; a distribution declares an entry point instead)."""
 
     def deco(factory: BackendFactory) -> BackendFactory:
         return _REGISTRY.register(name, factory)
@@ -154,8 +170,40 @@ def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
 
 
 def backend_names() -> list[str]:
-    """Every registered backend, the entry points of installed distributions included."""
+    """Every registered backend, the entry points of installed distributions included
+    (imports none of the package's backends)."""
     return _REGISTRY.names()
+
+
+@runtime_checkable
+class DeclaresCost(Protocol):
+    """A backend factory that says how heavy its backend's work is (``costs``)."""
+
+    cost_factor: int
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def costs(factor: int) -> Callable[[_F], _F]:
+    """Decorator of a backend factory: one unit of its backend's work (a byte of clue text
+    against one candidate) costs ``factor`` times what it costs the co-occurrence backend
+    (default 1), e.g. 250 for one that runs a language model per candidate. A server bounds
+    the work of a game by it before the backend is built (``cost_factor``)."""
+    if factor < 1:
+        raise ValueError(f"a cost factor is at least 1 (got {factor})")
+
+    def deco(factory: _F) -> _F:
+        factory.cost_factor = factor  # type: ignore[attr-defined]
+        return factory
+
+    return deco
+
+
+def cost_factor(name: str) -> int:
+    """The cost factor the factory of backend ``name`` declares (``costs``), else 1; imports
+    the factory's module (not its models). ``UnknownBackend`` for a name not registered."""
+    return factory.cost_factor if isinstance(factory := _factory(name), DeclaresCost) else 1
 
 
 def accepted_options(factory: Callable[..., Any]) -> tuple[set[str], bool]:
@@ -191,6 +239,8 @@ def _checked(name: str, factory: BackendFactory, options: dict[str, Any]) -> dic
     values (``estimator=foo``), is the user's error, said as such rather than a TypeError or
     ValueError from deep inside the backend. Plain values are converted as
     pydantic converts them (``"2"`` to 2 for an int)."""
+    from pydantic import TypeAdapter, ValidationError
+
     named, any_name = accepted_options(factory)
     unknown = sorted(set(options) - named) if not any_name else []
     if unknown:
@@ -215,20 +265,15 @@ def _checked(name: str, factory: BackendFactory, options: dict[str, Any]) -> dic
     return out
 
 
+def _factory(name: str) -> BackendFactory:
+    return _REGISTRY.pick(name, "backend")
+
+
 def create_backend(name: str, **options: Any) -> LikelihoodBackend:
     """Build a registered backend; ``UnknownBackend`` lists the names there are, and
     ``InvalidInput`` names an option the backend does not take or a value of the wrong
     type."""
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        if name in _REGISTRY.failed:
-            raise BackendUnavailable(
-                f"backend {name!r} cannot be loaded: {_REGISTRY.failed[name]}"
-            ) from None
-        raise UnknownBackend(
-            f"unknown backend {name!r}; available: {', '.join(backend_names())}"
-        ) from None
+    factory = _factory(name)
     return factory(**_checked(name, factory, options))
 
 

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from leakage.backends.base import Closing, Precision, register_backend
-from leakage.encoders import CachedEncoder, Encoder
+from leakage.backends.base import Closing, Precision
+from leakage.encoders import DEFAULT_ENCODER, DEFAULT_TAU, CachedEncoder, Encoder
 
-DEFAULT_TAU = 0.05
+__all__ = ["DEFAULT_TAU", "EmbeddingBackend"]
 
 
 class EmbeddingBackend(Closing):
@@ -49,8 +49,7 @@ class EmbeddingBackend(Closing):
         self.candidate_template = candidate_template
 
     def info(self) -> dict[str, Any]:
-        enc = self.encoder.encoder
-        details = enc.info() if hasattr(enc, "info") else {}
+        details = self.encoder.info()
         return {
             "backend": self.name,
             "model": self.encoder.name,
@@ -104,7 +103,6 @@ class EmbeddingBackend(Closing):
             self.encoder.close()
 
 
-@register_backend("embedding")
 def _embedding(
     *,
     model: str = "all-MiniLM-L6-v2",
@@ -115,7 +113,10 @@ def _embedding(
     threads: int | None = None,
     cache_path: str | None = None,
     disk_cache: bool = True,
+    encoder_kind: str = DEFAULT_ENCODER,
 ) -> EmbeddingBackend:
+    """``encoder_kind``: the kind of encoder (``leakage.encoders.ENCODERS``) that builds
+    ``model``, unless an ``encoder`` is given."""
     opened = encoder is None
     if encoder is None:
         from leakage.encoders import open_encoder
@@ -126,6 +127,7 @@ def _embedding(
             threads=threads,
             cache_path=cache_path,
             disk_cache=disk_cache,
+            kind=encoder_kind,
         )
     return EmbeddingBackend(
         encoder, tau=tau, candidate_template=candidate_template, owns_encoder=opened

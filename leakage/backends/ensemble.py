@@ -56,8 +56,8 @@ from leakage.backends.base import (
     SupportsPrepare,
     SupportsTokenCount,
     accepted_options,
+    costs,
     create_backend,
-    register_backend,
 )
 from leakage.errors import BackendUnavailable, InvalidInput, validation_problems
 from leakage.posterior import LOG_FLOOR
@@ -468,7 +468,10 @@ def route_options(names: Sequence[str], options: Mapping[str, Any]) -> dict[str,
     return routed
 
 
-def _member_names(members: str | Sequence[str] | None) -> list[str] | None:
+def parse_members(members: str | Sequence[str] | None) -> list[str] | None:
+    """Member names (a list, or a comma-separated string; None stays None), each a
+    registered backend other than the ensemble, none twice; else ``InvalidInput`` saying
+    which (``leakage score -b ensemble --members`` and ``leakage calibrate --members``)."""
     if members is None:
         return None
     names = members.split(",") if isinstance(members, str) else list(members)
@@ -479,10 +482,18 @@ def _member_names(members: str | Sequence[str] | None) -> list[str] | None:
         raise InvalidInput("ensemble: an ensemble cannot be its own member")
     if len(set(names)) != len(names):
         raise InvalidInput(f"ensemble: a member is listed twice in {', '.join(names)}")
+    from leakage.backends.base import _REGISTRY
+
+    unknown = [n for n in names if n not in _REGISTRY]
+    if unknown:
+        raise InvalidInput(
+            f"ensemble: no backend {', '.join(map(repr, unknown))}; members are among "
+            f"{', '.join(n for n in _REGISTRY.names() if n != 'ensemble')}"
+        )
     return names
 
 
-@register_backend("ensemble")
+@costs(250)  # it runs the LLM judge or listener when they are members, as the shipped fit does
 def _ensemble(
     *,
     weights_path: str | Path | None = None,
@@ -497,7 +508,7 @@ def _ensemble(
     ``index=`` to co-occurrence, ``embedding={"model": ...}`` to one member (see
     ``route_options``).
     """
-    wanted = _member_names(members)
+    wanted = parse_members(members)
     notes: list[str] = []
     path: Path | Traversable
     if weights_path is None:

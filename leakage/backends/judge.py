@@ -50,7 +50,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 from numpy.typing import NDArray
 
-from leakage.backends.base import Closing, Precision, register_backend
+from leakage.backends.base import Closing, Precision, costs
 from leakage.errors import BackendUnavailable, LLMError
 from leakage.llm import (
     LLMClient,
@@ -475,7 +475,7 @@ listener of one ensemble (or two backends of one service) load a model once and 
 (``LocalLM`` serialises its calls); a model nobody holds any more is freed."""
 
 
-@register_backend("judge")
+@costs(250)  # a language model reads each candidate's prompt (leakage_service.inputs)
 def _judge(
     *,
     model: str | None = None,
@@ -508,7 +508,7 @@ def _judge(
     )
 
 
-@register_backend("listener")
+@costs(250)  # the judge's factor: it reads each clue once, so this overstates its cost
 def _listener(
     *,
     model: str | None = None,

@@ -1,10 +1,17 @@
-"""Text encoders: the ``Encoder`` protocol, the caching wrapper, sentence-transformers models.
+"""Text encoders: the ``Encoder`` protocol, the caching wrapper, the registry of kinds of
+encoder (``ENCODERS``: sentence-transformers models, and those installed distributions add).
 
 Importing this package does not import torch; building a ``SentenceTransformerEncoder`` does.
 """
 
 from leakage._runtime import cpu_supports_bf16
-from leakage.encoders._base import Encoder
+from leakage.encoders._base import (
+    DEFAULT_ENCODER,
+    DEFAULT_TAU,
+    ENCODERS,
+    Encoder,
+    EncoderFactory,
+)
 from leakage.encoders._cache import CachedEncoder
 from leakage.encoders._st import (
     DEFAULT_MODEL,
@@ -15,16 +22,26 @@ from leakage.encoders._st import (
 )
 
 __all__ = [
+    "DEFAULT_ENCODER",
     "DEFAULT_MODEL",
+    "DEFAULT_TAU",
+    "ENCODERS",
     "MINILM_NAME",
     "CachedEncoder",
     "Encoder",
+    "EncoderFactory",
     "SentenceTransformerEncoder",
     "cpu_supports_bf16",
     "default_cache_path",
+    "encoder_names",
     "open_encoder",
     "resolve_model",
 ]
+
+
+def encoder_names() -> list[str]:
+    """Every kind of encoder (imports none of them)."""
+    return ENCODERS.names()
 
 
 def open_encoder(
@@ -34,10 +51,16 @@ def open_encoder(
     threads: int | None = None,
     cache_path: str | None = None,
     disk_cache: bool = True,
+    kind: str = DEFAULT_ENCODER,
 ) -> CachedEncoder:
-    """A cached sentence-transformers encoder (the usual way to get one)."""
+    """A cached encoder (the usual way to get one): ``model`` built by the factory ``kind``
+    of ``ENCODERS`` (sentence-transformers by default; ``UnknownBackend`` names the kinds
+    there are, ``BackendUnavailable`` says why an installed one cannot be loaded), its
+    vectors kept in ``cache_path`` (default: ``leakage.paths``' embeddings) unless
+    ``disk_cache`` is off."""
     from pathlib import Path
 
-    enc = SentenceTransformerEncoder(model, precision=precision, threads=threads)
+    factory = ENCODERS.pick(kind, "encoder")
+    enc = factory(model, precision=precision, threads=threads)
     path = None if not disk_cache else Path(cache_path) if cache_path else default_cache_path()
     return CachedEncoder(enc, cache_path=path)

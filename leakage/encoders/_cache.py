@@ -11,6 +11,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -69,6 +70,10 @@ class CachedEncoder:
             con.executescript(_SCHEMA)
             self._con = con
         return self._con
+
+    def info(self) -> dict[str, Any]:
+        """The wrapped encoder's (a cache does not change the vectors)."""
+        return self.encoder.info()
 
     def close(self) -> None:
         if self._con is not None:

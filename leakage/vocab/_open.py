@@ -25,8 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
-from leakage.backends.embedding import DEFAULT_TAU
-from leakage.encoders import CachedEncoder, Encoder
+from leakage.encoders import DEFAULT_TAU, CachedEncoder, Encoder
 from leakage.errors import InvalidInput
 from leakage.vocab._index import DEFAULT_SEED, VectorIndex
 from leakage.vocab._words import DEFAULT_WORDS, WORDFREQ_PREFIX, WordList
@@ -174,6 +173,13 @@ class LazyEncoder:
 
     def encode_batch(self, texts: Sequence[str]) -> NDArray[np.float32]:
         return self.open().encode_batch(texts)
+
+    def info(self) -> dict[str, Any]:
+        """The model's once it is open; before, its name and dimension (asking the model
+        for more would load it)."""
+        if self._model is None:
+            return {"model": self.name, "dimension": self.dimension}
+        return self._model.info()
 
 
 def _check_model(encoder: CachedEncoder | Encoder, model: str, dimension: int) -> None:

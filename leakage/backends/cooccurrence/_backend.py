@@ -9,11 +9,10 @@ from typing import Any, Literal, get_args
 import numpy as np
 from numpy.typing import NDArray
 
-from leakage.backends.base import Closing, CountPlan, SupportsClose, register_backend
+from leakage.backends.base import Closing, CountPlan, SupportsClose, accepted_options
 from leakage.backends.cooccurrence._estimator import ESTIMATORS, Estimator, term_loglik
-from leakage.backends.cooccurrence._source import CountSource, Query
+from leakage.backends.cooccurrence._source import COUNT_SOURCES, CountSource, Query
 from leakage.corpus import clue_terms, normalize_phrase
-from leakage.errors import UnknownBackend
 
 Pooling = Literal["mean", "sum"]
 POOLINGS: tuple[str, ...] = get_args(Pooling)
@@ -63,16 +62,13 @@ class CooccurrenceBackend(Closing):
 
     def info(self) -> dict[str, Any]:
         if self._info is None:
-            source_info = getattr(self.source, "info", None)
             self._info = {
                 "backend": self.name,
                 "estimator": self.estimator,
                 "beta": self.beta,
                 "tau": self.tau,
                 "pooling": self.pooling,
-                "count_source": (
-                    source_info() if callable(source_info) else {"source": self.source.name}
-                ),
+                "count_source": self.source.info(),
             }
         return dict(self._info)
 
@@ -155,37 +151,28 @@ def open_count_source(
     endpoint: str | None = None,
     build_missing: bool = True,
 ) -> CountSource:
-    """Open a count source by name: ``local`` (an FTS5 index) or a web engine.
-
-    ``endpoint`` replaces a web engine's base URL (a proxy, a self-hosted infini-gram).
+    """Open a count source of ``COUNT_SOURCES`` by name: ``local`` (an FTS5 index), a web
+    engine, or one an installed distribution adds. Each is given the options its ``open``
+    names: ``index`` and ``build_missing`` the local index, ``cache_path`` (default:
+    ``leakage.paths``' web counts), ``budget`` and ``endpoint`` (a base URL instead of the
+    engine's: a proxy, a self-hosted infini-gram) a web engine.
     """
-    if source == "local":
-        from leakage.backends.cooccurrence._local import LocalIndexSource
-        from leakage.corpus import default_index_path
-
-        path = Path(index) if index is not None else default_index_path()
-        if index is None and build_missing and not path.exists():
-            from leakage.corpus import build_index, default_documents
-
-            docs, sources = default_documents()
-            build_index(path, docs, sources=sources)
-        return LocalIndexSource(path)
-    from leakage.backends.cooccurrence.web import WEB_SOURCES
-
-    try:
-        factory = WEB_SOURCES[source]
-    except KeyError:
-        names = ", ".join(["local", *sorted(WEB_SOURCES)])
-        raise UnknownBackend(f"unknown count source {source!r}; available: {names}") from None
-    if cache_path is None:
+    kind = COUNT_SOURCES.pick(source, "count source")
+    named, _ = accepted_options(kind.open)
+    if "cache_path" in named and cache_path is None:
         from leakage.paths import default_paths
 
         cache_path = default_paths().web_counts
-    extra = {"base_url": endpoint} if endpoint else {}
-    return factory(cache_path=Path(cache_path), budget=budget, **extra)
+    given: dict[str, Any] = {
+        "index": index,
+        "build_missing": build_missing,
+        "cache_path": Path(cache_path) if cache_path is not None else None,
+        "budget": budget,
+        "endpoint": endpoint,
+    }
+    return kind.open(**{k: v for k, v in given.items() if k in named and v is not None})
 
 
-@register_backend("cooccurrence")
 def _cooccurrence(
     *,
     source: str | CountSource = "local",

@@ -13,6 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, Self
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,6 +33,21 @@ class LocalIndexSource:
     """A ``CountSource`` over a leakage FTS5 index file."""
 
     name = "local"
+    key_env: tuple[str, ...] = ()
+
+    @classmethod
+    def open(cls, *, index: str | Path | None = None, build_missing: bool = True) -> Self:
+        """The index at ``index``, else the default one (``leakage.paths``), built from the
+        bundled documents when it is missing and ``build_missing``."""
+        from leakage.corpus import default_index_path
+
+        path = Path(index) if index is not None else default_index_path()
+        if index is None and build_missing and not path.exists():
+            from leakage.corpus import build_index, default_documents
+
+            docs, sources = default_documents()
+            build_index(path, docs, sources=sources)
+        return cls(path)
 
     def __init__(
         self, path: Path, *, max_postings: int = 50_000, max_pairs: int = 1_000_000
@@ -58,7 +74,7 @@ class LocalIndexSource:
     def total(self) -> float:
         return self._n
 
-    def info(self) -> dict[str, object]:
+    def info(self) -> dict[str, Any]:
         return {"source": self.name, "index": str(self.path), **self.meta}
 
     def postings(self, phrase: str) -> NDArray[np.int64]:

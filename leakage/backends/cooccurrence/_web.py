@@ -25,7 +25,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Self
 
 import httpx
 
@@ -147,6 +147,26 @@ class WebCountSource(ABC):
     def _quota_used_up(self, status: int, message: str) -> bool:
         """A 429 that waiting will not fix (plan or daily quota spent): fail without retrying."""
         return False
+
+    @classmethod
+    @abstractmethod
+    def from_env(
+        cls, *, cache_path: str | os.PathLike[str], budget: int | None = None, **kw: Any
+    ) -> Self:
+        """Build the source, its keys from the environment variables ``key_env``."""
+
+    @classmethod
+    def open(
+        cls,
+        *,
+        cache_path: str | os.PathLike[str],
+        budget: int | None = None,
+        endpoint: str | None = None,
+    ) -> Self:
+        """``from_env``, at ``endpoint`` instead of the engine's URL when given (the count
+        source registry's way to open it)."""
+        extra = {"base_url": endpoint} if endpoint else {}
+        return cls.from_env(cache_path=cache_path, budget=budget, **extra)
 
     def info(self) -> dict[str, Any]:
         """What produced the counts, for reports (never the key)."""
