@@ -1,29 +1,33 @@
-"""Command-line options that several commands share, declared once, and the fixed sets of
-values that options take.
+"""Command-line options that several commands share, declared once, and the sets of values
+that options take.
 
-An option that takes one of a fixed set of values is typed as a ``Literal`` of them: a bad
-value is a usage error (exit code 2, one line naming the option and its choices) before
-anything runs, and ``--help`` lists the choices: in the value column when they are short
-(``<known|marginalise>``), else in the help text (``choices``), so that the column stays
-narrow. The sets mirror the library's registries and constants (tests/test_cli.py checks
-that they agree).
+An option that takes one of a set of values is a usage error (exit code 2, one line naming
+the option and its choices) for any other value, before anything runs, and ``--help`` lists
+the choices: in the value column when they are short (``<known|marginalise>``), else in the
+help text, so that the column stays narrow. Two kinds:
+
+- A fixed set is typed as a ``Literal`` of it; the sets mirror the library's constants
+  (tests/test_cli.py checks that they agree).
+- Names that a library registry lists (backends, count sources, input formats, the roles of
+  the games) are ``Names``: asked of the library when the command parses its options or
+  shows its help (``NamesCommand``), never when the command line starts, so that a backend
+  or a count source an installed distribution adds is offered too, and ``leakage --help``
+  loads no library.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import inspect
+import typing
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, get_args
 
 import typer
+from typer.core import TyperCommand
+from typer.models import ParameterInfo
 
-Backend = Literal["cooccurrence", "embedding", "ensemble", "judge", "listener"]
-"""``leakage.backends.backend_names()``."""
-InputFormat = Literal["auto", "leakage", "ck-arena", "spygame-liang"]
-"""``leakage.transcripts.INPUT_FORMATS``."""
 SpyAssignment = Literal["known", "marginalise"]
 """``ScoreOptions.spy_assignment``."""
-CountSource = Literal["local", "serpapi", "google-cse", "infini-gram"]
-"""``local`` and ``leakage.backends.cooccurrence.web.WEB_SOURCES``."""
 Estimator = Literal["conditional", "npmi", "ngd"]
 """``leakage.backends.cooccurrence.ESTIMATORS``."""
 Pooling = Literal["mean", "sum"]
@@ -36,27 +40,110 @@ Normaliser = Literal["exact", "shortlist"]
 """``leakage.llm._local.NORMALISERS``."""
 Direction = Literal["speaker", "listener"]
 """``leakage.backends.judge.DIRECTIONS``."""
+Lessons = Literal["llm", "rules", "auto"]
+"""``leakage.games.agents.AgentFactory.lessons``: who writes a cheatsheet agent's lessons."""
 
 
 def choices(kind: Any) -> str:
-    """The values of a ``Literal`` type for a help text: ``a, b or c``."""
-    values = get_args(kind)
+    """The values of a ``Literal`` type (or a list of names) for a help text: ``a, b or c``."""
+    values = tuple(get_args(kind)) if typing.get_origin(kind) is Literal else tuple(kind)
     return ", ".join(values[:-1]) + f" or {values[-1]}" if len(values) > 1 else values[0]
 
 
-BackendOption = Annotated[
-    Backend,
-    typer.Option(
-        "--backend", "-b", metavar="<name>", help=f"Likelihood backend: {choices(Backend)}."
-    ),
-]
-InputFormatOption = Annotated[
-    InputFormat,
-    typer.Option(
-        metavar="<format>",
-        help=f"Format of the inputs: {choices(InputFormat)} (auto: recognised by their shape).",
-    ),
-]
+class Names:
+    """The values an option takes, as a library registry lists them when the command runs.
+
+    It is the option's ``parser``: a value not among ``names()`` is a usage error naming
+    them. ``help`` is the option's help text, ``{names}`` standing for them; ``NamesCommand``
+    puts them in when the command shows its help. ``names`` is called once, the first time
+    the command parses the option (its default included) or shows its help.
+    """
+
+    def __init__(self, help: str, names: Callable[[], Sequence[str]]) -> None:
+        self.template = help
+        self._names = names
+        self._values: tuple[str, ...] | None = None
+
+    def values(self) -> tuple[str, ...]:
+        if self._values is None:
+            self._values = tuple(self._names())
+        return self._values
+
+    def help(self) -> str:
+        return self.template.format(names=choices(self.values()))
+
+    def __call__(self, value: str) -> str:
+        if value not in self.values():
+            raise typer.BadParameter(
+                f"{value!r} is not one of {', '.join(map(repr, self.values()))}."
+            )
+        return value
+
+
+class NamesCommand(TyperCommand):
+    """A command whose help lists the values of its ``Names`` options (asked of the library
+    when the help is shown, not when the command line starts)."""
+
+    _named = False
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)
+        if not self._named and self.callback is not None:
+            self._named = True
+            hints = typing.get_type_hints(inspect.unwrap(self.callback), include_extras=True)
+            for param in params:
+                for info in getattr(hints.get(param.name or ""), "__metadata__", ()):
+                    if isinstance(info, ParameterInfo) and isinstance(info.parser, Names):
+                        param.help = info.parser.help()
+        return params
+
+
+def _backends() -> list[str]:
+    from leakage.backends import backend_names
+
+    return backend_names()
+
+
+def _count_sources() -> list[str]:
+    from leakage.backends.cooccurrence import count_source_names
+
+    return count_source_names()
+
+
+def _input_formats() -> tuple[str, ...]:
+    from leakage.transcripts import INPUT_FORMATS
+
+    return INPUT_FORMATS
+
+
+def _roles() -> list[str]:
+    from leakage.games.chameleon import ROLES as CHAMELEON
+    from leakage.games.spygame import ROLES as SPYGAME
+
+    return [*CHAMELEON, *SPYGAME]
+
+
+BACKENDS = Names("Likelihood backend: {names}.", _backends)
+"""``leakage.backends.backend_names()``."""
+COUNT_SOURCES = Names("Count source: {names}.", _count_sources)
+"""``leakage.backends.cooccurrence.count_source_names()``."""
+INPUT_FORMATS = Names(
+    "Format of the inputs: {names} (auto: recognised by their shape).", _input_formats
+)
+"""``leakage.transcripts.INPUT_FORMATS``."""
+ROLES = Names("The role whose player gets a cheatsheet: {names}.", _roles)
+"""The roles of the games (``leakage.games.chameleon.ROLES``, ``spygame.ROLES``)."""
+
+
+def names_option(names: Names, *decls: str, metavar: str) -> Any:
+    """A ``typer.Option`` taking one of ``names`` (its command is a ``NamesCommand``)."""
+    static = names.template.format(names="one of those installed")  # until NamesCommand's
+    return typer.Option(*decls, metavar=metavar, parser=names, help=static)
+
+
+BackendOption = Annotated[str, names_option(BACKENDS, "--backend", "-b", metavar="<name>")]
+InputFormatOption = Annotated[str, names_option(INPUT_FORMATS, metavar="<format>")]
+CountSourceOption = Annotated[str, names_option(COUNT_SOURCES, metavar="<source>")]
 IncludeChameleonOption = Annotated[
     bool, typer.Option(help="Chameleon: let the chameleon's turns update the posterior too.")
 ]

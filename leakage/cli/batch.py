@@ -21,6 +21,7 @@ from leakage.cli._options import (
     BackendOptionsOption,
     IncludeChameleonOption,
     InputFormatOption,
+    NamesCommand,
     SpyAssignmentOption,
     parse_backend_options,
 )
@@ -76,7 +77,7 @@ def _need_extra(module: str, extra: str) -> None:
         ) from None
 
 
-@app.command()
+@app.command(cls=NamesCommand)
 def batch(
     inputs: Annotated[
         list[str],

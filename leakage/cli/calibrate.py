@@ -12,7 +12,12 @@ from rich.table import Table
 
 from leakage.cli import app
 from leakage.cli._errors import EXIT_INVALID_INPUT
-from leakage.cli._options import BackendOptionsOption, InputFormatOption, parse_backend_options
+from leakage.cli._options import (
+    BackendOptionsOption,
+    InputFormatOption,
+    NamesCommand,
+    parse_backend_options,
+)
 from leakage.errors import BackendUnavailable, InvalidInput
 
 CANDIDATE_MEMBERS = ("cooccurrence", "embedding", "listener")
@@ -23,19 +28,20 @@ candidate, about 4x the time on CK-Arena, for a held-out log loss 0.008 nats low
 
 
 def _members(value: str | None) -> list[str]:
+    """The members to fit: ``--members`` checked as the ensemble checks it (registered
+    backends, none twice, not the ensemble: else a usage error), or those of
+    ``CANDIDATE_MEMBERS`` that are registered."""
     from leakage.backends import backend_names
+    from leakage.backends.ensemble import parse_members
 
     if value is None:
         registered = set(backend_names())
         return [n for n in CANDIDATE_MEMBERS if n in registered]
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    if not names:
-        raise typer.BadParameter("name at least one backend", param_hint="--members")
-    if "ensemble" in names:
-        raise typer.BadParameter("the ensemble cannot be its own member", param_hint="--members")
-    if len(set(names)) != len(names):
-        raise typer.BadParameter("a member is listed twice", param_hint="--members")
-    return names
+    try:
+        return parse_members(value) or []
+    except InvalidInput as err:
+        message = str(err).removeprefix("ensemble: ")
+        raise typer.BadParameter(message, param_hint="--members") from None
 
 
 def _table(result: Any) -> Table:
@@ -70,7 +76,10 @@ def _table(result: Any) -> Table:
     return table
 
 
-@app.command(short_help="Fit the members' temperatures and the ensemble's weights on logged games.")
+@app.command(
+    cls=NamesCommand,
+    short_help="Fit the members' temperatures and the ensemble's weights on logged games.",
+)
 def calibrate(
     paths: Annotated[list[Path], typer.Argument(help="Logged games: transcript files or folders.")],
     input_format: InputFormatOption = "auto",

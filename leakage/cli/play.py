@@ -14,7 +14,7 @@ from rich.table import Table
 
 from leakage.cli import app
 from leakage.cli._errors import EXIT_INVALID_INPUT
-from leakage.cli._options import InputFormatOption
+from leakage.cli._options import ROLES, InputFormatOption, Lessons, NamesCommand, names_option
 
 
 class GameKind(StrEnum):
@@ -147,7 +147,7 @@ def play(
         int, typer.Option(min=1, help="cheatsheet agents: curate the memory every K games.")
     ] = 5,
     lessons: Annotated[
-        str,
+        Lessons,
         typer.Option(
             help="cheatsheet agents: lessons and curation by the llm, by rules, or auto (the "
             "LLM for an endpoint, rules for a local model)."
@@ -242,7 +242,7 @@ def play(
     print_metrics(metrics_table(transcripts), console)
 
 
-@app.command()
+@app.command(cls=NamesCommand)
 def metrics(
     paths: Annotated[list[Path], typer.Argument(help="Game logs: files or directories.")],
     input_format: InputFormatOption = "auto",
@@ -290,18 +290,18 @@ def metrics(
         raise typer.Exit(EXIT_INVALID_INPUT)
 
 
-@app.command("cheatsheet-tournament")
+@app.command("cheatsheet-tournament", cls=NamesCommand)
 def cheatsheet_tournament(
     game: Annotated[GameKind, typer.Argument(help="chameleon or spygame.")],
     agents: Annotated[
         str,
         typer.Option(help="One agent per role, as for play; --role's must be llm or local."),
     ],
-    role: Annotated[str, typer.Option(help="The role whose player gets a cheatsheet.")],
+    role: Annotated[str, names_option(ROLES, metavar="<role>")],
     games: Annotated[int, typer.Option(min=2, help="Games per condition.")] = 10,
     seed: Annotated[int, typer.Option(help="Run seed (each game's seed derives from it).")] = 0,
     curate_every: Annotated[int, typer.Option(min=1, help="Curate every K games.")] = 5,
-    lessons: Annotated[str, typer.Option(help="llm, rules or auto (as for play).")] = "auto",
+    lessons: Annotated[Lessons, typer.Option(help="Who writes the lessons, as for play.")] = "auto",
     players: Annotated[int | None, typer.Option(help="Players (default 4 / 5).")] = None,
     candidates: Annotated[int, typer.Option(help="Chameleon: candidates K per game.")] = 16,
     rounds: Annotated[int, typer.Option(help="SpyGame: round limit.")] = 6,
@@ -315,7 +315,6 @@ def cheatsheet_tournament(
     """Gu et al.'s Dynamic Cheatsheet ablation: the same seeds played by the role's LLM player
     without and with a fresh cheatsheet; the role's win rates, their paired difference and
     its standard error."""
-    from leakage.errors import InvalidInput
     from leakage.games import ChameleonConfig, ChameleonGame, SpyGame, SpyGameConfig
     from leakage.games import agents as agent_mod
     from leakage.games.agents.cheatsheet import tournament
@@ -323,7 +322,9 @@ def cheatsheet_tournament(
 
     spec = agent_mod.parse_spec(game.value, agents)
     if role not in spec:
-        raise InvalidInput(f"--role: {role!r} is not a role of {game.value} ({', '.join(spec)})")
+        raise typer.BadParameter(
+            f"{role!r} is not a role of {game.value} ({', '.join(spec)})", param_hint="--role"
+        )
     with agent_mod.AgentFactory(
         llm_endpoint=llm_endpoint,
         table_cache=Paths.from_env().games,

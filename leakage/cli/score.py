@@ -16,12 +16,13 @@ from leakage.cli._errors import EXIT_BUDGET, EXIT_INVALID_INPUT
 from leakage.cli._options import (
     BackendOption,
     BackendOptionsOption,
-    CountSource,
+    CountSourceOption,
     Direction,
     Estimator,
     IncludeChameleonOption,
     InputFormatOption,
     JudgeMode,
+    NamesCommand,
     Normaliser,
     Pooling,
     Precision,
@@ -72,7 +73,7 @@ def _given(ctx: typer.Context, name: str) -> bool:
     return source is not None and source.name != "DEFAULT"
 
 
-@app.command()
+@app.command(cls=NamesCommand)
 def score(
     ctx: typer.Context,
     paths: Annotated[
@@ -91,9 +92,7 @@ def score(
     ] = None,
     include_chameleon: IncludeChameleonOption = False,
     spy_assignment: SpyAssignmentOption = "known",
-    source: Annotated[
-        CountSource, typer.Option(metavar="<source>", help=f"Count source: {choices(CountSource)}.")
-    ] = "local",
+    source: CountSourceOption = "local",
     index: Annotated[
         Path | None, typer.Option(help="Local FTS5 index (default: built on first use).")
     ] = None,
