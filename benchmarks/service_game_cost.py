@@ -240,10 +240,11 @@ def time_game(backend: Any, name: str, doc: dict[str, Any]) -> dict[str, Any]:
 
 def largest(name: str) -> tuple[int, int]:
     """(candidates, bytes a turn of 10) of a SpyGame at the default limit on ``name``."""
+    from leakage.backends import cost_factor
     from leakage_service import Settings
-    from leakage_service.inputs import COST_FACTOR, PROMPT_COST
+    from leakage_service.inputs import PROMPT_COST
 
-    units = Settings.model_fields["max_game_cost"].default // COST_FACTOR.get(name, 1)
+    units = Settings.model_fields["max_game_cost"].default // cost_factor(name)
     k = 1000 if name in ("cooccurrence", "embedding") else 2
     per_turn = (units - 12 * k) // k - PROMPT_COST  # candidate words: at most 12 bytes each
     return k, min(per_turn // 10, 2000)

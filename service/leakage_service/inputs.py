@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from leakage.backends import SupportsTokenCount
-from leakage.errors import InvalidInput, InvalidTranscript
+from leakage.backends import SupportsTokenCount, cost_factor
+from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
 from leakage.scoring import ReportShape, ScoreOptions
 from leakage.transcripts import (
     AnyTranscript,
@@ -296,23 +296,23 @@ hold about 5 bytes a Gemma-3 token (CK-Arena: 5.4), text made to cost most as li
 (a digit and a letter alternating; emoji and rare scripts fall back to byte tokens), which
 would take the judge five times as long as its bytes say."""
 
-COST_FACTOR: dict[str, int] = {"judge": 250, "listener": 250, "ensemble": 250}
-"""How many units of ``max_game_cost`` one unit of work counts as on a backend (other
-backends: 1), so that the default limit admits 4,000 units on the LLM judge and the ensemble
-(which runs it): every CK-Arena dev game (at most 3,971), a SpyGame of 15 statements of 60
-characters on 4 candidates. A unit takes the judge 4 to 5 ms of CPU (Gemma-3-270M, fp32) and
-the co-occurrence backend about 4 us (``Settings.max_game_cost``; measured by
-``python -m benchmarks.service_game_cost``). The listener (the judge read the other way)
-gets the judge's factor: it reads each clue once rather than once per candidate, so this
-overstates its cost, never understates it."""
+# How many units of ``max_game_cost`` one unit of work counts as on a backend is the cost
+# factor its factory declares (``leakage.backends.costs``, read by ``cost_factor``; 1 when it
+# declares none): 250 on the LLM judge, the listener and the ensemble (which runs them), so
+# that the default limit admits 4,000 units there: every CK-Arena dev game (at most 3,971), a
+# SpyGame of 15 statements of 60 characters on 4 candidates. A unit takes the judge 4 to 5 ms
+# of CPU (Gemma-3-270M, fp32) and the co-occurrence backend about 4 us
+# (``Settings.max_game_cost``; measured by ``python -m benchmarks.service_game_cost``). The
+# listener (the judge read the other way) gets the judge's factor: it reads each clue once
+# rather than once per candidate, so this overstates its cost, never understates it.
 
 
 @dataclass(frozen=True)
 class GameCost:
     """The work one game asks of a backend: ``candidates x (text units + PROMPT_COST) +
-    candidate_bytes`` units, times the backend's ``COST_FACTOR``. The text units are its UTF-8
-    bytes (no model reads more tokens than bytes; for English text, bytes are characters),
-    or ``TOKEN_BYTES`` a token when a model's tokenizer has counted more."""
+    candidate_bytes`` units, times the backend's cost factor (``cost_factor``). The text
+    units are its UTF-8 bytes (no model reads more tokens than bytes; for English text, bytes
+    are characters), or ``TOKEN_BYTES`` a token when a model's tokenizer has counted more."""
 
     candidates: int
     text_bytes: int
@@ -350,6 +350,15 @@ class GameCost:
         )
 
 
+def _cost_factor(backend: str) -> int:
+    """The backend's cost factor; 1 for a name the registry cannot build (which the backend
+    check refuses after the size check, as it always has)."""
+    try:
+        return cost_factor(backend)
+    except LeakageError:
+        return 1
+
+
 def model_tokens(backend: object, texts: Sequence[str]) -> int | None:
     """How many tokens the local language model of a loaded backend (the LLM judge or the
     listener, alone or in the ensemble: ``SupportsTokenCount``) makes of ``texts``; None
@@ -365,7 +374,7 @@ def game_cost(game: AnyTranscript, backend: str, model: object | None = None) ->
         candidates=len(game.candidates),
         text_bytes=sum(len(t.text.encode()) for t in game.turns),
         candidate_bytes=sum(len(w.encode()) for w in game.candidates),
-        factor=COST_FACTOR.get(backend, 1),
+        factor=_cost_factor(backend),
         tokens=None if model is None else model_tokens(model, texts),
     )
 

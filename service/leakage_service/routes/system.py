@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from leakage.backends.cooccurrence import COUNT_SOURCES, CountSourceKind, LocalIndexSource
 from leakage_service.deps import State
 from leakage_service.redact import redact_paths
 from leakage_service.schemas import (
@@ -21,12 +23,15 @@ from leakage_service.state import ServiceState
 
 router = APIRouter()
 
-WEB_SOURCE_KEYS = {
-    "serpapi": ["SERPAPI_API_KEY"],
-    "google-cse": ["GOOGLE_API_KEY", "GOOGLE_CSE_ID"],
-    "infini-gram": [],
-}
-"""The environment variables each web count source reads its keys from."""
+
+def _source_status(name: str, kind: CountSourceKind, index: Path) -> CountSourceStatus:
+    """A count source of the library's registry: the local index is configured when the
+    server's index exists; any other when the variables of its ``key_env`` are set."""
+    if isinstance(kind, type) and issubclass(kind, LocalIndexSource):
+        return CountSourceStatus(name=name, kind="local", configured=index.exists(), needs=[])
+    needs = list(kind.key_env)
+    configured = all(os.environ.get(v, "").strip() for v in needs)
+    return CountSourceStatus(name=name, kind="web", configured=configured, needs=needs)
 
 
 @router.get(
@@ -54,18 +59,8 @@ async def backends(state: State) -> BackendsResponse:
             )
         )
     sources = [
-        CountSourceStatus(
-            name="local", kind="local", configured=state.settings.index_path.exists(), needs=[]
-        ),
-        *(
-            CountSourceStatus(
-                name=name,
-                kind="web",
-                configured=all(os.environ.get(v, "").strip() for v in needs),
-                needs=needs,
-            )
-            for name, needs in WEB_SOURCE_KEYS.items()
-        ),
+        _source_status(name, COUNT_SOURCES[name], state.settings.index_path)
+        for name in COUNT_SOURCES.names()
     ]
     return BackendsResponse(backends=out, count_sources=sources)
 
