@@ -127,7 +127,7 @@ def _add_docs(app: FastAPI) -> None:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service app. ``settings`` defaults to ``Settings.from_env()`` (read once)."""
-    from leakage_service.routes import jobs, score, splits, system
+    from leakage_service.routes import jobs, score, splits, system, ui
 
     settings = settings or get_settings()
     app = FastAPI(
@@ -143,6 +143,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.service = ServiceState(settings)
     for module in (score, jobs, splits, system):
         app.include_router(module.router)
+    ui.add_ui(app)  # the explorer page at /ui, its files and the examples it offers
     install_error_handlers(app)
     app.add_middleware(Guard, settings=settings, metrics=app.state.service.metrics)
     if settings.cors_origins:

@@ -91,7 +91,7 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     text = {
         401: "Missing or unknown API key.",
         403: "A server-side path outside LEAKAGE_ALLOWED_PATHS, or paths are disabled.",
-        404: "No such job.",
+        404: "No such job, game of a job, or example.",
         409: "The job has already finished.",
         413: "The body is larger than the server accepts.",
         422: "Bad input: the body, a query parameter or a path parameter.",
@@ -297,3 +297,32 @@ class SplitsResponse(_Out):
     """``hard``, ``medium``, ``easy`` (the sample, when one was asked for), most similar first."""
     unknown: list[UnknownPair]
     descriptions: dict[str, str]
+
+
+# -- examples and the explorer --------------------------------------------------------------
+
+
+class ExampleGame(_Out):
+    id: str
+    game: str
+    """``chameleon`` or ``spygame``."""
+    label: str
+    """The card's category (Chameleon) or the word pair ``civilian / spy`` (SpyGame)."""
+    players: int
+    turns: int
+    matchup: str | None = None
+    difficulty: str | None = None
+
+
+class ExampleInfo(_Out):
+    name: str
+    """What ``GET /v1/examples/{name}`` takes (the file name without its extension)."""
+    file: str
+    media_type: str
+    """``application/json`` (one transcript) or ``application/x-ndjson`` (one per line)."""
+    games: list[ExampleGame]
+    links: dict[str, str]
+
+
+class ExamplesResponse(_Out):
+    examples: list[ExampleInfo]

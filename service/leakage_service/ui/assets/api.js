@@ -1,0 +1,75 @@
+// The HTTP API, as the page uses it. Paths are relative to the page (/ui), so the page works
+// behind a proxy prefix too. The API key (when the server asks for one) is kept in
+// sessionStorage and sent as X-API-Key.
+
+const KEY = "leakage-api-key";
+
+export class ApiError extends Error {
+  constructor(status, body, text) {
+    const err = body && body.error;
+    const where = err && err.field ? ` (${err.field})` : "";
+    super(err ? `${err.message}${where}` : `HTTP ${status}: ${text.slice(0, 200)}`);
+    this.status = status;
+    this.type = err ? err.type : null;
+  }
+}
+
+export function apiKey() {
+  return sessionStorage.getItem(KEY) || "";
+}
+
+export function setApiKey(key) {
+  if (key) sessionStorage.setItem(KEY, key);
+  else sessionStorage.removeItem(KEY);
+}
+
+function url(path, params) {
+  const u = new URL(path, document.baseURI);
+  for (const [k, v] of Object.entries(params || {})) {
+    if (v === undefined || v === null || v === "") continue;
+    for (const one of Array.isArray(v) ? v : [v]) u.searchParams.append(k, String(one));
+  }
+  return u;
+}
+
+async function request(method, path, { params, body, type } = {}) {
+  const headers = { Accept: "application/json" };
+  const key = apiKey();
+  if (key) headers["X-API-Key"] = key;
+  if (body !== undefined) headers["Content-Type"] = type || "application/json";
+  let r;
+  try {
+    r = await fetch(url(path, params), { method, headers, body });
+  } catch (e) {
+    throw new ApiError(0, null, `the server did not answer (${e.message})`);
+  }
+  const text = await r.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!r.ok) throw new ApiError(r.status, data, text);
+  return { data, text, headers: r.headers };
+}
+
+export const api = {
+  backends: async () => (await request("GET", "v1/backends")).data,
+  examples: async () => (await request("GET", "v1/examples")).data,
+  example: async (name) => (await request("GET", `v1/examples/${encodeURIComponent(name)}`)).text,
+  score: async (transcript, params) =>
+    (await request("POST", "v1/score", { params, body: JSON.stringify(transcript) })).data,
+  preview: async (transcript, clue, player, params) =>
+    (await request("POST", "v1/score/preview", {
+      params,
+      body: JSON.stringify({ transcript, clue, player: player || undefined }),
+    })).data,
+  job: async (id) => (await request("GET", `v1/jobs/${encodeURIComponent(id)}`)).data,
+  curves: async (id, by) =>
+    (await request("GET", `v1/jobs/${encodeURIComponent(id)}/curves`, { params: { by } })).data,
+  jobGame: async (id, game, record) =>
+    (await request("GET", `v1/jobs/${encodeURIComponent(id)}/games/${encodeURIComponent(game)}`, {
+      params: { record },
+    })).data,
+};

@@ -1,0 +1,273 @@
+// The explorer's controller: reads the URL, calls the API, hands answers to views.js, keeps
+// document.body.dataset.state ("loading" / "ready" / "error") and #status up to date.
+
+import { api, setApiKey } from "./api.js";
+import { gameLabel, parseTranscripts, readState, writeState } from "./state.js";
+import {
+  renderCurveFilter, renderCurveGames, renderGame, renderJobCurves, renderPreview,
+} from "./views.js";
+
+const $ = (id) => document.getElementById(id);
+
+const app = {
+  state: readState(), // what the URL says
+  games: [], // the transcripts on show (one file, paste or job game)
+  index: 0,
+  params: {}, // extra score parameters (a job's own)
+  report: null,
+  curves: null,
+  hidden: new Set(),
+  retry: null,
+};
+
+function status(text) {
+  $("status").textContent = text;
+}
+
+// Run one user action: "loading" while it runs, then "ready" or "error" (the message in
+// #status). A 401 asks for the API key, and the action is retried once one is given.
+async function act(label, fn) {
+  document.body.dataset.state = "loading";
+  status(`${label}…`);
+  try {
+    const done = await fn();
+    status(done || "Ready.");
+    document.body.dataset.state = "ready";
+  } catch (err) {
+    if (err.status === 401) {
+      app.retry = () => act(label, fn);
+      $("key-panel").hidden = false;
+      $("api-key").focus();
+    }
+    status(`${label} failed: ${err.message}`);
+    document.body.dataset.state = "error";
+  }
+}
+
+function scoreParams(backend) {
+  return { ...app.params, backend };
+}
+
+async function scoreCurrent() {
+  const t = app.games[app.index];
+  const backend = $("backend-select").value;
+  const compare = $("compare-select").value;
+  const report = await api.score(t, scoreParams(backend));
+  let other = null;
+  if (compare && compare !== backend) other = await api.score(t, scoreParams(compare));
+  app.report = report;
+  renderGame(t, report, other);
+  fillPlayers(t);
+  $("clue-result").replaceChildren();
+  delete $("clue-result").dataset.state;
+  return `Scored ${report.game_id} with ${backend}${other ? ` and ${compare}` : ""}: ${report.steps.length} turns.`;
+}
+
+function showGames(games, keep) {
+  app.games = games;
+  app.index = 0;
+  if (keep) {
+    const i = games.findIndex((g) => g.id === keep);
+    if (i >= 0) app.index = i;
+  }
+  const sel = $("game-select");
+  sel.replaceChildren(...games.map((g, i) => new Option(gameLabel(g, i), String(i))));
+  sel.value = String(app.index);
+  $("game-picker").hidden = games.length < 2;
+}
+
+function setState(patch) {
+  app.state = { ...app.state, ...patch };
+  writeState(app.state);
+}
+
+async function loadExample(name, game) {
+  const text = await api.example(name);
+  showGames(parseTranscripts(text), game);
+  app.params = {};
+  setState({ example: name, job: undefined, record: undefined, game: app.games[app.index].id });
+  $("example-select").value = name;
+  return scoreCurrent();
+}
+
+async function loadText(text, what) {
+  showGames(parseTranscripts(text), null);
+  app.params = {};
+  $("example-select").value = "";
+  setState({ example: undefined, job: undefined, record: undefined, game: undefined });
+  const done = await scoreCurrent();
+  return `${what}: ${done}`;
+}
+
+async function openJobGame(job, game, record) {
+  const res = await api.jobGame(job, game, record);
+  if (!res.transcript) throw new Error(`the input of job ${job} is gone; only its report is kept`);
+  showGames([res.transcript], null);
+  const p = res.params || {};
+  app.params = { include_chameleon: p.include_chameleon || undefined, spy_assignment: p.spy_assignment, distractors: p.distractors };
+  if (p.backend && [...$("backend-select").options].some((o) => o.value === p.backend)) $("backend-select").value = p.backend;
+  $("example-select").value = "";
+  $("job-input").value = job;
+  setState({ example: undefined, job, game: res.game_id, record: String(res.record), backend: $("backend-select").value });
+  const done = await scoreCurrent();
+  $("view").scrollIntoView({ block: "start" });
+  return done;
+}
+
+async function openJob(id, by) {
+  const job = await api.job(id);
+  const data = await api.curves(id, by);
+  app.curves = data;
+  app.hidden = new Set();
+  $("job-summary").textContent = `Job ${id}: ${job.state}, ${data.games} games scored (${data.failed} failed), backend ${job.params.backend}` +
+    (job.state === "done" ? "." : ` — ${job.state}: the curves use the results stored so far.`);
+  drawCurves();
+  setState({ job: id, by, example: undefined, game: undefined, record: undefined });
+  return data.curves.length ? `Curves of job ${id} by ${by}: ${data.groups.length} groups.` : `Job ${id} has no counted clues to draw yet.`;
+}
+
+function drawCurves() {
+  const data = app.curves;
+  const id = data.job;
+  const colours = renderJobCurves(data, app.hidden, (point) => {
+    const games = data.game_list.filter((g) => g.group === point.group && g.clues >= Math.max(1, point.x));
+    renderCurveGames(id, point, games, (g) => act(`Opening ${g.game_id}`, () => openJobGame(id, g.game_id, g.record)));
+  });
+  renderCurveFilter(data, app.hidden, colours, (g, on) => {
+    if (on) app.hidden.delete(g); else app.hidden.add(g);
+    drawCurves();
+  });
+}
+
+function fillPlayers(t) {
+  const sel = $("clue-player");
+  const cham = t.game === "chameleon";
+  const last = t.turns && t.turns.length ? t.players.findIndex((p) => p.id === t.turns[t.turns.length - 1].player) : -1;
+  const order = t.players.map((_, i) => t.players[(last + 1 + i) % t.players.length]);
+  const next = order.find((p) => !cham || p.role !== "chameleon") || order[0];
+  sel.replaceChildren(...t.players.map((p) => new Option(`${p.id} (${p.role})`, p.id)));
+  sel.value = next.id;
+}
+
+async function loadBackends() {
+  const data = await api.backends();
+  const enabled = data.backends.filter((b) => b.enabled);
+  const opt = (b) => {
+    const o = new Option(b.name + (b.available === false ? " (unavailable)" : b.loaded ? "" : " (loads on first use)"), b.name);
+    o.disabled = b.available === false;
+    if (b.reason) o.title = b.reason;
+    return o;
+  };
+  const sel = $("backend-select");
+  sel.replaceChildren(...enabled.map(opt));
+  $("compare-select").replaceChildren(new Option("No second backend", ""), ...enabled.map(opt));
+  const first = enabled.find((b) => b.loaded) || enabled[0];
+  sel.value = app.state.backend && enabled.some((b) => b.name === app.state.backend) ? app.state.backend : first ? first.name : "";
+  if (app.state.compare) $("compare-select").value = app.state.compare;
+}
+
+async function loadExamples() {
+  const data = await api.examples();
+  $("example-select").replaceChildren(new Option("Choose an example…", ""), ...data.examples.map((e) => {
+    const kinds = [...new Set(e.games.map((g) => g.game))].join(", ");
+    return new Option(`${e.name} (${e.games.length} ${e.games.length === 1 ? "game" : "games"}, ${kinds})`, e.name);
+  }));
+}
+
+async function start() {
+  await loadBackends();
+  await loadExamples();
+  const s = app.state;
+  if (s.by) $("curve-group").value = s.by;
+  if (s.example) return loadExample(s.example, s.game);
+  if (s.job && s.game) return openJobGame(s.job, s.game, s.record);
+  if (s.job) {
+    $("job-input").value = s.job;
+    return openJob(s.job, $("curve-group").value);
+  }
+  return "Choose an example, paste or upload a transcript, or open a job.";
+}
+
+function wire() {
+  $("key-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    setApiKey($("api-key").value.trim());
+    $("key-panel").hidden = true;
+    const again = app.retry || (() => act("Loading", start));
+    app.retry = null;
+    again();
+  });
+  $("example-select").addEventListener("change", (e) => {
+    const name = e.target.value;
+    if (name) act(`Loading ${name}`, () => loadExample(name));
+  });
+  $("score-button").addEventListener("click", () => act("Scoring the pasted transcript", () => loadText($("transcript-input").value, "Pasted")));
+  $("file-input").addEventListener("change", (e) => {
+    const f = e.target.files[0];
+    if (f) act(`Reading ${f.name}`, async () => loadText(await f.text(), f.name));
+  });
+  $("game-select").addEventListener("change", (e) => {
+    app.index = Number(e.target.value);
+    setState({ game: app.games[app.index].id });
+    act("Scoring", scoreCurrent);
+  });
+  for (const id of ["backend-select", "compare-select"]) {
+    $(id).addEventListener("change", () => {
+      setState({ backend: $("backend-select").value, compare: $("compare-select").value || undefined });
+      if (app.games.length) act("Scoring", scoreCurrent);
+    });
+  }
+  $("clue-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const clue = $("clue-input").value;
+    const t = app.games[app.index];
+    if (!t) return;
+    $("clue-result").dataset.state = "loading";
+    act("Trying the clue", async () => {
+      try {
+        const res = await api.preview(t, clue, $("clue-player").value, scoreParams($("backend-select").value));
+        renderPreview({ ...res, clue });
+        return `“${clue}” would leave P(secret) at ${res.after.secret_probability === null ? "–" : res.after.secret_probability.toFixed(3)}.`;
+      } catch (err) {
+        $("clue-result").dataset.state = "error";
+        $("clue-result").textContent = err.message;
+        throw err;
+      }
+    });
+  });
+  $("job-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const id = $("job-input").value.trim();
+    if (id) act(`Opening job ${id}`, () => openJob(id, $("curve-group").value));
+  });
+  $("curve-group").addEventListener("change", () => {
+    const id = $("job-input").value.trim();
+    if (id && app.curves) act(`Grouping by ${$("curve-group").value}`, () => openJob(id, $("curve-group").value));
+  });
+  wireTooltip();
+}
+
+// One tooltip for every element with data-tip, on hover and on keyboard focus.
+function wireTooltip() {
+  const tip = $("tooltip");
+  const show = (e) => {
+    const t = e.target.closest && e.target.closest("[data-tip]");
+    if (!t) return;
+    tip.textContent = t.dataset.tip;
+    tip.hidden = false;
+    const r = t.getBoundingClientRect();
+    tip.style.left = `${Math.max(4, Math.min(window.scrollX + r.right + 8, window.scrollX + document.documentElement.clientWidth - tip.offsetWidth - 4))}px`;
+    tip.style.top = `${window.scrollY + r.bottom + 6}px`;
+  };
+  const hide = (e) => {
+    if (e.target.closest && e.target.closest("[data-tip]")) tip.hidden = true;
+  };
+  document.addEventListener("mouseover", show);
+  document.addEventListener("focusin", show);
+  document.addEventListener("mouseout", hide);
+  document.addEventListener("focusout", hide);
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape") tip.hidden = true; });
+}
+
+wire();
+act("Loading", start);

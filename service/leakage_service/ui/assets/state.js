@@ -1,0 +1,62 @@
+// The view's state, kept in the query string so that a view can be shared by its URL:
+// ?example=chameleon_sports&game=<id>&backend=cooccurrence&compare=embedding
+// ?job=<id>&game=<game id>&record=<n>&backend=...   (a game of a job)
+// ?job=<id>&by=matchup                               (a job's curves)
+
+const KEYS = ["example", "job", "game", "record", "backend", "compare", "by"];
+
+export function readState() {
+  const q = new URLSearchParams(location.search);
+  const out = {};
+  for (const k of KEYS) {
+    const v = q.get(k);
+    if (v) out[k] = v;
+  }
+  return out;
+}
+
+export function writeState(state) {
+  const q = new URLSearchParams();
+  for (const k of KEYS) if (state[k]) q.set(k, state[k]);
+  const s = q.toString();
+  const next = location.pathname + (s ? `?${s}` : "");
+  if (next !== location.pathname + location.search) history.replaceState(null, "", next);
+}
+
+// Parse pasted or uploaded text: one JSON value (a transcript or an array of them), or JSONL.
+export function parseTranscripts(text) {
+  const trimmed = text.replace(/^\uFEFF/, "").trim();
+  if (!trimmed) throw new Error("nothing to score: paste or upload a transcript");
+  try {
+    const doc = JSON.parse(trimmed);
+    return checkGames(Array.isArray(doc) ? doc : [doc]);
+  } catch (whole) {
+    const lines = trimmed.split(/\r?\n/);
+    if (lines.length < 2) throw new Error(`not JSON: ${whole.message}`);
+    const games = [];
+    lines.forEach((line, i) => {
+      if (!line.trim()) return;
+      try {
+        games.push(JSON.parse(line));
+      } catch (e) {
+        throw new Error(`line ${i + 1} is not JSON (${e.message}); give one JSON value or JSONL`);
+      }
+    });
+    return checkGames(games);
+  }
+}
+
+function checkGames(games) {
+  if (!games.length) throw new Error("no transcript in the text");
+  games.forEach((g, i) => {
+    if (!g || typeof g !== "object" || Array.isArray(g)) {
+      throw new Error(`record ${i + 1} is not a JSON object (a transcript is one)`);
+    }
+  });
+  return games;
+}
+
+export function gameLabel(t, i) {
+  const what = t.game === "spygame" && t.words ? `${t.words.civilian} / ${t.words.spy}` : t.category;
+  return `${i + 1}. ${t.id || "game"}${what ? ` (${what})` : ""}`;
+}

@@ -1,0 +1,277 @@
+// What the page draws from the API's answers: a scored game (heat maps, turn table, curves,
+// SpyGame's spy posterior and votes, a second backend's disagreements), a clue preview, and
+// a job's curves. Nothing here fetches; app.js does.
+
+import { PALETTE, fmt, heatmap, lineChart } from "./charts.js";
+
+const $ = (id) => document.getElementById(id);
+
+function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") node.className = v;
+    else node.setAttribute(k, v);
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c);
+  return node;
+}
+
+const argmax = (post) => Object.entries(post).reduce((a, b) => (b[1] > a[1] ? b : a), ["", -1]);
+
+// The turn whose clue gave the most information (counted turns only; ties: the first).
+export function mostInformative(steps) {
+  let best = -1;
+  steps.forEach((s, i) => {
+    if (s.counted && s.information_gain_bits > (best < 0 ? 0 : steps[best].information_gain_bits)) best = i;
+  });
+  return best;
+}
+
+function turnLabel(s, i) {
+  const text = s.text.length > 22 ? `${s.text.slice(0, 21)}…` : s.text;
+  return `${i + 1}. ${s.player}: ${text}`;
+}
+
+function drawPosterior(svg, report, disagree = new Set()) {
+  const cands = report.candidates;
+  const secret = cands.indexOf(report.secret);
+  heatmap(svg, {
+    rows: report.steps.map((s, i) => ({
+      label: turnLabel(s, i),
+      title: `${s.player} (${s.role}): ${s.text}`,
+      cls: disagree.has(i) ? "disagree" : "",
+    })),
+    cols: cands,
+    marked: new Set(secret >= 0 ? [secret] : []),
+    value: (r, c) => report.steps[r].posterior[cands[c]] ?? null,
+    attrs: (r) => ({ "data-turn": r + 1 }),
+    label: (r, c) => `turn ${r + 1}, ${cands[c]}`,
+    tip: (r, c) => {
+      const s = report.steps[r], p = s.posterior[cands[c]];
+      const rank = Object.values(s.posterior).filter((q) => q > p).length + 1;
+      return `Turn ${r + 1} — ${s.player} (${s.role}) said “${s.text}”${s.counted ? "" : " (not counted)"}\n` +
+        `${cands[c]}${c === secret ? " (the secret)" : ""}: P = ${fmt(p, 4)}, rank ${rank} of ${cands.length}\n` +
+        `entropy ${fmt(s.entropy_bits)} bits, gain ${fmt(s.information_gain_bits)} bits`;
+    },
+  });
+}
+
+function metaLine(t, report) {
+  const bits = [report.game === "spygame" ? "SpyGame" : `Chameleon, category ${report.category}`];
+  if (report.secret) bits.push(`${report.game === "spygame" ? "civilians' word" : "secret"}: ${report.secret}`);
+  else bits.push("no secret in this log");
+  bits.push(`${report.candidates.length} candidates`, `backend ${report.backend}`);
+  const m = (t && t.meta) || report.meta || {};
+  for (const k of ["matchup", "difficulty", "outcome"]) if (m[k]) bits.push(`${k}: ${m[k]}`);
+  return bits.join(" · ");
+}
+
+export function renderGame(transcript, report, compare) {
+  $("view").hidden = false;
+  $("game-title").textContent = report.game_id;
+  $("game-meta").textContent = metaLine(transcript, report);
+  const disagree = compare ? disagreements(report, compare) : [];
+  const rows = new Set(disagree.map((d) => d.turn - 1));
+  $("heatmap-caption").textContent = `Posterior over the candidates after each turn (${report.backend})`;
+  drawPosterior($("heatmap"), report, rows);
+  $("compare-figure").hidden = !compare;
+  $("disagreement").hidden = !compare;
+  if (compare) {
+    $("compare-caption").textContent = `Posterior after each turn (${compare.backend})`;
+    drawPosterior($("heatmap-compare"), compare, rows);
+    renderDisagreement(report, compare, disagree);
+  } else {
+    $("heatmap-compare").replaceChildren();
+    $("disagreement").replaceChildren();
+  }
+  renderTurns(report, compare);
+  renderCurves(report, compare);
+  const spy = report.game === "spygame";
+  $("spy-section").hidden = !spy;
+  if (spy) renderSpy(transcript, report);
+  else { $("spy-heatmap").replaceChildren(); $("votes").replaceChildren(); }
+}
+
+export function disagreements(a, b) {
+  const out = [];
+  a.steps.forEach((s, i) => {
+    const t = b.steps[i];
+    if (!t) return;
+    const [ta, pa] = argmax(s.posterior), [tb, pb] = argmax(t.posterior);
+    if (ta !== tb) out.push({ turn: i + 1, step: s, a: [ta, pa], b: [tb, pb] });
+  });
+  return out;
+}
+
+function renderDisagreement(a, b, list) {
+  const box = $("disagreement");
+  const head = h("p", {}, h("strong", {}, `${a.backend} vs ${b.backend}: `),
+    list.length ? `the top candidate differs after ${list.length} of ${a.steps.length} turns.`
+      : "the same top candidate after every turn.");
+  const items = list.map((d) => h("li", { "data-turn": d.turn },
+    `Turn ${d.turn} (${d.step.player}: “${d.step.text}”): ${a.backend} → ${d.a[0]} (${fmt(d.a[1])}), ${b.backend} → ${d.b[0]} (${fmt(d.b[1])})`));
+  let gap = null;
+  if (a.secret) {
+    a.steps.forEach((s, i) => {
+      const diff = Math.abs((s.secret_probability ?? 0) - (b.steps[i]?.secret_probability ?? 0));
+      if (!gap || diff > gap.diff) gap = { diff, i };
+    });
+  }
+  const gapLine = gap && gap.diff > 0 ? h("p", {}, `P(secret) differs most after turn ${gap.i + 1} (“${a.steps[gap.i].text}”): ${fmt(a.steps[gap.i].secret_probability)} vs ${fmt(b.steps[gap.i]?.secret_probability)}.`) : null;
+  box.replaceChildren(head, list.length ? h("ul", {}, items) : "", gapLine || "");
+}
+
+function renderTurns(report, compare) {
+  const best = mostInformative(report.steps);
+  const spy = report.game === "spygame";
+  const hasOutliers = report.steps.some((s) => s.outlier_scores);
+  const pLabel = spy ? "P(speaker's word)" : "P(secret)";
+  const head = h("tr", {}, h("th", { scope: "col" }, "turn"), h("th", { scope: "col" }, "player"),
+    h("th", { scope: "col" }, spy ? "statement" : "clue"), h("th", { scope: "col", class: "num" }, "entropy (bits)"),
+    h("th", { scope: "col", class: "num" }, pLabel), h("th", { scope: "col", class: "num" }, "gain (bits)"),
+    compare ? h("th", { scope: "col", class: "num" }, `${pLabel}, ${compare.backend}`) : null,
+    hasOutliers ? h("th", { scope: "col", class: "num" }, "outlier score (speaker)") : null);
+  const rows = report.steps.map((s, i) => {
+    const cls = [i === best ? "turn most-informative" : "turn", s.counted ? "" : "not-counted"].join(" ").trim();
+    const out = s.outlier_scores ? s.outlier_scores[s.player] : null;
+    return h("tr", { class: cls, "data-turn": i + 1 },
+      h("td", {}, String(i + 1)), h("td", {}, `${s.player} (${s.role})`),
+      h("td", {}, s.text, s.counted ? "" : " (not counted)"),
+      h("td", { class: "num" }, fmt(s.entropy_bits)), h("td", { class: "num" }, fmt(s.secret_probability)),
+      h("td", { class: "num" }, fmt(s.information_gain_bits)),
+      compare ? h("td", { class: "num" }, fmt(compare.steps[i]?.secret_probability)) : null,
+      hasOutliers ? h("td", { class: "num" }, out === null || out === undefined ? "–" : fmt(out)) : null);
+  });
+  $("turns").replaceChildren(h("thead", {}, head), h("tbody", {}, rows));
+}
+
+function renderCurves(report, compare) {
+  const best = mostInformative(report.steps);
+  const runs = [report, compare].filter(Boolean);
+  const series = (key, name) => runs.map((r, k) => ({
+    name: r.backend, colour: PALETTE[k],
+    points: r.steps.map((s, i) => ({
+      x: i + 1, y: s[key], cls: k === 0 && i === best ? "best" : "",
+      tip: `${r.backend}, turn ${i + 1} (${s.player}: “${s.text}”): ${name} ${fmt(s[key])}` +
+        (k === 0 && i === best ? " — the most informative clue" : ""),
+      data: { "data-turn": i + 1 },
+    })),
+  }));
+  const prior = report.summary ? report.summary.prior_entropy_bits : Math.log2(report.candidates.length);
+  lineChart($("entropy-chart"), { series: series("entropy_bits", "entropy"), xLabel: "turn", yLabel: "entropy (bits)", yMax: prior * 1.05, ref: prior });
+  const spy = report.game === "spygame";
+  $("psecret-caption").textContent = spy ? "P(the speaker's word) after each statement" : "P(secret) after each turn";
+  if (report.steps.some((s) => s.secret_probability !== null && s.secret_probability !== undefined)) {
+    lineChart($("psecret-chart"), { series: series("secret_probability", spy ? "P(word)" : "P(secret)"), xLabel: "turn", yLabel: "probability", yMax: 1, ref: 1 / report.candidates.length });
+  } else {
+    $("psecret-chart").replaceChildren();
+    $("psecret-caption").textContent = "P(secret): this log kept no secret";
+  }
+}
+
+function renderSpy(t, report) {
+  const players = (t && t.players ? t.players.map((p) => p.id) : Object.keys(report.steps[0]?.spy_posterior || {}));
+  const spies = new Set((t && t.players ? t.players : []).filter((p) => p.role === "spy").map((p) => p.id));
+  const marked = new Set(players.map((p, i) => (spies.has(p) ? i : -1)).filter((i) => i >= 0));
+  heatmap($("spy-heatmap"), {
+    rows: report.steps.map((s, i) => ({ label: turnLabel(s, i), title: `${s.player}: ${s.text}` })),
+    cols: players,
+    marked,
+    value: (r, c) => (report.steps[r].spy_posterior || {})[players[c]] ?? null,
+    attrs: (r, c) => ({ "data-turn": r + 1, "data-player": players[c] }),
+    label: (r, c) => `statement ${r + 1}, P(${players[c]} is a spy)`,
+    tip: (r, c) => {
+      const s = report.steps[r], p = (s.spy_posterior || {})[players[c]];
+      const o = s.outlier_scores ? s.outlier_scores[players[c]] : null;
+      return `After statement ${r + 1} (${s.player}: “${s.text}”)\nP(${players[c]} is ${spies.has(players[c]) ? "a spy — it is" : "a spy"}) = ${fmt(p, 4)}` +
+        (o !== null && o !== undefined ? `\noutlier score ${fmt(o)}` : "");
+    },
+  });
+  const votes = (t && t.votes) || [], out = (t && t.eliminations) || [];
+  const rounds = [...new Set([...votes.map((v) => v.round ?? 1), ...out.map((e) => e.round)])].sort((a, b) => a - b);
+  const box = $("votes");
+  if (!rounds.length) { box.replaceChildren(h("p", { class: "meta" }, "No votes in this log.")); return; }
+  const roleOf = Object.fromEntries(((t && t.players) || []).map((p) => [p.id, p.role]));
+  box.replaceChildren(h("h4", {}, "Votes and eliminations"), ...rounds.map((r) => {
+    const rv = votes.filter((v) => (v.round ?? 1) === r);
+    const gone = out.filter((e) => e.round === r).map((e) => `${e.player} (${roleOf[e.player] || "?"})`);
+    return h("table", { class: "votes-round" },
+      h("caption", {}, `Round ${r}${gone.length ? `: ${gone.join(", ")} eliminated` : ""}`),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "voter"), h("th", { scope: "col" }, "voted for"))),
+      h("tbody", {}, rv.map((v) => h("tr", {}, h("td", {}, v.voter), h("td", {}, `${v.target}${spies.has(v.target) ? " (spy)" : ""}`)))));
+  }));
+}
+
+export function renderPreview(res) {
+  const box = $("clue-result");
+  const a = res.after, b = res.before;
+  const word = res.game === "spygame" ? "the civilians' word" : "the secret";
+  box.replaceChildren(
+    h("p", {}, h("strong", {}, `If ${res.player} said “${res.clue}” as turn ${res.turn}: `),
+      a.counted ? "" : "(this player's turn is not counted, so it changes nothing) "),
+    h("ul", {},
+      h("li", { "data-value": a.secret_probability }, `P(${res.secret || word}) ${fmt(b.secret_probability)} → ${fmt(a.secret_probability)} (rank ${a.secret_rank ?? "–"} of ${res.candidates})`),
+      h("li", { "data-value": a.entropy_bits }, `entropy ${fmt(b.entropy_bits)} → ${fmt(a.entropy_bits)} bits`),
+      h("li", { "data-value": a.information_gain_bits }, `information gain of the clue: ${fmt(a.information_gain_bits)} bits`),
+      h("li", {}, `most probable candidate then: ${a.top[0]} (${fmt(a.top[1])})`)),
+  );
+  box.dataset.state = "done";
+}
+
+// A job's curves: one figure for the entropy, one per top-k metric; each point lists its games.
+export function renderJobCurves(data, hidden, onPoint) {
+  const box = $("curves");
+  const groups = data.groups.filter((g) => !hidden.has(g));
+  const colourOf = Object.fromEntries(data.groups.map((g, i) => [g, PALETTE[i % PALETTE.length]]));
+  const metrics = [...new Set(data.curves.map((r) => r.metric))];
+  const titles = { entropy_bits: "Mean entropy after m clues (bits)", top1: "P(secret is the top candidate) after m clues", top3: "P(secret in the top 3) after m clues", top5: "P(secret in the top 5) after m clues" };
+  box.replaceChildren();
+  for (const metric of metrics) {
+    const rows = data.curves.filter((r) => r.metric === metric && groups.includes(r.group));
+    const fig = h("figure", { "data-metric": metric }, h("figcaption", {}, `${titles[metric] || metric}, by ${data.by}, with 95% intervals`));
+    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    svg.id = `curve-${metric}`;
+    svg.setAttribute("role", "img");
+    svg.setAttribute("aria-label", `${titles[metric] || metric}; each point is a button listing its games`);
+    fig.append(svg);
+    box.append(fig);
+    const series = groups.map((g) => ({
+      name: g, colour: colourOf[g],
+      points: rows.filter((r) => r.group === g).map((r) => ({
+        x: r.m, y: r.value, low: r.low, high: r.high, group: g, metric,
+        tip: `${g}, m = ${r.m}: ${fmt(r.value)} [${fmt(r.low)}, ${fmt(r.high)}], ${r.games} games`,
+        data: { "data-group": g, "data-m": r.m, "data-metric": metric },
+      })),
+    }));
+    lineChart(svg, {
+      series, xLabel: "m (clues counted)", yLabel: metric === "entropy_bits" ? "bits" : "share of games",
+      yMax: metric === "entropy_bits" ? undefined : 1, onPoint,
+    });
+  }
+  return colourOf;
+}
+
+export function renderCurveFilter(data, hidden, colourOf, onToggle) {
+  const box = $("curve-filter");
+  box.hidden = !data.groups.length;
+  box.replaceChildren(h("legend", {}, `Show ${data.by} groups`), ...data.groups.map((g, i) => {
+    const id = `group-${i}`;
+    const input = h("input", { type: "checkbox", id, value: g, checked: hidden.has(g) ? null : "checked" });
+    input.addEventListener("change", () => onToggle(g, input.checked));
+    const sw = h("span", { class: "swatch", "aria-hidden": "true" });
+    sw.style.background = colourOf[g];
+    return h("label", { for: id }, input, sw, `${g} (${data.game_list.filter((x) => x.group === g).length})`);
+  }));
+}
+
+export function renderCurveGames(jobId, point, games, onOpen) {
+  const box = $("curve-games");
+  const list = games.map((g) => {
+    const q = new URLSearchParams({ job: jobId, game: g.game_id, record: String(g.record) });
+    const a = h("a", { href: `?${q}`, "data-record": g.record, "data-game": g.game_id }, g.game_id);
+    a.addEventListener("click", (e) => { e.preventDefault(); onOpen(g); });
+    return h("li", {}, a, ` (record ${g.record}, ${g.clues} counted clues)`);
+  });
+  box.replaceChildren(h("p", {}, h("strong", {}, `${point.group}, m = ${point.x}: `), `${games.length} games`), h("ul", { class: "games" }, list));
+}
