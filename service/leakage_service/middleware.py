@@ -33,9 +33,13 @@ PUBLIC_PATHS = frozenset(
     {"/healthz", "/readyz", "/metrics", "/docs", "/docs/oauth2-redirect", "/openapi.json"}
     | {"/docs/assets/swagger-ui-bundle.js", "/docs/assets/swagger-ui.css"}
     | {"/docs/assets/favicon-32x32.png"}
+    | {"/", "/ui"}
 )
 """Paths that need no API key: probes, the scraper, the API's own description (and the
-Swagger UI files ``/docs`` loads, served by the app)."""
+Swagger UI files ``/docs`` loads, served by the app), the explorer page."""
+PUBLIC_PREFIXES = ("/ui/assets/",)
+"""Folders that need no API key: the explorer page's files (no data in them; its data comes
+from the API, with the key)."""
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
@@ -168,7 +172,8 @@ class Guard:
         return self.settings.max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("path") in PUBLIC_PATHS:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES):
             await self.app(scope, receive, send)
             return
         address = (scope.get("client") or ("?", 0))[0]
