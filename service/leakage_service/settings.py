@@ -1,8 +1,11 @@
 """The service's settings: one object, read once from ``LEAKAGE_*`` environment variables.
 
-``Settings.from_env()`` is what ``leakage serve`` and ``create_app()`` use; tests build a
-``Settings`` directly. Every file the service keeps lies under ``home`` (``Settings.paths``,
-a :class:`leakage.paths.Paths`), unless ``index`` or ``jobs_db`` names another place; the
+``Settings`` is a pydantic-settings ``BaseSettings``: ``Settings.from_env()`` reads the
+environment through pydantic-settings' environment source (``LEAKAGE_`` + the upper-case
+field name) and is what ``leakage serve`` and ``create_app()`` use; a ``Settings``
+built directly (``Settings(home=...)``, as the tests do) takes the values it is given and
+reads no variable. Every file the service keeps lies under ``home`` (``Settings.paths``, a
+:class:`leakage.paths.Paths`), unless ``index`` or ``jobs_db`` names another place; the
 service hands these paths to the library explicitly. The library reads the environment only
 for what a caller leaves out: the home of its default paths (``leakage.paths``) and the
 keys and endpoint that the ``from_env`` factories of the LLM client and the web count
@@ -16,9 +19,15 @@ import os
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_origin
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from leakage.errors import InvalidInput, validation_problems
 from leakage.paths import Paths, default_home
@@ -39,11 +48,20 @@ misspelt setting (``LEAKAGE_API_KEYS`` without its S) stops the server instead o
 ignored; a new variable read anywhere in the project belongs here."""
 
 
-class Settings(BaseModel):
+class Settings(BaseSettings):
     """Everything an operator can set. Environment: ``LEAKAGE_`` + the upper-case field name;
-    lists are comma-separated (paths: ``os.pathsep``-separated)."""
+    lists are comma-separated (paths: ``os.pathsep``-separated); a blank value is unset."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        # LEAKAGE_ + the upper-case field name; from_env refuses any other case first
+        case_sensitive=False,
+        extra="forbid",
+        use_attribute_docstrings=True,
+        frozen=True,
+        # lists are comma-separated (_split_lists), not JSON
+        enable_decoding=False,
+    )
 
     home: Path = Field(default_factory=default_home)
     """``LEAKAGE_HOME`` (default ``~/.cache/leakage``): the folder of every file the service
@@ -133,6 +151,33 @@ class Settings(BaseModel):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """The service's log level, in either case (``INFO`` is ``info``)."""
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Built directly, a Settings is what it is given; the environment is read by
+        # from_env alone, which checks the names first (a misspelt setting stops the server).
+        return (init_settings,)
+
+    @field_validator("api_keys", "cors_origins", "preload", "backends", mode="before")
+    @classmethod
+    def _split_lists(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("allowed_paths", mode="before")
+    @classmethod
+    def _split_paths(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(os.pathsep) if part.strip()]
+        return value
+
     @field_validator("log_level", mode="before")
     @classmethod
     def _lower_case_level(cls, value: object) -> object:
@@ -169,31 +214,34 @@ class Settings(BaseModel):
                 f"{'it' if len(unknown) == 1 else 'them'} (the settings: docs/service.md, "
                 "Configuration)"
             )
-        values: dict[str, Any] = {}
-        for name, field in cls.model_fields.items():
-            raw = env.get(ENV_PREFIX + name.upper())
-            if name == "api_keys" and raw is not None and not raw.replace(",", "").strip():
-                # fail closed: a blank key list must not turn authentication off
-                raise InvalidInput(
-                    f"bad service setting: {ENV_PREFIX}API_KEYS is set but holds no key "
-                    f"({raw!r}); give comma-separated keys, or unset it to serve without keys"
-                )
-            if raw is None or not raw.strip():
-                continue
-            if name == "allowed_paths":
-                values[name] = [p for p in raw.split(os.pathsep) if p.strip()]
-            elif name == "backends" or get_origin(field.annotation) is list:
-                values[name] = [p.strip() for p in raw.split(",") if p.strip()]
-            else:
-                values[name] = raw.strip()
+        keys = env.get(ENV_PREFIX + "API_KEYS")
+        if keys is not None and not keys.replace(",", "").strip():
+            # fail closed: a blank key list must not turn authentication off
+            raise InvalidInput(
+                f"bad service setting: {ENV_PREFIX}API_KEYS is set but holds no key "
+                f"({keys!r}); give comma-separated keys, or unset it to serve without keys"
+            )
+        values = _Environment(cls, env)()
         values.update({k: v for k, v in overrides.items() if v is not None})
         try:
-            return cls.model_validate(values)
+            return cls(**values)
         except ValidationError as err:
             problems = "; ".join(
                 f"{ENV_PREFIX}{f.upper()}: {m}" for f, m in validation_problems(err, dotted=True)
             )
             raise InvalidInput(f"bad service setting: {problems}") from None
+
+
+class _Environment(EnvSettingsSource):
+    """pydantic-settings' environment source over ``environ`` (``Settings.from_env``'s
+    mapping) rather than ``os.environ``: values are stripped, and a blank one is unset."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        super().__init__(settings_cls)
+        # looked up lower-cased, as pydantic-settings does when names are not case-sensitive
+        self.env_vars = {
+            name.lower(): value.strip() for name, value in environ.items() if value.strip()
+        }
 
 
 def _unknown_variables(env: Mapping[str, str], settings: list[str]) -> list[str]:

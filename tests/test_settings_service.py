@@ -1,0 +1,69 @@
+"""The service's settings are a pydantic-settings ``BaseSettings`` read by ``from_env`` alone:
+a ``Settings`` built directly takes the values it is given, whatever the environment says,
+and ``from_env`` reads ``os.environ`` (or the mapping it is given) with the service's syntax
+(names checked first, blank values unset, comma- and ``os.pathsep``-separated lists)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from pydantic_settings import BaseSettings
+
+from leakage.errors import InvalidInput
+from leakage.paths import default_home
+from leakage_service.settings import Settings
+
+
+def test_settings_are_a_pydantic_settings_model():
+    assert issubclass(Settings, BaseSettings)
+    assert Settings.model_config["env_prefix"] == "LEAKAGE_"
+
+
+def test_built_directly_they_read_no_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    monkeypatch.setenv("LEAKAGE_WORKERS", "5")
+    monkeypatch.setenv("LEAKAGE_HOME", str(tmp_path))
+    assert (Settings().workers, Settings().home) == (2, default_home())
+    assert Settings(home=tmp_path / "h").workers == 2
+
+
+def test_from_env_reads_the_process_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    for name in [n for n in os.environ if n.upper().startswith("LEAKAGE_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("LEAKAGE_WORKERS", " 5 ")
+    monkeypatch.setenv("LEAKAGE_HOME", str(tmp_path))
+    monkeypatch.setenv("LEAKAGE_BACKENDS", "cooccurrence, ,judge")
+    monkeypatch.setenv("LEAKAGE_CORS_ORIGINS", "  ")
+    s = Settings.from_env(workers=None)
+    assert (s.workers, s.home, s.backends, s.cors_origins) == (
+        5,
+        tmp_path,
+        ["cooccurrence", "judge"],
+        [],
+    )
+    # an override wins over the variable
+    assert Settings.from_env(workers=3).workers == 3
+
+
+def test_lists_are_comma_separated_not_json():
+    s = Settings.from_env(
+        {
+            "LEAKAGE_PRELOAD": "cooccurrence",
+            "LEAKAGE_API_KEYS": "k1,k2",
+            "LEAKAGE_ALLOWED_PATHS": os.pathsep.join(["/data", " /logs "]),
+        }
+    )
+    assert (s.preload, s.api_keys) == (["cooccurrence"], ["k1", "k2"])
+    assert s.allowed_paths == [Path("/data"), Path("/logs")]
+    with pytest.raises(InvalidInput, match=r"LEAKAGE_API_KEYS\.0: String should match"):
+        Settings.from_env({"LEAKAGE_API_KEYS": '["k1"] x'})
+
+
+def test_a_bad_value_names_every_variable_at_fault():
+    with pytest.raises(InvalidInput) as err:
+        Settings.from_env({"LEAKAGE_RATE_LIMIT": "-1", "LEAKAGE_ON_RESTART": "later"})
+    assert str(err.value) == (
+        "bad service setting: LEAKAGE_RATE_LIMIT: Input should be greater than or equal to 0; "
+        "LEAKAGE_ON_RESTART: Input should be 'resume' or 'fail'"
+    )
