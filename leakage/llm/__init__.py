@@ -4,6 +4,8 @@ from typing import TYPE_CHECKING
 
 from leakage.llm._base import (
     Generation,
+    GenerationOptions,
+    GenerationParams,
     LLMClient,
     Message,
     SupportsScoreEach,
@@ -15,6 +17,8 @@ from leakage.llm._base import (
 
 __all__ = [
     "Generation",
+    "GenerationOptions",
+    "GenerationParams",
     "LLMClient",
     "Message",
     "SupportsScoreEach",

@@ -18,13 +18,15 @@ a slower path without it; a client (or a test fake) needs no base class to have 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
+    from typing_extensions import Unpack
 
 Role = Literal["system", "user", "assistant"]
 
@@ -33,6 +35,61 @@ Role = Literal["system", "user", "assistant"]
 class Message:
     role: Role
     content: str
+
+
+class GenerationOptions(TypedDict, total=False):
+    """The keywords ``generate`` takes, each optional: the fields of ``GenerationParams``
+    (``stop`` may also be one string or None there)."""
+
+    max_tokens: int
+    temperature: float
+    top_logprobs: int
+    stop: Sequence[str] | str | None
+    seed: int | None
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    """How to generate, checked once for every client: ``generate(messages, **options)``
+    builds one with ``GenerationParams.of(**options)``."""
+
+    max_tokens: int = 256
+    """Most tokens to generate (at least 1)."""
+    temperature: float = 0.0
+    """0: greedy; above 0: sampled at this temperature."""
+    top_logprobs: int = 0
+    """Per generated token, this many of the likeliest tokens and their log-probabilities
+    (``Generation.top_logprobs``; 0: none)."""
+    stop: tuple[str, ...] = ()
+    """Generation ends before the first of these strings."""
+    seed: int | None = None
+    """Seeds the sampler when ``temperature`` > 0 (None: the client's own; an endpoint
+    passes it on as the API's ``seed``)."""
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1 (got {self.max_tokens})")
+        if not math.isfinite(self.temperature) or self.temperature < 0:
+            raise ValueError(f"temperature must be 0 or more (got {self.temperature})")
+        if self.top_logprobs < 0:
+            raise ValueError(f"top_logprobs cannot be negative (got {self.top_logprobs})")
+        if not isinstance(self.stop, tuple) or not all(isinstance(x, str) for x in self.stop):
+            raise ValueError(f"stop is a sequence of strings (got {self.stop!r})")
+
+    @classmethod
+    def of(cls, **options: Unpack[GenerationOptions]) -> GenerationParams:
+        """The parameters ``generate``'s keywords say (a ``stop`` string is one stop, None
+        none); ``TypeError`` names a keyword that is not one."""
+        unknown = sorted(set(options) - GENERATION_KEYWORDS)
+        if unknown:
+            raise TypeError(f"generate() got unexpected keyword(s): {', '.join(unknown)}")
+        given: dict[str, Any] = dict(options)
+        stop = given.pop("stop", None)
+        return cls(**given, stop=(stop,) if isinstance(stop, str) else tuple(stop or ()))
+
+
+GENERATION_KEYWORDS = frozenset(f.name for f in fields(GenerationParams))
+"""The keywords ``generate`` takes."""
 
 
 @dataclass(frozen=True)
@@ -78,15 +135,11 @@ class LLMClient(Protocol):
         ...
 
     def generate(
-        self,
-        messages: Sequence[Message] | str,
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        top_logprobs: int = 0,
-        stop: Sequence[str] | None = None,
+        self, messages: Sequence[Message] | str, **options: Unpack[GenerationOptions]
     ) -> Generation:
-        """A completion of a chat (a list of messages) or of a plain prompt (a string)."""
+        """A completion of a chat (a list of messages) or of a plain prompt (a string);
+        ``options`` are ``GenerationParams``' fields (``max_tokens``, ``temperature``,
+        ``top_logprobs``, ``stop``, ``seed``)."""
         ...
 
     def info(self) -> dict[str, object]:

@@ -23,7 +23,7 @@ from leakage._http import (
     transient_retrying,
 )
 from leakage.errors import BackendUnavailable, BudgetExhausted, LLMError
-from leakage.llm._base import Message, Usage
+from leakage.llm._base import GenerationParams, Message, Usage
 from leakage.llm._openai_wire import (
     _SCORE_NEEDS,
     Kind,
@@ -82,14 +82,7 @@ class _RequestCore:
         keyed = {"prompt": prompt, "continuation": continuation}
         return self._job("score", body, keyed, split=len(prompt))
 
-    def _generation_job(
-        self,
-        request: Sequence[Message] | str,
-        max_tokens: int,
-        temperature: float,
-        top_logprobs: int,
-        stop: Sequence[str] | None,
-    ) -> _Job:
+    def _generation_job(self, request: Sequence[Message] | str, params: GenerationParams) -> _Job:
         body: dict[str, Any]
         if isinstance(request, str):
             kind: Kind = "completions"
@@ -99,9 +92,12 @@ class _RequestCore:
                 raise ValueError("a chat needs at least one message")
             kind = "chat"
             body = {"messages": [_as_message(m, i) for i, m in enumerate(request)]}
-        body.update(max_tokens=max_tokens, temperature=temperature)
-        if stop:
-            body["stop"] = list(stop)
+        body.update(max_tokens=params.max_tokens, temperature=params.temperature)
+        if params.stop:
+            body["stop"] = list(params.stop)
+        if params.seed is not None:
+            body["seed"] = params.seed
+        top_logprobs = params.top_logprobs
         if top_logprobs and kind == "chat":
             body.update(logprobs=True, top_logprobs=top_logprobs)
         elif top_logprobs:

@@ -34,17 +34,22 @@ import os
 import threading
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import numpy as np
 
 from leakage._http import QueryBudget, run_sync
 from leakage.errors import BackendUnavailable
-from leakage.llm._base import Generation, Message, Usage
+from leakage.llm._base import Generation, GenerationParams, Message, Usage
 from leakage.llm._openai_requests import ENV_API_KEYS, _RequestCore
 from leakage.llm._openai_wire import _Job
 from leakage.llm._response_cache import ResponseCache
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from leakage.llm._base import GenerationOptions
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 ENV_BASE_URL = "LEAKAGE_LLM_BASE_URL"
@@ -154,24 +159,12 @@ class OpenAICompatibleClient(_RequestCore):
         return [float(x) for x in self.score_many([prompt], continuations)[0]]
 
     def generate(
-        self,
-        messages: Sequence[Message] | str,
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        top_logprobs: int = 0,
-        stop: Sequence[str] | None = None,
+        self, messages: Sequence[Message] | str, **options: Unpack[GenerationOptions]
     ) -> Generation:
-        """A chat completion (a list of messages) or a text completion (a string)."""
-        return run_sync(
-            lambda: self.agenerate(
-                messages,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                top_logprobs=top_logprobs,
-                stop=stop,
-            )
-        )
+        """A chat completion (a list of messages) or a text completion (a string);
+        ``options`` are ``GenerationParams``' fields."""
+        params = GenerationParams.of(**options)
+        return run_sync(lambda: self._agenerate_many([messages], params))[0]
 
     def info(self) -> dict[str, object]:
         """Model, endpoint and settings, for reports (never the key)."""
@@ -211,63 +204,33 @@ class OpenAICompatibleClient(_RequestCore):
         return np.asarray(flat, dtype=np.float64).reshape(len(prompts), len(continuations))
 
     async def agenerate(
-        self,
-        messages: Sequence[Message] | str,
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        top_logprobs: int = 0,
-        stop: Sequence[str] | None = None,
+        self, messages: Sequence[Message] | str, **options: Unpack[GenerationOptions]
     ) -> Generation:
         """The async :meth:`generate`."""
-        (generation,) = await self.agenerate_many(
-            [messages],
-            max_tokens=max_tokens,
-            temperature=temperature,
-            top_logprobs=top_logprobs,
-            stop=stop,
-        )
+        (generation,) = await self._agenerate_many([messages], GenerationParams.of(**options))
         return generation
 
     def generate_many(
         self,
         requests: Sequence[Sequence[Message] | str],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        top_logprobs: int = 0,
-        stop: Sequence[str] | None = None,
+        **options: Unpack[GenerationOptions],
     ) -> list[Generation]:
         """One :class:`Generation` per chat or prompt, in order (sync :meth:`agenerate_many`)."""
-        return run_sync(
-            lambda: self.agenerate_many(
-                requests,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                top_logprobs=top_logprobs,
-                stop=stop,
-            )
-        )
+        params = GenerationParams.of(**options)
+        return run_sync(lambda: self._agenerate_many(requests, params))
 
     async def agenerate_many(
         self,
         requests: Sequence[Sequence[Message] | str],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        top_logprobs: int = 0,
-        stop: Sequence[str] | None = None,
+        **options: Unpack[GenerationOptions],
     ) -> list[Generation]:
         """Generations for many chats or prompts, concurrently within the limit."""
-        if max_tokens < 1:
-            raise ValueError(f"max_tokens must be at least 1 (got {max_tokens})")
-        if top_logprobs < 0:
-            raise ValueError(f"top_logprobs cannot be negative (got {top_logprobs})")
-        if isinstance(stop, str):
-            stop = [stop]
-        jobs = [
-            self._generation_job(r, max_tokens, temperature, top_logprobs, stop) for r in requests
-        ]
+        return await self._agenerate_many(requests, GenerationParams.of(**options))
+
+    async def _agenerate_many(
+        self, requests: Sequence[Sequence[Message] | str], params: GenerationParams
+    ) -> list[Generation]:
+        jobs = [self._generation_job(r, params) for r in requests]
         return [
             Generation(
                 text=a["text"],

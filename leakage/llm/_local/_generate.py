@@ -4,10 +4,15 @@ log-probabilities per generated token."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from leakage.llm._base import Generation, Message
+from leakage.llm._base import Generation, GenerationParams, Message
 from leakage.llm._local._state import _LocalState
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from leakage.llm._base import GenerationOptions
 
 
 class _Generation(_LocalState):
@@ -16,27 +21,23 @@ class _Generation(_LocalState):
     # -- generation -----------------------------------------------------------------------
 
     def generate(
-        self,
-        messages: Sequence[Message] | str,
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        top_logprobs: int = 0,
-        stop: Sequence[str] | None = None,
-        seed: int | None = None,
+        self, messages: Sequence[Message] | str, **options: Unpack[GenerationOptions]
     ) -> Generation:
-        """Greedy at ``temperature`` 0, else sampled (``seed``, or the client's generator).
+        """Greedy at ``temperature`` 0, else sampled (``seed``, or the client's generator);
+        ``options`` are ``GenerationParams``' fields.
 
         A chat goes through the tokenizer's chat template when it has one (SmolLM2-Instruct);
         a base model (Gemma-3-270M) gets the messages' contents joined by blank lines. A
         string is completed as it is. ``top_logprobs`` gives, per generated token, the most
         likely tokens (decoded) and their log-probabilities before temperature.
         """
+        params = GenerationParams.of(**options)
         torch = self._torch
         from transformers import DynamicCache
 
         ids = self._prompt_tokens(messages)
-        stops = [s for s in (stop or []) if s]
+        stops = [s for s in params.stop if s]
+        seed, temperature, top_logprobs = params.seed, params.temperature, params.top_logprobs
         generator = torch.Generator().manual_seed(seed) if seed is not None else self._generator
         produced: list[int] = []
         tops: list[dict[str, float]] = []
@@ -44,7 +45,7 @@ class _Generation(_LocalState):
         with self._lock, torch.inference_mode():
             cache = DynamicCache(config=self._config)
             step_input = torch.tensor([ids])
-            for _ in range(max_tokens):
+            for _ in range(params.max_tokens):
                 logits = (
                     self._model(
                         input_ids=step_input,
