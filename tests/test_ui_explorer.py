@@ -161,3 +161,224 @@ def test_unknown_or_malformed_example_names(api: Api):
     assert api.get("/v1/examples/bad%2Fmixed").status_code in (404, 422)
     assert_error(api.get("/v1/examples/" + "x" * 65), 422, "?")
     assert_error(api.get("/v1/examples/a.json"), 422, "?")
+
+
+# -- POST /v1/score/preview ---------------------------------------------------------------
+
+
+def _sports() -> dict:
+    return json.loads(SPORTS)
+
+
+def test_preview_equals_scoring_the_game_with_the_clue_appended(api: Api):
+    r = api.post("/v1/score/preview", json={"transcript": _sports(), "clue": "net"})
+    assert r.status_code == 200, r.text
+    res = r.json()
+    # p3 is the chameleon; after p4 the next player is p1, who says "net" in round 2
+    assert (res["player"], res["role"], res["turn"], res["clue"]) == (
+        "p1", "non-chameleon", 5, "net",
+    )  # fmt: skip
+    full = _sports()
+    full["turns"].append({"player": "p1", "text": "net", "round": 2})
+    rep = api.post("/v1/score", json=full).json()
+    last, before = rep["steps"][-1], rep["steps"][-2]
+    after = res["after"]
+    assert after["secret_probability"] == pytest.approx(last["secret_probability"])
+    assert after["entropy_bits"] == pytest.approx(last["entropy_bits"])
+    assert after["information_gain_bits"] == pytest.approx(last["information_gain_bits"])
+    assert after["posterior"] == pytest.approx(last["posterior"])
+    assert res["before"]["secret_probability"] == pytest.approx(before["secret_probability"])
+    assert after["information_gain_bits"] == pytest.approx(
+        res["before"]["entropy_bits"] - after["entropy_bits"]
+    )
+    assert after["top_candidate"] == max(last["posterior"], key=last["posterior"].get)
+
+
+def test_preview_after_some_turns_by_a_chosen_player(api: Api):
+    r = api.post(
+        "/v1/score/preview",
+        json={"transcript": _sports(), "clue": "racket", "turns": 0, "player": "p2"},
+    )
+    assert r.status_code == 200, r.text
+    res = r.json()
+    assert res["turn"] == 1 and res["player"] == "p2"
+    assert res["before"] == {"entropy_bits": 4.0, "secret_probability": 1 / 16, "secret_rank": None}
+    # the same clue first, by another speaker, as the real game's first step
+    first = api.post("/v1/score", content=SPORTS).json()["steps"][0]
+    assert res["after"]["secret_probability"] == pytest.approx(first["secret_probability"])
+    # the chameleon's clue is not counted (unless include_chameleon)
+    cham = api.post(
+        "/v1/score/preview",
+        json={"transcript": _sports(), "clue": "net", "turns": 2, "player": "p3"},
+    ).json()
+    assert cham["after"]["counted"] is False
+    assert cham["after"]["information_gain_bits"] == 0
+    counted = api.post(
+        "/v1/score/preview",
+        params={"include_chameleon": "true"},
+        json={"transcript": _sports(), "clue": "net", "turns": 2, "player": "p3"},
+    ).json()
+    assert counted["after"]["counted"] is True
+
+
+def test_preview_spygame_statement(api: Api):
+    spy = json.loads((EXAMPLES / "spygame_fruit.json").read_bytes())
+    r = api.post("/v1/score/preview", json={"transcript": spy, "clue": "It is orange inside."})
+    assert r.status_code == 200, r.text
+    res = r.json()
+    assert res["game"] == "spygame" and res["turn"] == len(spy["turns"]) + 1
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"transcript": {"game": "chameleon"}, "clue": "x"}, "body.transcript.id"),
+        ({"transcript": "text", "clue": "x"}, "body.transcript"),
+        ({"clue": "x"}, "body.transcript"),
+        ({"transcript": None, "clue": "x"}, "body.transcript"),
+        ({"clue": "x", "transcript": {}, "extra": 1}, "body.extra"),
+        ({"transcript": "SPORTS", "clue": "   "}, "body.clue"),
+        ({"transcript": "SPORTS", "clue": ""}, "body.clue"),
+        ({"transcript": "SPORTS", "clue": 3}, "body.clue"),
+        ({"transcript": "SPORTS", "clue": "x", "player": "p9"}, "body.player"),
+        ({"transcript": "SPORTS", "clue": "x", "turns": 5}, "body.turns"),
+        ({"transcript": "SPORTS", "clue": "x", "turns": -1}, "body.turns"),
+        ({"transcript": "SPORTS", "clue": "x", "turns": "2"}, "body.turns"),
+        ({"transcript": "SPORTS", "clue": "x" * 20_000}, "body.clue"),
+    ],
+)
+def test_preview_bad_input_is_422_naming_the_field(api: Api, body: dict, field: str):
+    if body.get("transcript") == "SPORTS":
+        body = {**body, "transcript": _sports()}
+    err = assert_error(api.post("/v1/score/preview", json=body), 422, "?")
+    assert err["field"] == field or (err.get("problems") or [{}])[0].get("field") == field, err
+
+
+def test_preview_bad_bodies_and_params(api: Api):
+    assert_error(api.post("/v1/score/preview", content=b"{not json"), 422, "?")
+    assert_error(api.post("/v1/score/preview", content=b"[1]"), 422, "?", "body")
+    deep = {"transcript": {**_sports(), "meta": json.loads("[" * 100 + "]" * 100)}, "clue": "x"}
+    assert_error(api.post("/v1/score/preview", json=deep), 422, "?")
+    r = api.post(
+        "/v1/score/preview", params={"backend": "nope"}, json={"transcript": _sports(), "clue": "x"}
+    )
+    assert_error(r, 422, "unknown_backend")
+    long = {"transcript": _sports(), "clue": "x" * 5000}  # within the model, over the server's
+    assert_error(api.post("/v1/score/preview", json=long), 422, "game_too_large")
+
+
+def test_preview_needs_the_key(keyed: Api):
+    body = {"transcript": _sports(), "clue": "net"}
+    assert_error(keyed.post("/v1/score/preview", json=body), 401, "unauthorized")
+    r = keyed.post("/v1/score/preview", json=body, headers={"Authorization": "Bearer k1"})
+    assert r.status_code == 200, r.text
+
+
+def test_preview_is_in_the_openapi_schema(api: Api):
+    op = api.get("/openapi.json").json()["paths"]["/v1/score/preview"]["post"]
+    assert set(op["responses"]) >= {"200", "401", "422"}
+    assert op["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith(
+        "PreviewRequest"
+    )
+
+
+# -- a job's curves and games -------------------------------------------------------------
+
+
+def _finished_job(api: Api, body: bytes) -> str:
+    from .test_service import wait_job
+
+    r = api.post("/v1/jobs", content=body, headers={"content-type": "application/x-ndjson"})
+    assert r.status_code == 202, r.text
+    job = wait_job(api, r.json()["id"])
+    assert job["state"] == "done", job
+    return job["id"]
+
+
+@pytest.fixture(scope="module")
+def job_id(api: Api) -> str:
+    batch = (EXAMPLES / "chameleon_batch.jsonl").read_bytes()
+    return _finished_job(api, batch + b'{"not": "a transcript"}\n')
+
+
+@pytest.mark.parametrize("by", ["model", "matchup", "difficulty"])
+def test_job_curves_are_leakage_reports_curves(
+    api: Api, job_id: str, by: str, tmp_path: Path, leakage_home: Path
+):
+    """The same numbers as ``leakage batch`` + the library's curves on the same games."""
+    from leakage.batch import BatchJob, run_batch
+    from leakage.curves._compute import curves
+    from leakage.curves._data import load_steps
+
+    r = api.get(f"/v1/jobs/{job_id}/curves", params={"by": by})
+    assert r.status_code == 200, r.text
+    got = r.json()
+    assert (got["job"], got["state"], got["by"]) == (job_id, "done", by)
+    assert (got["games"], got["failed"]) == (6, 1)
+    run_batch(BatchJob(inputs=[EXAMPLES / "chameleon_batch.jsonl"], out=tmp_path / "b", workers=0))
+    want = curves(load_steps(tmp_path / "b", by), max_clues=16, replicates=1000, seed=0)
+    assert len(got["curves"]) == len(want)
+    for g, w in zip(got["curves"], want, strict=True):
+        assert g == pytest.approx(w), (g, w)
+    assert got["groups"][: len({w["group"] for w in want})] == list(
+        dict.fromkeys(w["group"] for w in want)
+    )
+    records = {g["record"]: g for g in got["game_list"]}
+    assert sorted(records) == [0, 1, 2, 3, 4, 5]  # record 6 failed
+    assert records[4]["game_id"] == "example-chameleon-kitchen"
+
+
+def test_job_curves_points_list_their_games(api: Api, job_id: str):
+    got = api.get(f"/v1/jobs/{job_id}/curves", params={"by": "difficulty"}).json()
+    assert set(got["groups"]) == {"easy", "medium", "hard", "unknown"}
+    for point in got["curves"]:
+        games = [
+            g for g in got["game_list"]
+            if g["group"] == point["group"] and g["clues"] >= max(1, point["m"])
+        ]  # fmt: skip
+        assert len(games) == point["games"], point
+
+
+def test_job_curves_bad_input(api: Api, job_id: str):
+    assert_error(api.get(f"/v1/jobs/{'0' * 32}/curves"), 404, "job_not_found", "id")
+    assert_error(api.get("/v1/jobs/nope/curves"), 422, "?")
+    assert_error(api.get(f"/v1/jobs/{job_id}/curves", params={"by": "role"}), 422, "?", "by")
+    assert_error(api.get(f"/v1/jobs/{job_id}/curves", params={"max_clues": 0}), 422, "?")
+    assert_error(api.get(f"/v1/jobs/{job_id}/curves", params={"replicates": 5}), 422, "?")
+
+
+def test_job_game_has_its_report_and_transcript(api: Api, job_id: str):
+    r = api.get(f"/v1/jobs/{job_id}/games/example-chameleon-kitchen")
+    assert r.status_code == 200, r.text
+    got = r.json()
+    assert got["record"] == 4 and got["ok"] and got["error"] is None
+    assert got["report"]["game_id"] == "example-chameleon-kitchen"
+    want = json.loads((EXAMPLES / "chameleon_batch.jsonl").read_text().splitlines()[4])
+    assert got["transcript"]["turns"] == want["turns"]
+    assert got["params"]["backend"] == "cooccurrence"
+    # scoring the transcript again with the job's parameters gives the stored report
+    again = api.post("/v1/score", json=got["transcript"]).json()
+    assert again["steps"] == got["report"]["steps"]
+    same = api.get(f"/v1/jobs/{job_id}/games/example-chameleon-kitchen", params={"record": 4})
+    assert same.json()["record"] == 4
+
+
+def test_job_game_not_found(api: Api, job_id: str):
+    assert_error(api.get(f"/v1/jobs/{job_id}/games/nope"), 404, "game_not_found", "game_id")
+    err = assert_error(
+        api.get(f"/v1/jobs/{job_id}/games/nope", params={"record": 4}),
+        404,
+        "game_not_found",
+        "record",
+    )
+    assert "example-chameleon-kitchen" in err["message"]
+    assert_error(
+        api.get(f"/v1/jobs/{job_id}/games/x", params={"record": 99}), 404, "game_not_found"
+    )
+    assert_error(api.get(f"/v1/jobs/{job_id}/games/x", params={"record": -1}), 422, "?")
+    assert_error(api.get(f"/v1/jobs/{'0' * 32}/games/x"), 404, "job_not_found")
+
+
+def test_job_views_need_the_key(keyed: Api):
+    for url in (f"/v1/jobs/{'0' * 32}/curves", f"/v1/jobs/{'0' * 32}/games/x"):
+        assert_error(keyed.get(url), 401, "unauthorized")

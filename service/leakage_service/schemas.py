@@ -326,3 +326,123 @@ class ExampleInfo(_Out):
 
 class ExamplesResponse(_Out):
     examples: list[ExampleInfo]
+
+
+# -- clue preview -------------------------------------------------------------------------
+
+
+class PreviewRequest(_In):
+    """A game and a clue not said yet: what would the posterior be if ``player`` said
+    ``clue`` after the first ``turns`` turns of ``transcript``?"""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"transcript": EXAMPLE_TRANSCRIPT, "clue": "net"}]}
+    )
+
+    transcript: dict[str, Any]
+    """One transcript: ``leakage.transcript/1`` or a third-party log (``input_format``)."""
+    clue: str = Field(min_length=1, max_length=10_000, pattern=NOT_BLANK)
+    """The clue (Chameleon) or statement (SpyGame) to try; the server's limit on a turn's text
+    (``LEAKAGE_MAX_TEXT_CHARS``) applies."""
+    player: str | None = Field(default=None, min_length=1, max_length=200)
+    """Who says it; by default the next player after the last turn kept who is not the
+    chameleon (with ``include_chameleon``, or in SpyGame, simply the next player)."""
+    turns: JsonInt | None = Field(default=None, ge=0)
+    """How many of the game's turns come before the clue (default: all of them)."""
+
+
+class PreviewFigures(_Out):
+    entropy_bits: float
+    secret_probability: float | None
+    """Chameleon: P(secret); SpyGame: P(the speaker's word). None without a secret."""
+    secret_rank: int | None
+
+
+class PreviewAfter(PreviewFigures):
+    information_gain_bits: float
+    """How much the clue lowers the entropy (bits): ``before.entropy_bits - entropy_bits``."""
+    kl_bits: float
+    counted: bool
+    """Whether the clue updates the posterior (a chameleon's does not, unless
+    ``include_chameleon``)."""
+    top_candidate: str
+    top_probability: float
+    posterior: dict[str, float]
+    """After the clue (the ``top_k`` most probable when asked)."""
+
+
+class PreviewResponse(_Out):
+    game_id: str
+    game: Literal["chameleon", "spygame"]
+    backend: str
+    clue: str
+    player: str
+    role: str
+    turn: int
+    """The clue's place in the game, from 1."""
+    secret: str | None
+    candidates: list[str]
+    before: PreviewFigures
+    """After the turns kept, before the clue (with no turn kept, the uniform prior)."""
+    after: PreviewAfter
+
+
+# -- a job's curves and games (the explorer) ------------------------------------------------
+
+
+class CurvePoint(_Out):
+    group: str
+    metric: Literal["entropy_bits", "top1", "top3", "top5"]
+    """Mean entropy (bits) after m clues, or the share of games whose secret is among the
+    k most probable candidates after m clues."""
+    m: int
+    """Counted clues (0: the prior, for the entropy)."""
+    value: float
+    low: float
+    """95% bootstrap interval over games."""
+    high: float
+    games: int
+    """Games with at least m counted clues (those the point averages)."""
+
+
+class CurveGame(_Out):
+    record: int
+    game_id: str | None
+    game: str | None
+    group: str
+    clues: int
+    """Counted clues in the game: it is in every point of its group with m up to this."""
+
+
+class JobCurves(_Out):
+    job: str
+    state: str
+    """The job's state: the curves use the results stored so far."""
+    by: Literal["model", "matchup", "difficulty"]
+    games: int
+    """Games scored (the failed ones are not in the curves)."""
+    failed: int
+    groups: list[str]
+    """Largest first, as ``leakage report`` orders them."""
+    curves: list[CurvePoint]
+    game_list: list[CurveGame]
+    notes: list[str]
+
+
+class JobGame(_Out):
+    job: str
+    record: int
+    """The record's position in the job's input, from 0."""
+    game_id: str | None
+    ok: bool
+    report: dict[str, Any] | None
+    """The stored report (``leakage.report/1``) when the game was scored."""
+    error: dict[str, Any] | None
+    """Why the game failed, when it did."""
+    transcript: dict[str, Any] | None
+    """The game as ``leakage.transcript/1``, read again from the job's input (None when the
+    input is gone; see ``transcript_note``)."""
+    transcript_note: str | None = None
+    params: ScoreParams
+    """How the job scored it: send these with the transcript to ``/v1/score`` to score it
+    again."""

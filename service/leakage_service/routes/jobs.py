@@ -1,5 +1,6 @@
 """Jobs for large batches: submit (upload or server-side path), poll, fetch results, cancel
-(``POST .../cancel``, results kept) or delete (``DELETE``, gone)."""
+(``POST .../cancel``, results kept) or delete (``DELETE``, gone); and what the explorer shows
+of one: its curves (``GET .../curves``) and a game with its transcript (``GET .../games/{id}``)."""
 
 from __future__ import annotations
 
@@ -29,11 +30,16 @@ from leakage.errors import InvalidTranscript, validation_problems
 from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import JSONL_TYPES
+from leakage_service.job_views import find_game, game_transcript, job_curves
 from leakage_service.job_worker import JobPathError, PathNotAllowed, path_job_files
 from leakage_service.jobs import Job, new_job_id
 from leakage_service.schemas import (
     TRANSCRIPT_REF,
+    CurveGame,
+    CurvePoint,
     ErrorBody,
+    JobCurves,
+    JobGame,
     JobPathRequest,
     JobStatus,
     error_responses,
@@ -536,3 +542,99 @@ async def delete(job_id: JobId, state: State) -> Response:
     await run_in_threadpool(state.store.delete, job_id)
     state.worker.housekeeping_soon()  # give the space back
     return Response(status_code=204)
+
+
+# -- what the explorer shows of a job -------------------------------------------------------
+
+
+class CurveGrouping(StrEnum):
+    model = "model"
+    matchup = "matchup"
+    difficulty = "difficulty"
+
+
+@router.get(
+    "/{job_id}/curves",
+    summary="A job's leakage curves (as leakage report draws them)",
+    response_model=JobCurves,
+    responses=error_responses(401, 404, 422, 429),
+)
+async def curves(
+    job_id: JobId,
+    state: State,
+    by: Annotated[
+        CurveGrouping,
+        Query(
+            description="Group the games by the models of the counted speakers, the "
+            "matchup or the difficulty (meta.matchup, meta.difficulty)."
+        ),
+    ] = CurveGrouping.model,
+    max_clues: Annotated[int, Query(ge=1, le=64, description="Last m drawn.")] = 16,
+    replicates: Annotated[
+        int, Query(ge=100, le=10_000, description="Bootstrap replicates of the intervals.")
+    ] = 1000,
+) -> JobCurves:
+    """Mean entropy after m counted clues and P(secret among the top 1, 3, 5) after m clues,
+    per group, each with a 95% bootstrap interval over games (``leakage.curves``, the figures
+    of ``leakage report``), from the results stored so far; and every scored game with its
+    group and counted clues, so that a point (group, m) lists its games: those of its group
+    with at least m clues."""  # fmt: skip
+    job = _job(state, job_id)
+    out = await run_in_threadpool(
+        job_curves, state, job, by.value, max_clues=max_clues, replicates=replicates
+    )
+    return JobCurves(
+        job=job.id,
+        state=job.state,
+        by=by.value,  # type: ignore[arg-type]
+        games=out.games,
+        failed=out.failed,
+        groups=out.groups,
+        curves=[CurvePoint(**r) for r in out.rows],
+        game_list=[CurveGame(**g) for g in out.game_list],
+        notes=out.notes,
+    )
+
+
+@router.get(
+    "/{job_id}/games/{game_id}",
+    summary="One game of a job: its report and its transcript",
+    response_model=JobGame,
+    responses=error_responses(401, 404, 422, 429),
+)
+async def game(
+    job_id: JobId,
+    game_id: Annotated[str, PathParam(min_length=1, max_length=1000, description="The game's id.")],
+    state: State,
+    record: Annotated[
+        int | None,
+        Query(
+            ge=0,
+            description="The record (position in the job's input, from 0), when "
+            "several games share the id.",
+        ),
+    ] = None,
+) -> JobGame:
+    """The stored report of a job's game and its transcript, read again from the job's
+    input (to score it with another backend, or try a clue on it)."""  # fmt: skip
+    job = _job(state, job_id)
+    found = await run_in_threadpool(find_game, state, job, game_id, record)
+    if found is None or found.game_id != game_id:
+        where = f"at record {record}" if record is not None else "among its results"
+        had = f" (record {record} is {found.game_id!r})" if found is not None else ""
+        raise ServiceError(
+            404, "game_not_found", f"job {job_id} has no game {game_id!r} {where}{had}",
+            field="record" if found is not None else "game_id",
+        )  # fmt: skip
+    transcript, note = await run_in_threadpool(game_transcript, state, job, found.record)
+    return JobGame(
+        job=job.id,
+        record=found.record,
+        game_id=found.game_id,
+        ok=found.ok,
+        report=found.body if found.ok else None,
+        error=None if found.ok else found.body.get("error"),
+        transcript=transcript,
+        transcript_note=note,
+        params=job.params,
+    )

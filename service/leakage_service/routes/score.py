@@ -1,9 +1,12 @@
-"""``POST /v1/score`` (one transcript -> its report) and ``POST /v1/score/batch`` (many ->
-streamed NDJSON, one line per game as it finishes)."""
+"""``POST /v1/score`` (one transcript -> its report), ``POST /v1/score/batch`` (many ->
+streamed NDJSON, one line per game as it finishes) and ``POST /v1/score/preview`` (how much a
+clue not said yet would leak)."""
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -13,15 +16,17 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 
 from leakage.backends import SupportsTokenCount
-from leakage.errors import LeakageError
+from leakage.errors import InvalidTranscript, LeakageError
 from leakage.reports import Report
 from leakage.scoring import report_json
+from leakage.transcripts import AnyTranscript, ChameleonTranscript, Turn
 from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import (
     JSONL_TYPES,
     ScoreParams,
     check_size,
+    checked_json,
     decode_text,
     parse_json,
     request_key,
@@ -29,7 +34,15 @@ from leakage_service.inputs import (
     to_game,
 )
 from leakage_service.runtime import score_records
-from leakage_service.schemas import EXAMPLE_TRANSCRIPT, TRANSCRIPT_REF, error_responses
+from leakage_service.schemas import (
+    EXAMPLE_TRANSCRIPT,
+    TRANSCRIPT_REF,
+    PreviewAfter,
+    PreviewFigures,
+    PreviewRequest,
+    PreviewResponse,
+    error_responses,
+)
 from leakage_service.state import ServiceState
 
 router = APIRouter(prefix="/v1", tags=["score"])
@@ -166,3 +179,125 @@ async def score_batch(request: Request, state: State, params: Params) -> Streami
         timeout=state.settings.score_timeout,
     )  # fmt: skip
     return StreamingResponse(state.pool.stream(produce), media_type="application/x-ndjson")
+
+
+# -- POST /v1/score/preview -----------------------------------------------------------------
+
+
+def _next_player(game: AnyTranscript, kept: list[Turn], params: ScoreParams) -> str:
+    """Who speaks after ``kept``: the next player in the players' order after the last
+    speaker, passing over the chameleon (whose clue the posterior does not count) unless
+    ``include_chameleon``."""
+    ids = [p.id for p in game.players]
+    start = ids.index(kept[-1].player) + 1 if kept else 0
+    order = [game.players[(start + i) % len(ids)] for i in range(len(ids))]
+    skip = isinstance(game, ChameleonTranscript) and not params.include_chameleon
+    return next((p.id for p in order if not (skip and p.role == "chameleon")), order[0].id)
+
+
+def _with_clue(game: AnyTranscript, req: PreviewRequest, params: ScoreParams) -> AnyTranscript:
+    """``game`` cut after ``req.turns`` turns, with the clue said by the player after them."""
+    n = len(game.turns) if req.turns is None else req.turns
+    if n > len(game.turns):
+        raise ServiceError(
+            422, "invalid_request",
+            f"turns is {n}, but the game has {len(game.turns)} turns", field="body.turns",
+        )  # fmt: skip
+    kept = list(game.turns[:n])
+    player = req.player or _next_player(game, kept, params)
+    ids = [p.id for p in game.players]
+    if player not in ids:
+        raise ServiceError(
+            422, "invalid_request",
+            f"player {player!r} is not one of the game's players ({', '.join(ids)})",
+            field="body.player",
+        )  # fmt: skip
+    rounds = [t.round for t in kept if t.round is not None]
+    round_ = None
+    if rounds:  # a new round once the player has spoken in the last one
+        last = rounds[-1]
+        spoke = any(t.player == player and t.round == last for t in kept)
+        round_ = last + 1 if spoke else last
+    turn = Turn(player=player, text=req.clue, round=round_)
+    return game.model_copy(update={"turns": [*kept, turn]})
+
+
+def _preview(
+    state: ServiceState, req: PreviewRequest, params: ScoreParams, deadline: float
+) -> PreviewResponse:
+    try:
+        given = to_game(checked_json(req.transcript), params)
+    except InvalidTranscript as err:  # its fields are inside the body's "transcript"
+        raise InvalidTranscript(
+            [(f"body.transcript.{f}" if f else "body.transcript", m) for f, m in err.problems]
+        ) from None
+    game = _with_clue(given, req, params)
+    check_size(game, state.settings, params.backend)
+    slot = state.backends.get(params.backend)
+    if isinstance(slot.backend, SupportsTokenCount):
+        check_size(game, state.settings, params.backend, slot.backend)
+    data = json.loads(
+        report_json(
+            state.backends.score(
+                slot, game, params.options(), shape=params.shape(), deadline=deadline
+            )
+        )
+    )
+    steps = data["steps"]
+    last = steps[-1]
+    k = len(data["candidates"])
+    if len(steps) > 1:
+        prev = steps[-2]
+        before = PreviewFigures(
+            entropy_bits=prev["entropy_bits"],
+            secret_probability=prev["secret_probability"],
+            secret_rank=prev["secret_rank"],
+        )
+    else:  # the clue is the first turn: the uniform prior
+        before = PreviewFigures(
+            entropy_bits=math.log2(k),
+            secret_probability=1 / k if last["secret_probability"] is not None else None,
+            secret_rank=None,
+        )
+    top, top_p = max(last["posterior"].items(), key=lambda kv: kv[1])
+    return PreviewResponse(
+        game_id=data["game_id"],
+        game=data["game"],
+        backend=data["backend"],
+        clue=last["text"],
+        player=last["player"],
+        role=last["role"],
+        turn=len(steps),
+        secret=data["secret"],
+        candidates=data["candidates"],
+        before=before,
+        after=PreviewAfter(
+            entropy_bits=last["entropy_bits"],
+            secret_probability=last["secret_probability"],
+            secret_rank=last["secret_rank"],
+            information_gain_bits=last["information_gain_bits"],
+            kl_bits=last["kl_bits"],
+            counted=last["counted"],
+            top_candidate=top,
+            top_probability=top_p,
+            posterior=last["posterior"],
+        ),
+    )
+
+
+@router.post(
+    "/score/preview",
+    summary="How much would a clue leak? (before saying it)",
+    response_model=PreviewResponse,
+    responses=error_responses(401, 413, 422, 429, 502, 503),
+)
+async def preview(req: PreviewRequest, state: State, params: Params) -> PreviewResponse:
+    """Score the game so far plus a hypothetical clue by the next player (or ``player``):
+    the posterior, entropy, P(secret) and information gain that clue would bring, beside the
+    figures before it. The same calculation as the leakage-aware agent's library oracle
+    (``leakage.games.agents.leakage_aware``), and the same numbers as ``POST /v1/score`` on
+    the transcript with the clue appended as its last turn."""
+    state.backends.check(params.backend)
+    timeout = state.settings.score_timeout
+    deadline = time.monotonic() + timeout
+    return await state.pool.run(_preview, state, req, params, deadline, timeout=timeout)

@@ -211,10 +211,10 @@ export function renderPreview(res) {
     h("p", {}, h("strong", {}, `If ${res.player} said “${res.clue}” as turn ${res.turn}: `),
       a.counted ? "" : "(this player's turn is not counted, so it changes nothing) "),
     h("ul", {},
-      h("li", { "data-value": a.secret_probability }, `P(${res.secret || word}) ${fmt(b.secret_probability)} → ${fmt(a.secret_probability)} (rank ${a.secret_rank ?? "–"} of ${res.candidates})`),
+      h("li", { "data-value": a.secret_probability }, `P(${res.secret || word}) ${fmt(b.secret_probability)} → ${fmt(a.secret_probability)} (rank ${a.secret_rank ?? "–"} of ${res.candidates.length})`),
       h("li", { "data-value": a.entropy_bits }, `entropy ${fmt(b.entropy_bits)} → ${fmt(a.entropy_bits)} bits`),
       h("li", { "data-value": a.information_gain_bits }, `information gain of the clue: ${fmt(a.information_gain_bits)} bits`),
-      h("li", {}, `most probable candidate then: ${a.top[0]} (${fmt(a.top[1])})`)),
+      h("li", {}, `most probable candidate then: ${a.top_candidate} (${fmt(a.top_probability)})`)),
   );
   box.dataset.state = "done";
 }
