@@ -1,12 +1,14 @@
 """Where leakage keeps its files: one home folder, and every location under it.
 
 :class:`Paths` names each location of a home (the default index, every cache, the jobs).
-:func:`resolve_home` is the one place that knows ``LEAKAGE_HOME`` and its default
-(``~/.cache/leakage``); the command line and the service call it (the service through its
-``Settings.home``) and hand explicit paths to the library. A library function given a path
-uses that path and reads no environment variable; the defaults of its public signatures
+The command line and the service read ``LEAKAGE_HOME`` through their pydantic-settings
+models (``leakage.cli._settings.CliSettings``, ``leakage_service.settings.Settings``) and
+hand explicit paths to the library. A library function given a path uses that path and
+reads no environment variable; the defaults of its public signatures
 (``default_index_path()``, ``default_cache_path()``, ...) are :func:`default_paths`, kept
-for code that passes nothing.
+for code that passes nothing, and :func:`resolve_home` is the one place in the library that
+reads ``LEAKAGE_HOME`` for them. :func:`default_home` (``~/.cache/leakage``) is the default
+of all three.
 
 Only the standard library is imported here: the command line resolves its paths before it
 loads anything else (tests/test_cli_startup.py).

@@ -8,7 +8,9 @@ pydantic, the backends, FAISS, ...) inside its function, so that starting the co
 
 from __future__ import annotations
 
+import os
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -16,6 +18,9 @@ from rich.markup import escape
 
 from leakage.cli._errors import exit_code
 from leakage.errors import LeakageError
+
+if TYPE_CHECKING:
+    from leakage.paths import Paths
 
 app = typer.Typer(
     name="leakage",
@@ -27,6 +32,21 @@ app = typer.Typer(
     # break of the source would show).
     rich_markup_mode="markdown",
 )
+
+
+def cli_paths() -> Paths:
+    """Where the command line keeps its files: the home ``LEAKAGE_HOME`` names, read through
+    the command line's settings (:class:`leakage.cli._settings.CliSettings`) each time it is
+    asked. Those (and pydantic-settings) are loaded only when a ``LEAKAGE_*`` variable is
+    set; with none, the paths are those of the default home, as the settings would say."""
+    from leakage.paths import Paths, default_home
+
+    if not any(name.startswith("LEAKAGE_") for name in os.environ):
+        return Paths(default_home())
+    from leakage.cli._settings import CliSettings
+
+    return CliSettings().paths
+
 
 from leakage.cli import (  # noqa: E402,F401  (register commands)
     batch,

@@ -7,9 +7,8 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
-from leakage.cli import app
+from leakage.cli import app, cli_paths
 
 corpus_app = typer.Typer(
     help="Build and inspect the local co-occurrence index.", no_args_is_help=True
@@ -37,10 +36,11 @@ def build(
     ),
 ) -> None:
     """Build an SQLite FTS5 co-occurrence index (replaces the file only on success)."""
-    from leakage.corpus import build_index, default_documents, file_documents
-    from leakage.paths import Paths
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
-    out = out or Paths.from_env().index
+    from leakage.corpus import build_index, default_documents, file_documents
+
+    out = out or cli_paths().index
     err = Console(stderr=True)
     with Progress(
         TextColumn("[bold]indexing[/bold]"),
@@ -80,9 +80,8 @@ def info(
 ) -> None:
     """Show what an index holds."""
     from leakage.corpus import read_meta
-    from leakage.paths import Paths
 
-    path = index or Paths.from_env().index
+    path = index or cli_paths().index
     meta = read_meta(path)
     typer.echo(f"index: {path}")
     for k, v in meta.items():

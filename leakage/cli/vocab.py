@@ -16,11 +16,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from leakage.cli import app
+from leakage.cli import app, cli_paths
 from leakage.errors import InvalidInput
 
 if TYPE_CHECKING:
     from leakage.encoders import CachedEncoder
+    from leakage.paths import Paths
     from leakage.vocab import GuessResult, VectorIndex
 
 # The library's defaults, written out so that registering these commands imports neither
@@ -58,7 +59,7 @@ def _model_ref(model: str) -> tuple[str, str]:
     return name, str(folder.resolve()) if folder.exists() else name
 
 
-def _build(words: str, model: str, kind: str, out: Path, err: Console):
+def _build(words: str, model: str, kind: str, out: Path, err: Console, paths: Paths):
     """Embed and index a word list with a progress bar; returns (index, encoder)."""
     from rich.progress import (
         BarColumn,
@@ -69,13 +70,12 @@ def _build(words: str, model: str, kind: str, out: Path, err: Console):
     )
 
     from leakage.encoders import open_encoder
-    from leakage.paths import Paths
     from leakage.vocab import VectorIndex, embed_words, load_words
 
     word_list = load_words(words)
     _, ref = _model_ref(model)
     err.print(f"loading {model} ...", highlight=False)
-    encoder = open_encoder(model, cache_path=str(Paths.from_env().embeddings))
+    encoder = open_encoder(model, cache_path=str(paths.embeddings))
     with Progress(
         TextColumn("[bold]embedding[/bold]"),
         BarColumn(),
@@ -130,13 +130,13 @@ def build(
     ] = None,
 ) -> None:
     """Embed a word list and save a vector index of it (replaced only on success)."""
-    from leakage.paths import resolve_home
     from leakage.vocab import default_vocab_dir
 
+    paths = cli_paths()
     if out is None:
         name, _ = _model_ref(model)
-        out = default_vocab_dir(name, words, home=resolve_home())
-    _build(words, model, kind.value, out, Console(stderr=True))
+        out = default_vocab_dir(name, words, home=paths.home)
+    _build(words, model, kind.value, out, Console(stderr=True), paths)
 
 
 @vocab_app.command("info")
@@ -147,24 +147,22 @@ def info(
     model: Annotated[str, typer.Option(help="Model of the default index.")] = DEFAULT_MODEL,
 ) -> None:
     """Show what a vocabulary index holds."""
-    from leakage.paths import resolve_home
     from leakage.vocab import default_vocab_dir, read_meta
 
-    path = vocab or default_vocab_dir(_model_ref(model)[0], home=resolve_home())
+    path = vocab or default_vocab_dir(_model_ref(model)[0], home=cli_paths().home)
     typer.echo(f"index: {path}")
     for key, value in read_meta(path).model_dump().items():
         typer.echo(f"{key}: {value}")
 
 
-def _lazy_encoder(index: VectorIndex, model: str) -> CachedEncoder:
+def _lazy_encoder(index: VectorIndex, model: str, paths: Paths) -> CachedEncoder:
     """The encoder of ``open_encoder(model)`` (disk cache, precision auto), whose model is
     loaded, and torch imported, only when a text is neither in the index nor in the cache."""
     from leakage.encoders import CachedEncoder, SentenceTransformerEncoder
-    from leakage.paths import Paths
     from leakage.vocab import LazyEncoder
 
     lazy = LazyEncoder(index.model, index.dimension, lambda: SentenceTransformerEncoder(model))
-    return CachedEncoder(lazy, cache_path=Paths.from_env().embeddings)
+    return CachedEncoder(lazy, cache_path=paths.embeddings)
 
 
 def guess_document(index: VectorIndex, result: GuessResult) -> dict[str, Any]:
@@ -211,23 +209,25 @@ def guess(
     the vocabulary take their vectors from the index; the embedding model is loaded only for
     other clues (and a secret outside the vocabulary) not already in the embedding cache.
     """
-    from leakage.paths import resolve_home
     from leakage.vocab import OpenVocabulary, VectorIndex, default_vocab_dir, read_meta
 
     err = Console(stderr=True)
+    paths = cli_paths()
     if vocab is None:
         name, _ = _model_ref(model or DEFAULT_MODEL)
-        path = default_vocab_dir(name, home=resolve_home())
+        path = default_vocab_dir(name, home=paths.home)
         if not (path / "meta.json").is_file():
             err.print(
                 f"building the default vocabulary index at {path} (first use) ...",
                 highlight=False,
                 soft_wrap=True,
             )
-            index, encoder = _build("wordfreq:50000", model or DEFAULT_MODEL, "auto", path, err)
+            index, encoder = _build(
+                "wordfreq:50000", model or DEFAULT_MODEL, "auto", path, err, paths
+            )
         else:
             index = VectorIndex.load(path, model=name)
-            encoder = _lazy_encoder(index, model or DEFAULT_MODEL)
+            encoder = _lazy_encoder(index, model or DEFAULT_MODEL, paths)
     else:
         if not vocab.exists():
             raise InvalidInput(
@@ -237,7 +237,7 @@ def guess(
         meta = read_meta(vocab)
         # Check the model before loading it: a mismatch is the user's to fix (exit 2).
         index = VectorIndex.load(vocab, model=_model_ref(model)[0] if model else None)
-        encoder = _lazy_encoder(index, model or meta.model_ref or meta.model)
+        encoder = _lazy_encoder(index, model or meta.model_ref or meta.model, paths)
     result = OpenVocabulary(index, encoder, tau=tau).guess(
         clues, top=top, exclude=exclude or (), exclude_clues=not keep_clues, secret=secret
     )
