@@ -1,7 +1,7 @@
 // The explorer's controller: reads the URL, calls the API, hands answers to views.js, keeps
 // document.body.dataset.state ("loading" / "ready" / "error") and #status up to date.
 
-import { api, setApiKey } from "./api.js";
+import { api, apiKey, setApiKey } from "./api.js";
 import { gameLabel, parseTranscripts, readState, writeState } from "./state.js";
 import {
   renderCurveFilter, renderCurveGames, renderGame, renderJobCurves, renderPreview,
@@ -33,13 +33,16 @@ async function act(label, fn) {
     const done = await fn();
     status(done || "Ready.");
     document.body.dataset.state = "ready";
+    performance.mark("explorer-ready"); // time to a drawn view, for measurements
   } catch (err) {
+    let message = `${label} failed: ${err.message}`;
     if (err.status === 401) {
       app.retry = () => act(label, fn);
       $("key-panel").hidden = false;
       $("api-key").focus();
+      message = apiKey() ? "The server refused this API key: enter another." : "This server needs an API key: enter it below.";
     }
-    status(`${label} failed: ${err.message}`);
+    status(message);
     document.body.dataset.state = "error";
   }
 }
@@ -175,7 +178,7 @@ async function loadExamples() {
 }
 
 async function start() {
-  await loadBackends();
+  await loadBackends(); // first alone: without a key, one refused request, not two
   await loadExamples();
   const s = app.state;
   if (s.by) $("curve-group").value = s.by;

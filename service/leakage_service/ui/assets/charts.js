@@ -134,6 +134,13 @@ export function lineChart(svg, { series, xLabel, yLabel, yMin = 0, yMax, ref, on
   el("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle" }, svg, xLabel);
   el("text", { x: 12, y: (T + H - B) / 2, transform: `rotate(-90 12 ${(T + H - B) / 2})`, "text-anchor": "middle" }, svg, yLabel);
   if (ref !== undefined && ref !== null) el("line", { x1: L, x2: W - R, y1: sy(ref), y2: sy(ref), class: "prior" }, svg);
+  if (series.length > 1) {
+    series.forEach((s, i) => {
+      const y = T + 4 + i * 15;
+      el("line", { x1: W - R - 120, x2: W - R - 104, y1: y, y2: y, stroke: s.colour, "stroke-width": 3 }, svg);
+      el("text", { x: W - R - 100, y: y + 4 }, svg, s.name.length > 18 ? `${s.name.slice(0, 17)}…` : s.name);
+    });
+  }
   for (const s of series) {
     const pts = s.points.filter((p) => p.y !== null && p.y !== undefined && !Number.isNaN(p.y));
     const banded = pts.filter((p) => p.low !== undefined && p.low !== null);
@@ -159,5 +166,6 @@ export function lineChart(svg, { series, xLabel, yLabel, yMin = 0, yMax, ref, on
   }
 }
 
-// Colours for groups, each >= 3:1 on white (graphics), distinguishable in colour-blind vision (Okabe-Ito).
-export const PALETTE = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#7a5c00", "#56b4e9", "#000000", "#e69f00"];
+// Colours for series and groups, each at least 3:1 on white (WCAG's figure for graphics):
+// Okabe-Ito's first four (told apart in colour-blind vision), then darker ones.
+export const PALETTE = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#6a3d9a", "#7a5c00", "#000000", "#b8006b"];
