@@ -220,6 +220,7 @@ BACKENDS = ("cooccurrence", "embedding", "ensemble", "judge", "listener")
 FORMATS = ("auto", "leakage", "ck-arena", "spygame-liang")
 BATCH = ("batch", GAME, "-o", "OUT")
 SPLITS = ("splits", "build", GAME, "-o", "OUT")
+TOURNAMENT = ("cheatsheet-tournament", "chameleon", "--agents", "x", "--role", "chameleon")
 
 CHOICE_OPTIONS = [
     # (the command before the option, the option, its choices)
@@ -243,6 +244,9 @@ CHOICE_OPTIONS = [
     (SPLITS, "--method", ("terciles", "thresholds")),
     (("vocab", "build", "--out", "OUT"), "--kind", ("auto", "flat", "hnsw", "ivf", "numpy")),
     (("guess", "ice"), "--format", ("table", "json")),
+    (("play", "chameleon"), "--lessons", ("llm", "rules", "auto")),
+    (TOURNAMENT, "--lessons", ("llm", "rules", "auto")),
+    (TOURNAMENT[:4], "--role", ("non-chameleon", "chameleon", "civilian", "spy")),
 ]
 
 
@@ -280,13 +284,16 @@ def test_the_choices_are_the_librarys():
     from leakage.backends.cooccurrence.web import WEB_SOURCES
     from leakage.backends.judge import DIRECTIONS, MODES
     from leakage.cli import _options as o
+    from leakage.games.chameleon import ROLES as CHAMELEON_ROLES
+    from leakage.games.spygame import ROLES as SPY_ROLES
     from leakage.llm._local import NORMALISERS
     from leakage.posterior import SPY_ASSIGNMENTS, spy_posterior
     from leakage.transcripts import INPUT_FORMATS
 
-    assert sorted(get_args(o.Backend)) == backend_names()
-    assert get_args(o.InputFormat) == INPUT_FORMATS
-    assert sorted(get_args(o.CountSource)) == sorted(["local", *WEB_SOURCES])
+    assert list(o.BACKENDS.values()) == backend_names()
+    assert o.INPUT_FORMATS.values() == INPUT_FORMATS
+    assert sorted(o.COUNT_SOURCES.values()) == sorted(["local", *WEB_SOURCES])
+    assert o.ROLES.values() == (*CHAMELEON_ROLES, *SPY_ROLES)
     assert get_args(o.Estimator) == ESTIMATORS
     assert get_args(o.Pooling) == POOLINGS
     assert get_args(o.JudgeMode) == MODES
@@ -304,5 +311,6 @@ def test_help_lists_the_choices():
     text = " ".join(p.stdout.split())  # the help column wraps
     assert "cooccurrence, embedding, ensemble, judge or listener" in text
     assert "conditional, npmi or ngd" in text
-    assert "local, serpapi, google-cse or infini-gram" in text
+    assert "google-cse, infini-gram, local or serpapi" in text  # the registry's, sorted
+    assert "auto, leakage, ck-arena or spygame-liang" in text
     assert "<known|marginalise>" in text and "<mean|sum>" in text and "<auto|fp32|bf16>" in text
