@@ -20,16 +20,23 @@ A message says what was wrong, where (file, record, field) and how to fix it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
 
 
 class LeakageError(Exception):
     """Base class of every error leakage raises on purpose."""
 
+    error_type: ClassVar[str] = "leakage_error"
+    """Its name in an error record (:class:`ErrorRecord`) and the service's error bodies."""
+
 
 class InvalidInput(LeakageError):
     """The user's input is wrong; the rest of a batch is still processed."""
+
+    error_type = "invalid_input"
 
 
 class InvalidTranscript(InvalidInput):
@@ -38,6 +45,8 @@ class InvalidTranscript(InvalidInput):
     ``source`` names the file (or ``<request>``), ``record`` the record (index or id) and
     ``problems`` holds one ``(field, message)`` pair per problem found.
     """
+
+    error_type = "invalid_transcript"
 
     def __init__(
         self,
@@ -74,21 +83,31 @@ class InvalidTranscript(InvalidInput):
 class UnknownInputFormat(InvalidInput):
     """No adapter recognises the input."""
 
+    error_type = "unknown_input_format"
+
 
 class UnknownBackend(LeakageError):
     """A backend or count-source name is not registered."""
+
+    error_type = "unknown_backend"
 
 
 class BackendUnavailable(LeakageError):
     """A backend cannot run here; the message says what to install or set."""
 
+    error_type = "backend_unavailable"
+
 
 class CountSourceError(LeakageError):
     """A count source failed after its retries."""
 
+    error_type = "count_source_failed"
+
 
 class BudgetExhausted(CountSourceError):
     """The per-run query budget is spent; ``done`` queries were answered before it ran out."""
+
+    error_type = "budget_exhausted"
 
     def __init__(self, message: str, *, done: int, budget: int) -> None:
         self.done = done
@@ -105,9 +124,78 @@ class LLMError(LeakageError):
     :class:`BackendUnavailable`.
     """
 
+    error_type = "llm_failed"
+
 
 class CorpusError(LeakageError):
     """A corpus could not be read or indexed."""
+
+    error_type = "corpus_unavailable"
+
+
+@dataclass(frozen=True)
+class ErrorRecord:
+    """A record that could not be scored, in the one shape of every error line (``leakage
+    batch``'s ``errors.jsonl``, the service's batch and job result lines; docs/batch.md)::
+
+        {"source": "games.jsonl", "record": 3, "label": "line 4",
+         "error": {"type": "invalid_transcript", "message": "...", "field": "turns[1].player",
+                   "record": 3, "problems": [{"field": "turns[1].player", "message": "..."}]}}
+
+    ``source`` and ``label`` (the file, and where the record is in it) are left out when
+    None (the service's records are numbered within a request or job); ``problems`` when
+    empty. The ``error`` object is the one of the service's error bodies.
+    """
+
+    record: int | str | None
+    type: str
+    """:attr:`LeakageError.error_type` of the error (``internal_error`` for a bug)."""
+    message: str
+    field: str | None = None
+    problems: tuple[tuple[str, str], ...] = ()
+    source: str | None = None
+    label: str | None = None
+
+    @classmethod
+    def of(
+        cls,
+        err: LeakageError,
+        *,
+        record: int | str | None = None,
+        source: str | None = None,
+        label: str | None = None,
+    ) -> ErrorRecord:
+        """The record of a library error: its type, message and (an invalid transcript's)
+        problems, the first of which names the field; ``record`` defaults to the error's."""
+        problems = tuple(err.problems) if isinstance(err, InvalidTranscript) else ()
+        if record is None and isinstance(err, InvalidTranscript):
+            record = err.record
+        field = problems[0][0] or None if problems else None
+        return cls(record, err.error_type, str(err), field, problems, source, label)
+
+    def detail(self) -> dict[str, Any]:
+        """The ``error`` object."""
+        doc: dict[str, Any] = {
+            "type": self.type,
+            "message": self.message,
+            "field": self.field,
+            "record": self.record,
+        }
+        if self.problems:
+            doc["problems"] = [{"field": f or None, "message": m} for f, m in self.problems]
+        return doc
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {} if self.source is None else {"source": self.source}
+        doc["record"] = self.record
+        if self.label is not None:
+            doc["label"] = self.label
+        doc["error"] = self.detail()
+        return doc
+
+    def to_json(self) -> str:
+        """One line of JSON (UTF-8 text, not escaped to ASCII)."""
+        return json.dumps(self.to_dict(), ensure_ascii=False)
 
 
 class _HasErrors(Protocol):
@@ -159,6 +247,7 @@ __all__ = [
     "BudgetExhausted",
     "CorpusError",
     "CountSourceError",
+    "ErrorRecord",
     "InvalidInput",
     "InvalidTranscript",
     "LLMError",

@@ -105,8 +105,9 @@ def test_unreadable_files_are_error_lines_and_the_rest_of_the_run_is_scored(
     assert {Path(e["source"]).name for e in errors} == {
         "cut.jsonl.gz", "damaged.parquet", "foreign.parquet"
     }  # fmt: skip
-    assert any("truncated" in e["error"] for e in errors)
-    assert all("Parquet" in e["error"] for e in errors if e["source"].endswith(".parquet"))
+    assert any("truncated" in e["error"]["message"] for e in errors)
+    parquet = [e for e in errors if e["source"].endswith(".parquet")]
+    assert all("Parquet" in e["error"]["message"] for e in parquet)
 
 
 def test_bad_records_are_named_by_file_and_line(tmp_path: Path):
@@ -170,7 +171,8 @@ def test_batch_writes_steps_reports_errors_and_manifest(
     errors = [json.loads(x) for x in (out / "errors.jsonl").read_text().splitlines()]
     assert len(errors) == 1
     assert errors[0]["source"] == str(bad.resolve()) and errors[0]["label"] == "line 1"
-    assert any(field == "players" for field, _ in errors[0]["problems"])
+    assert errors[0]["error"]["type"] == "invalid_transcript"
+    assert any(p["field"] == "players" for p in errors[0]["error"]["problems"])
 
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "complete"

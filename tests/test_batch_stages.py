@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from leakage.batch._worker import Assembler, Scored, Scorer, ScorerSpec, report_json
+from leakage.batch._worker import Assembler, ScoredChunk, Scorer, ScorerSpec, report_json
 from leakage.reports import Report
 from leakage.scoring import (
     ScoreOptions,
@@ -154,8 +154,10 @@ def test_a_game_the_backend_rejects_is_an_error_line_and_the_rest_of_the_chunk_i
     assert (result.games, result.failed) == (2, 1)
     assert result.keys == [("/data/games.jsonl", i) for i in range(3)]
     error = json.loads(result.errors)
-    assert (error["label"], error["type"]) == ("line 2", "InvalidInput")
-    assert "tennis" in error["error"]
+    assert (error["label"], error["record"], error["error"]["type"]) == (
+        "line 2", 1, "invalid_input"
+    )  # fmt: skip
+    assert "tennis" in error["error"]["message"] and error["error"]["record"] == 1
     assert result.steps.num_rows == len(records[0]["turns"]) + len(records[2]["turns"])
     reports = [json.loads(x) for x in result.reports.splitlines()]
     assert [r["game_id"] for r in reports] == [records[0]["id"], records[2]["id"]]
@@ -164,7 +166,7 @@ def test_a_game_the_backend_rejects_is_an_error_line_and_the_rest_of_the_chunk_i
 def test_a_fatal_backend_failure_keeps_nothing_of_the_chunk():
     assembler = Assembler(ScorerSpec("cooccurrence", {}))
     parsed = assembler.parse([])
-    result = assembler.assemble(parsed, Scored(fatal=("BudgetExceeded", "budget spent")))
+    result = assembler.assemble(parsed, ScoredChunk(fatal=("BudgetExceeded", "budget spent")))
     assert result.fatal == ("BudgetExceeded", "budget spent") and result.keys == []
 
 

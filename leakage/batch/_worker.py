@@ -23,17 +23,16 @@ with what was committed.
 from __future__ import annotations
 
 import gc
-import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.util import Finalize
 from typing import Any
 
 from leakage.backends.base import LikelihoodBackend, SupportsClose
 from leakage.batch._rows import RowContext, StepColumns, StepNumbers, row_context
-from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
+from leakage.errors import ErrorRecord, InvalidInput, LeakageError
 from leakage.scoring import (
     GameInput,
     ReportContext,
@@ -91,31 +90,15 @@ class ChunkResult:
     peak_rss_mb: float | None = None
 
 
-GameError = tuple[str, str, list[list[str]]]
-"""A game the backend stage rejected: ``(error class name, message, problems)``."""
-
-
-def _game_error(err: InvalidInput) -> GameError:
-    problems = [list(p) for p in err.problems] if isinstance(err, InvalidTranscript) else []
-    return (type(err).__name__, str(err), problems)
-
-
-def error_line(source: str, record: int, label: int | str, err: InvalidInput | GameError) -> str:
-    name, message, problems = _game_error(err) if isinstance(err, InvalidInput) else err
-    doc: dict[str, Any] = {
-        "source": source,
-        "record": record,
-        "label": str(label),
-        "type": name,
-        "error": message,
-    }
-    if problems:
-        doc["problems"] = problems
-    return json.dumps(doc, ensure_ascii=False)
+def error_line(source: str, record: int, label: int | str, err: InvalidInput | ErrorRecord) -> str:
+    """The ``errors.jsonl`` line of a record that is not a game, or that the backend stage
+    rejected (an :class:`~leakage.errors.ErrorRecord`, located here)."""
+    found = err if isinstance(err, ErrorRecord) else ErrorRecord.of(err)
+    return replace(found, source=source, record=record, label=str(label)).to_json()
 
 
 @dataclass
-class Scored:
+class ScoredChunk:
     """What scoring a chunk's parsed games produced, in their order: the numbers of their
     step rows, their report lines, and the games the backend rejected (by position among
     the chunk's parsed games)."""
@@ -124,7 +107,8 @@ class Scored:
     numbers: dict[str, Any] | None = None
     """:meth:`StepNumbers.arrays` of the games scored (None when none was)."""
     reports: bytes = b""
-    rejected: dict[int, GameError] = field(default_factory=dict)
+    rejected: dict[int, ErrorRecord] = field(default_factory=dict)
+    """The games the backend rejected, by position, their records not yet located."""
     backend_info: dict[str, Any] = field(default_factory=dict)
     fatal: tuple[str, str] | None = None
     pid: int = 0
@@ -182,7 +166,7 @@ class Assembler:
             )
         return parsed
 
-    def assemble(self, parsed: Parsed, scored: Scored) -> ChunkResult:
+    def assemble(self, parsed: Parsed, scored: ScoredChunk) -> ChunkResult:
         if scored.fatal is not None:
             return ChunkResult(keys=[], fatal=scored.fatal, pid=scored.pid)
         errors = list(parsed.errors)
@@ -232,7 +216,7 @@ class Scorer:
 
     def score_inputs(
         self, inputs: Sequence[GameInput], contexts: Sequence[ReportContext]
-    ) -> Scored:
+    ) -> ScoredChunk:
         """Score a chunk's parsed games: the backend stage, then the numbers of their step
         rows and their report lines, from the plain values the parent sends (no transcript
         needed)."""
@@ -241,14 +225,14 @@ class Scorer:
                 prepare_inputs(inputs, self.backend)
             found = score_inputs(inputs, self.backend)
         except LeakageError as err:
-            return Scored(fatal=(type(err).__name__, str(err)), pid=os.getpid())
+            return ScoredChunk(fatal=(type(err).__name__, str(err)), pid=os.getpid())
         spec, name, info = self.spec, self.backend.name, self.info()
-        scored = Scored(backend=name, backend_info=info, pid=os.getpid())
+        scored = ScoredChunk(backend=name, backend_info=info, pid=os.getpid())
         step_numbers = StepNumbers()
         reports: list[bytes] = []
         for i, (inp, ctx, trace) in enumerate(zip(inputs, contexts, found, strict=True)):
             if isinstance(trace, InvalidInput):
-                scored.rejected[i] = _game_error(trace)
+                scored.rejected[i] = ErrorRecord.of(trace)
                 continue
             step_numbers.add(trace)
             if spec.write_reports:
@@ -293,9 +277,9 @@ class SafeScorer:
 
     def score_inputs(
         self, inputs: Sequence[GameInput], contexts: Sequence[ReportContext]
-    ) -> Scored:
+    ) -> ScoredChunk:
         if self.scorer is None:
-            return Scored(fatal=self.failed, pid=os.getpid())
+            return ScoredChunk(fatal=self.failed, pid=os.getpid())
         return self.scorer.score_inputs(inputs, contexts)
 
 
@@ -347,7 +331,9 @@ def score_chunk_in_process(chunk: Sequence[RawRecord]) -> ChunkResult:
     return _SCORER.score(chunk)
 
 
-def score_in_process(inputs: Sequence[GameInput], contexts: Sequence[ReportContext]) -> Scored:
+def score_in_process(
+    inputs: Sequence[GameInput], contexts: Sequence[ReportContext]
+) -> ScoredChunk:
     if _SCORER is None:  # pragma: no cover - the pool runs init_process first
         raise RuntimeError("init_process was not run in this worker")
     return _SCORER.score_inputs(inputs, contexts)

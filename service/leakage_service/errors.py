@@ -5,14 +5,16 @@
      "request_id": "..."}
 
 ``field`` names the request part at fault (a query parameter, ``body``, or a path inside the
-transcript); ``record`` the record of a batch or job. Library errors (``LeakageError``) are
-mapped to a status once (``STATUS``); unexpected exceptions become a 500 with a generic
-message and the traceback goes to the log only, never to the client.
+transcript); ``record`` the record of a batch or job. The ``error`` object is the library's
+(``leakage.errors.ErrorRecord.detail``), and so is a batch or job result's error line
+(``error_line``: ``{"record": 3, "error": {...}}``, the shape of ``leakage batch``'s errors
+file). Library errors (``LeakageError``) are mapped to a status once (``STATUS``; their type
+is their ``error_type``); unexpected exceptions become a 500 with a generic message and the
+traceback goes to the log only, never to the client.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -27,6 +29,7 @@ from leakage.errors import (
     BudgetExhausted,
     CorpusError,
     CountSourceError,
+    ErrorRecord,
     InvalidInput,
     InvalidTranscript,
     LeakageError,
@@ -45,20 +48,20 @@ class GameTooLarge(InvalidTranscript):
     ``_MAX_TEXT_CHARS``, ``_MAX_GAME_CHARS``, ``_MAX_GAME_COST``); ``problems`` name the
     fields. A service error, not the library's: the CLI scores such games."""
 
+    error_type = "game_too_large"
 
-STATUS: list[tuple[type[LeakageError], int, str]] = [
-    (GameTooLarge, 422, "game_too_large"),
-    (InvalidTranscript, 422, "invalid_transcript"),
-    (UnknownInputFormat, 422, "unknown_input_format"),
-    (InvalidInput, 422, "invalid_input"),
-    (UnknownBackend, 422, "unknown_backend"),
-    (BackendUnavailable, 503, "backend_unavailable"),
-    (BudgetExhausted, 503, "budget_exhausted"),
-    (CountSourceError, 502, "count_source_failed"),
-    (LLMError, 502, "llm_failed"),
-    (CorpusError, 503, "corpus_unavailable"),
+
+STATUS: list[tuple[type[LeakageError], int]] = [
+    (InvalidInput, 422),
+    (UnknownBackend, 422),
+    (BudgetExhausted, 503),
+    (BackendUnavailable, 503),
+    (CountSourceError, 502),
+    (LLMError, 502),
+    (CorpusError, 503),
 ]
-"""Library error -> (HTTP status, error type), first match wins."""
+"""Library error -> HTTP status, first match wins; the error's type is its ``error_type``
+(``invalid_transcript``, ``game_too_large``, ...). Any other is a 500, ``internal_error``."""
 
 
 class ServiceError(HTTPException):
@@ -123,9 +126,7 @@ def error_body(
     problems: list[tuple[str, str]] | None = None,
     request_id: str | None = None,
 ) -> dict[str, Any]:
-    err: dict[str, Any] = {"type": type_, "message": message, "field": field, "record": record}
-    if problems:
-        err["problems"] = [{"field": f or None, "message": m} for f, m in problems]
+    err = ErrorRecord(record, type_, message, field, tuple(problems or ())).detail()
     return {"error": err, "request_id": request_id}
 
 
@@ -133,18 +134,18 @@ def describe_leakage_error(
     err: LeakageError, *, field: str | None = None, record: int | str | None = None
 ) -> tuple[int, dict[str, Any]]:
     """(HTTP status, the ``error`` object) of a library error."""
-    status, type_ = 500, "internal_error"
-    for cls, code, name in STATUS:
-        if isinstance(err, cls):
-            status, type_ = code, name
-            break
-    problems: list[tuple[str, str]] | None = None
-    message = str(err)
-    if isinstance(err, InvalidTranscript):
-        problems = err.problems
-        field = field or (problems[0][0] if problems and problems[0][0] else None)
-        record = record if record is not None else err.record
-    elif isinstance(err, UnknownBackend):
+    status, found = _error_record(err, field=field, record=record)
+    return status, found.detail()
+
+
+def _error_record(
+    err: LeakageError, *, field: str | None = None, record: int | str | None = None
+) -> tuple[int, ErrorRecord]:
+    status = next((code for cls, code in STATUS if isinstance(err, cls)), 500)
+    found = ErrorRecord.of(err, record=record)
+    type_ = found.type if status != 500 else "internal_error"
+    message, field = found.message, field or found.field
+    if isinstance(err, UnknownBackend):
         field = field or "backend"
     elif isinstance(err, UnknownInputFormat):
         field = field or "input_format"
@@ -152,19 +153,18 @@ def describe_leakage_error(
         message = message.replace("pass --input-format", "set the input_format query parameter")
     elif isinstance(err, BackendUnavailable | CorpusError):
         message = redact_paths(message)  # the server's files are not the client's business
-    body = error_body(type_, message, field=field, record=record, problems=problems)
-    return status, body["error"]
+    return status, ErrorRecord(found.record, type_, message, field, found.problems)
 
 
 def error_line(record: int, err: Exception) -> str:
-    """The NDJSON line (and stored job result) of a record that could not be scored."""
+    """The NDJSON line (and stored job result) of a record that could not be scored: an
+    ``ErrorRecord`` without ``source`` and ``label`` (``{"record": 3, "error": {...}}``)."""
     if isinstance(err, LeakageError):
-        _, body = describe_leakage_error(err, record=record)
+        _, found = _error_record(err, record=record)
     else:
-        body = error_body("internal_error", "internal error scoring this game; see the log")
-        body = body["error"]
-        body["record"] = record
-    return json.dumps({"record": record, "error": body}, ensure_ascii=False)
+        message = "internal error scoring this game; see the log"
+        found = ErrorRecord(record, "internal_error", message)
+    return found.to_json()
 
 
 def request_id(request: Request) -> str | None:
