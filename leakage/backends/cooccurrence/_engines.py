@@ -281,6 +281,8 @@ WEB_SOURCES: dict[str, Callable[..., WebCountSource]] = {
     "google-cse": GoogleCseSource.from_env,
     "infini-gram": InfiniGramSource.from_env,
 }
-"""Registry of web count sources: name -> ``from_env(*, cache_path, budget=None, **kw)``."""
+"""The shipped web count sources by name -> ``from_env(*, cache_path, budget=None, **kw)`` (the
+registry of every count source, these, ``local`` and those of installed distributions, is
+``leakage.backends.cooccurrence.COUNT_SOURCES``)."""
 
 __all__ = ["WEB_SOURCES", "GoogleCseSource", "InfiniGramSource", "SerpApiSource"]
