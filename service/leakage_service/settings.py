@@ -125,13 +125,13 @@ class Settings(BaseSettings):
     """Most work one game may ask of a backend, in units of candidates x (bytes of turn text
     + 32) + bytes of the candidates (``inputs.GameCost``: the LLM judge encodes a prompt for
     each candidate, then reads every clue token after it), times 250 on the judge and the
-    ensemble (``inputs.COST_FACTOR``); once the judge is loaded, a token of its model counts
-    as 5 bytes where that is more. More is a 422. Measured on this 2-core machine under a
-    load of 3 to 5 by ``python -m benchmarks.service_game_cost``: a unit takes the
-    co-occurrence backend about 4 us of CPU with a cold cache (a game at the limit: 3.3 s)
-    and the judge 4 to 5 ms of CPU, whatever the text (a game at its 4,000 units: 20 s of
-    CPU, 10 s on two free cores). Every shipped example, played game and CK-Arena dev log
-    (at most 3,971 units) fits on every backend."""
+    ensemble (``leakage.backends.costs`` on their factories); once the judge is loaded, a
+    token of its model counts as 5 bytes where that is more. More is a 422. Measured on this
+    2-core machine under a load of 3 to 5 by ``python -m benchmarks.service_game_cost``: a
+    unit takes the co-occurrence backend about 4 us of CPU with a cold cache (a game at the
+    limit: 3.3 s) and the judge 4 to 5 ms of CPU, whatever the text (a game at its 4,000
+    units: 20 s of CPU, 10 s on two free cores). Every shipped example, played game and
+    CK-Arena dev log (at most 3,971 units) fits on every backend."""
     score_timeout: float = Field(default=30.0, gt=0)
     """Seconds a ``/v1/score`` request may take, queue wait included (and a
     ``/v1/score/batch`` request until its stream starts); past it the request gets 503 +
