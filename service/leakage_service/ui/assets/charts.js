@@ -108,8 +108,9 @@ function moveFocus(svg, e, nr, nc) {
 }
 
 // A line chart. series: [{name, colour, points: [{x, y, low, high, tip, data}]}]
-// Options: xLabel, yLabel, yMin, yMax, ref (a dashed reference line at y), onPoint(point, series).
-export function lineChart(svg, { series, xLabel, yLabel, yMin = 0, yMax, ref, onPoint, xs }) {
+// Options: xLabel, yLabel, yMin, yMax, ref (a dashed reference line at y), onPoint(point, series),
+// legend (drawn in the corner when there are several series; default true).
+export function lineChart(svg, { series, xLabel, yLabel, yMin = 0, yMax, ref, onPoint, xs, legend = true }) {
   clear(svg);
   const W = 460, H = 250, L = 48, R = 12, T = 12, B = 40;
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
@@ -119,7 +120,7 @@ export function lineChart(svg, { series, xLabel, yLabel, yMin = 0, yMax, ref, on
   const xVals = xs || [...new Set(all.map((p) => p.x))].sort((a, b) => a - b);
   const x0 = Math.min(...xVals, 0), x1 = Math.max(...xVals, 1);
   const top = yMax ?? Math.max(1e-9, ...all.map((p) => p.high ?? p.y), ref ?? 0) * 1.05;
-  const sx = (x) => L + ((x - x0) / (x1 - x0 || 1)) * (W - L - R);
+  const sx0 = (x) => L + ((x - x0) / (x1 - x0 || 1)) * (W - L - R);
   const sy = (y) => T + (1 - (y - yMin) / (top - yMin || 1)) * (H - T - B);
   for (let i = 0; i <= 4; i++) {
     const v = yMin + ((top - yMin) * i) / 4;
@@ -129,19 +130,24 @@ export function lineChart(svg, { series, xLabel, yLabel, yMin = 0, yMax, ref, on
   el("line", { x1: L, x2: W - R, y1: sy(yMin), y2: sy(yMin), class: "axis" }, svg);
   const step = Math.max(1, Math.ceil(xVals.length / 16));
   xVals.forEach((x, i) => {
-    if (i % step === 0) el("text", { x: sx(x), y: H - B + 14, "text-anchor": "middle", class: "muted" }, svg, String(x));
+    if (i % step === 0) el("text", { x: sx0(x), y: H - B + 14, "text-anchor": "middle", class: "muted" }, svg, String(x));
   });
   el("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle" }, svg, xLabel);
   el("text", { x: 12, y: (T + H - B) / 2, transform: `rotate(-90 12 ${(T + H - B) / 2})`, "text-anchor": "middle" }, svg, yLabel);
   if (ref !== undefined && ref !== null) el("line", { x1: L, x2: W - R, y1: sy(ref), y2: sy(ref), class: "prior" }, svg);
-  if (series.length > 1) {
+  if (legend && series.length > 1) {
     series.forEach((s, i) => {
       const y = T + 4 + i * 15;
       el("line", { x1: W - R - 120, x2: W - R - 104, y1: y, y2: y, stroke: s.colour, "stroke-width": 3 }, svg);
       el("text", { x: W - R - 100, y: y + 4 }, svg, s.name.length > 18 ? `${s.name.slice(0, 17)}…` : s.name);
     });
   }
-  for (const s of series) {
+  // Series side by side at one x (dodged) so that equal values do not hide each other's points.
+  const gap = (W - L - R) / Math.max(1, xVals.length - 1);
+  const dodge = series.length > 1 ? Math.min(10, (gap * 0.7) / (series.length - 1)) : 0;
+  for (const [k, s] of series.entries()) {
+    const off = (k - (series.length - 1) / 2) * dodge;
+    const sx = (x) => sx0(x) + off;
     const pts = s.points.filter((p) => p.y !== null && p.y !== undefined && !Number.isNaN(p.y));
     const banded = pts.filter((p) => p.low !== undefined && p.low !== null);
     if (banded.length > 1) {

@@ -246,7 +246,7 @@ export function renderJobCurves(data, hidden, onPoint) {
     }));
     lineChart(svg, {
       series, xLabel: "m (clues counted)", yLabel: metric === "entropy_bits" ? "bits" : "share of games",
-      yMax: metric === "entropy_bits" ? undefined : 1, onPoint,
+      yMax: metric === "entropy_bits" ? undefined : 1, onPoint, legend: false, // the check boxes are the legend
     });
   }
   return colourOf;
