@@ -280,6 +280,7 @@ def test_backends_on_the_same_local_model_share_it(monkeypatch):
     a model nobody holds any more, load again."""
     import leakage.llm
     from leakage.backends import judge as judge_module
+    from leakage.llm import _open
 
     loaded = []
 
@@ -288,7 +289,7 @@ def test_backends_on_the_same_local_model_share_it(monkeypatch):
             loaded.append((model, options))
 
     monkeypatch.setattr(leakage.llm, "LocalLM", CountingLM)
-    monkeypatch.setattr(judge_module, "_OPEN_MODELS", type(judge_module._OPEN_MODELS)())
+    monkeypatch.setattr(_open, "_OPEN_MODELS", type(_open._OPEN_MODELS)())
     first = judge_module.open_llm("some-model")
     assert judge_module.open_llm("some-model") is first
     assert len(loaded) == 1

@@ -34,7 +34,7 @@ def test_the_factories_take_the_response_cache(name, tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", ["judge", "listener"])
 def test_the_factories_pass_the_models_folder_to_the_local_model(name, tmp_path, monkeypatch):
     import leakage.llm
-    from leakage.backends import judge as judge_module
+    from leakage.llm import _open
 
     loaded = []
 
@@ -45,7 +45,7 @@ def test_the_factories_pass_the_models_folder_to_the_local_model(name, tmp_path,
             loaded.append((model, options))
 
     monkeypatch.setattr(leakage.llm, "LocalLM", RecordingLM)
-    monkeypatch.setattr(judge_module, "_OPEN_MODELS", type(judge_module._OPEN_MODELS)())
+    monkeypatch.setattr(_open, "_OPEN_MODELS", type(_open._OPEN_MODELS)())
     first = create_backend(name, model="some-model", models_dir=str(tmp_path / "a"))
     assert loaded[-1][1]["models_dir"] == str(tmp_path / "a")
     # a model converted into another folder is another model

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import json
 import re
-import weakref
 from collections.abc import Iterable, Sequence
 from string import ascii_uppercase
 from typing import Any, Literal, get_args
@@ -51,7 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from leakage.backends.base import Closing, Precision, costs
-from leakage.errors import BackendUnavailable, LLMError
+from leakage.errors import LLMError
 from leakage.llm import (
     LLMClient,
     Message,
@@ -59,6 +58,7 @@ from leakage.llm import (
     SupportsScoreGroups,
     SupportsScoreMany,
     SupportsTokenizer,
+    open_llm,  # also importable from here, where it was before leakage.llm had it
 )
 
 Mode = Literal["likelihood", "elicitation"]
@@ -419,62 +419,6 @@ class JudgeBackend(Closing):
         raise LLMError(f"judge {self.client.name}: no valid rating JSON ({problem})")
 
 
-DEFAULT_LOCAL_MODEL = "gemma-3-270m"
-
-
-def open_llm(
-    model: str | None = None,
-    *,
-    endpoint: str | None = None,
-    api_key: str | None = None,
-    precision: str = "auto",
-    threads: int | None = None,
-    cache_path: str | None = None,
-    normaliser: str = "exact",
-    models_dir: str | None = None,
-) -> LLMClient:
-    """A local model by name/path, or an OpenAI-compatible endpoint when ``endpoint`` is set
-    (its model from ``model`` or LEAKAGE_LLM_MODEL; responses cached in ``cache_path``,
-    default ``Paths.llm_responses`` of the home ``LEAKAGE_HOME`` names).
-    ``normaliser``: the local model's (``LocalLM``: ``exact`` or ``shortlist``).
-    ``models_dir``: where a local GGUF model is converted (``LocalLM``; default
-    ``Paths.models``)."""
-    if endpoint:
-        if normaliser != "exact":
-            raise ValueError("normaliser applies to a local model, not to an endpoint")
-        from leakage.llm import OpenAICompatibleClient
-        from leakage.paths import default_paths
-
-        if cache_path is None:
-            cache_path = str(default_paths().llm_responses)
-        kw: dict[str, Any] = {"base_url": endpoint, **({"model": model} if model else {})}
-        if api_key:
-            kw["api_key"] = api_key
-        return OpenAICompatibleClient.from_env(cache_path=cache_path, **kw)
-    try:
-        from leakage.llm import LocalLM
-    except ImportError as err:  # pragma: no cover - the layer ships with the package
-        raise BackendUnavailable(f"the local LLM layer cannot be imported: {err}") from err
-    key = (model or DEFAULT_LOCAL_MODEL, precision, threads, normaliser, models_dir)
-    shared = _OPEN_MODELS.get(key)
-    if shared is None:
-        shared = LocalLM(
-            key[0],
-            precision=precision,
-            threads=threads,
-            normaliser=normaliser,
-            models_dir=models_dir,
-        )
-        _OPEN_MODELS[key] = shared
-    return shared
-
-
-_OPEN_MODELS: weakref.WeakValueDictionary[tuple[Any, ...], Any] = weakref.WeakValueDictionary()
-"""Local models in use, by (model, precision, threads, normaliser, models_dir): the judge and the
-listener of one ensemble (or two backends of one service) load a model once and share it
-(``LocalLM`` serialises its calls); a model nobody holds any more is freed."""
-
-
 @costs(250)  # a language model reads each candidate's prompt (leakage_service.inputs)
 def _judge(
     *,
@@ -491,10 +435,15 @@ def _judge(
     direction: Direction = "speaker",
     cache_path: str | None = None,
     models_dir: str | None = None,
+    client_kind: str | None = None,
 ) -> JudgeBackend:
+    """``client_kind``: the kind of LLM client (``leakage.llm.LLM_CLIENTS``: ``local``,
+    ``openai`` or one an installed distribution adds; default: ``openai`` with an
+    ``endpoint``, else ``local``); ``open_llm`` builds it from the model options."""
     _check_direction(direction)  # before a model is loaded, which takes seconds
     llm = client or open_llm(
         model,
+        kind=client_kind,
         endpoint=endpoint,
         api_key=api_key,
         precision=precision,
@@ -520,6 +469,7 @@ def _listener(
     threads: int | None = None,
     cache_path: str | None = None,
     models_dir: str | None = None,
+    client_kind: str | None = None,
 ) -> JudgeBackend:
     """The judge in the ``listener`` direction (log P(secret | clue) − log P(secret | no
     clue), see the module docstring) under a name of its own: ``-b listener`` is ``-b judge
@@ -527,6 +477,7 @@ def _listener(
     beside the speaker. With the same model settings the two share one loaded model."""
     llm = client or open_llm(
         model,
+        kind=client_kind,
         endpoint=endpoint,
         api_key=api_key,
         precision=precision,

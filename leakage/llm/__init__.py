@@ -1,4 +1,7 @@
-"""The LLM layer: local causal LMs (transformers) and OpenAI-compatible endpoints (httpx)."""
+"""The LLM layer: local causal LMs (transformers) and OpenAI-compatible endpoints (httpx).
+
+``open_llm`` picks a client by kind (``LLM_CLIENTS``: ``local``, ``openai``, or a kind an
+installed distribution registers in the entry-point group ``leakage.llm_clients``)."""
 
 from typing import TYPE_CHECKING
 
@@ -14,8 +17,11 @@ from leakage.llm._base import (
     SupportsTokenizer,
     Usage,
 )
+from leakage.llm._open import DEFAULT_LOCAL_MODEL, LLM_CLIENTS, open_llm, register_llm_client
 
 __all__ = [
+    "DEFAULT_LOCAL_MODEL",
+    "LLM_CLIENTS",
     "Generation",
     "GenerationOptions",
     "GenerationParams",
@@ -26,6 +32,8 @@ __all__ = [
     "SupportsScoreMany",
     "SupportsTokenizer",
     "Usage",
+    "open_llm",
+    "register_llm_client",
 ]
 
 # Remote clients load httpx and tenacity: imported on first use, not with the package.

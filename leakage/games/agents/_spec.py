@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from leakage.errors import InvalidInput
 from leakage.games._types import Agent
+
+if TYPE_CHECKING:
+    from leakage.llm import LLMClient
 
 CHAMELEON_AGENTS: dict[str, tuple[str, ...]] = {
     "non-chameleon": (
@@ -92,8 +95,14 @@ class AgentFactory:
     LLM for an endpoint, the rules for a local model)."""
     encoder: Any = None
     """Cheatsheet agents: the embedding encoder (default: the bundled all-MiniLM-L6-v2)."""
+    llm_cache: Path | None = None
+    """LLM agents on an endpoint: a file where its answers are kept and reused (a request
+    already answered is not sent again, as for the judge: ``Paths.llm_responses``); default:
+    none, every request is sent."""
+    models_dir: Path | None = None
+    """Local LLM agents: where a GGUF model is converted (default ``Paths.models``)."""
     _tables: Any = None
-    _clients: dict[str, Any] = field(default_factory=dict)
+    _clients: dict[str, LLMClient] = field(default_factory=dict)
     _opened: list[Any] = field(default_factory=list)
     """What this factory opened and closes (``close``)."""
 
@@ -122,20 +131,29 @@ class AgentFactory:
             self._tables = AssociationTables(self.backend, cache_dir=self.table_cache)
         return self._tables
 
-    def client(self, name: str) -> Any:
-        kind, _, model = name.partition(":")
+    def client(self, name: str) -> LLMClient:
+        """The LLM client an agent name names (``llm[:MODEL]``: the endpoint's, its answers
+        kept in ``llm_cache`` when set; ``local[:MODEL]``: a model run here, converted into
+        ``models_dir``), picked by ``leakage.llm.open_llm`` and built once per name. A local
+        model is shared with every other user of the same one in the process."""
         if name not in self._clients:
+            from leakage.llm import open_llm
+
+            kind, _, model = name.partition(":")
             if kind == "local":
-                from leakage.llm import LocalLM
-
-                self._clients[name] = LocalLM(model) if model else LocalLM()
+                self._clients[name] = open_llm(
+                    model or None,
+                    kind="local",
+                    models_dir=None if self.models_dir is None else str(self.models_dir),
+                )
             else:
-                from leakage.llm import OpenAICompatibleClient
-
-                kw: dict[str, Any] = {"base_url": self.llm_endpoint} if self.llm_endpoint else {}
-                if model:
-                    kw["model"] = model
-                self._clients[name] = OpenAICompatibleClient.from_env(**kw)
+                self._clients[name] = open_llm(
+                    model or None,
+                    kind="openai",
+                    endpoint=self.llm_endpoint,
+                    cache_path=None if self.llm_cache is None else str(self.llm_cache),
+                    cache=self.llm_cache is not None,
+                )
         return self._clients[name]
 
     def oracle(self) -> Any:

@@ -1,0 +1,171 @@
+"""``open_llm``: an LLM client of a registered kind, local models shared between callers.
+
+The kinds are the registry ``LLM_CLIENTS``: ``local`` (``LocalLM``, a causal LM run here) and
+``openai`` (``OpenAICompatibleClient``, an OpenAI-compatible endpoint, its answers cached),
+and those of installed distributions, by an entry point in the group ``leakage.llm_clients``
+naming a factory like the two here (the model first, then keyword options)::
+
+    [project.entry-points."leakage.llm_clients"]
+    mykind = "mypackage.client:open_client"
+
+Every caller that needs a client (the judge and the listener, the describers of
+``leakage splits``, the game agents) picks it here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from leakage._registry import Registry
+from leakage.errors import BackendUnavailable
+from leakage.llm._base import LLMClient
+
+ClientFactory = Callable[..., LLMClient]
+LLM_CLIENTS: Registry[ClientFactory] = Registry(
+    "leakage.llm_clients",
+    builtin={"local": "leakage.llm._open:_local", "openai": "leakage.llm._open:_openai"},
+)
+"""The kinds of LLM client: name -> factory(model, **options)."""
+
+DEFAULT_LOCAL_MODEL = "gemma-3-270m"
+"""The local model when none is named (``LocalLM``'s default)."""
+
+
+def register_llm_client(name: str) -> Callable[[ClientFactory], ClientFactory]:
+    """Decorator: register a factory that builds the LLM client kind ``name``."""
+
+    def deco(factory: ClientFactory) -> ClientFactory:
+        return LLM_CLIENTS.register(name, factory)
+
+    return deco
+
+
+_OPEN_MODELS: weakref.WeakValueDictionary[tuple[Any, ...], Any] = weakref.WeakValueDictionary()
+"""Local models in use, by (model, precision, threads, normaliser, models_dir): the judge and the
+listener of one ensemble (or two backends of one service, or two game agents) load a model
+once and share it (``LocalLM`` serialises its calls); a model nobody holds any more is
+freed."""
+
+
+def _local(
+    model: str | None = None,
+    *,
+    precision: str = "auto",
+    threads: int | None = None,
+    normaliser: str = "exact",
+    models_dir: str | None = None,
+) -> LLMClient:
+    """A local model by name or path (``LocalLM``), shared with the callers that ask for the
+    same one with the same settings. ``models_dir``: where a GGUF model is converted
+    (default ``Paths.models``)."""
+    try:
+        from leakage.llm import LocalLM
+    except ImportError as err:  # pragma: no cover - the layer ships with the package
+        raise BackendUnavailable(f"the local LLM layer cannot be imported: {err}") from err
+    key = (model or DEFAULT_LOCAL_MODEL, precision, threads, normaliser, models_dir)
+    shared = _OPEN_MODELS.get(key)
+    if shared is None:
+        shared = LocalLM(
+            key[0],
+            precision=precision,
+            threads=threads,
+            normaliser=normaliser,
+            models_dir=models_dir,
+        )
+        _OPEN_MODELS[key] = shared
+    return shared
+
+
+def _openai(
+    model: str | None = None,
+    *,
+    endpoint: str | None = None,
+    api_key: str | None = None,
+    cache_path: str | None = None,
+    cache: bool = True,
+) -> LLMClient:
+    """An OpenAI-compatible endpoint (``OpenAICompatibleClient.from_env``: ``endpoint``,
+    ``model`` and ``api_key`` default to LEAKAGE_LLM_BASE_URL, LEAKAGE_LLM_MODEL and
+    LEAKAGE_LLM_API_KEY), its answers cached in ``cache_path`` (default
+    ``Paths.llm_responses`` of the home ``LEAKAGE_HOME`` names); ``cache=False``: none
+    (every request is sent)."""
+    from leakage.llm import OpenAICompatibleClient
+    from leakage.paths import default_paths
+
+    if not cache:
+        cache_path = None
+    elif cache_path is None:
+        cache_path = str(default_paths().llm_responses)
+    kw: dict[str, Any] = {"base_url": endpoint} if endpoint else {}
+    if model:
+        kw["model"] = model
+    if api_key:
+        kw["api_key"] = api_key
+    return OpenAICompatibleClient.from_env(cache_path=cache_path, **kw)
+
+
+def _taken(factory: ClientFactory) -> tuple[set[str], bool]:
+    """The keyword options a factory takes, and whether it takes any (``**options``)."""
+    params = list(inspect.signature(factory).parameters.values())[1:]  # after the model
+    named = {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    return named, any(p.kind is p.VAR_KEYWORD for p in params)
+
+
+def open_llm(
+    model: str | None = None,
+    *,
+    kind: str | None = None,
+    endpoint: str | None = None,
+    api_key: str | None = None,
+    precision: str = "auto",
+    threads: int | None = None,
+    cache_path: str | None = None,
+    normaliser: str = "exact",
+    models_dir: str | None = None,
+    **options: Any,
+) -> LLMClient:
+    """A client of the kind ``kind`` (``LLM_CLIENTS``; default: ``openai`` when ``endpoint``
+    is set, else ``local``) for ``model``.
+
+    ``local``: a model by name or path (default ``gemma-3-270m``), ``precision``,
+    ``threads``, ``normaliser`` (``exact`` or ``shortlist``, ``LocalLM``) and ``models_dir``
+    (where a GGUF model is converted; default ``Paths.models``); one loaded model is shared
+    by the callers that ask for the same one with the same settings. ``openai``: the
+    ``endpoint`` (its model from ``model`` or LEAKAGE_LLM_MODEL, ``api_key``), its answers
+    cached in ``cache_path`` (default ``Paths.llm_responses`` of the home ``LEAKAGE_HOME``
+    names). ``options``: more keyword options, for a kind that takes them.
+
+    An option given (other than its default here) that the kind does not take is a
+    ``ValueError``; ``cache_path`` and ``models_dir`` go to the kinds that take them, and are
+    left out for the others.
+    An unknown kind is ``UnknownBackend`` naming those there are.
+    """
+    kind = kind or ("openai" if endpoint else "local")
+    factory = LLM_CLIENTS.pick(kind, "LLM client")
+    given: dict[str, Any] = {k: v for k, v in (("endpoint", endpoint), ("api_key", api_key)) if v}
+    if threads is not None:
+        given["threads"] = threads
+    if precision != "auto":
+        given["precision"] = precision
+    if normaliser != "exact":
+        given["normaliser"] = normaliser
+    given.update(options)
+    named, any_name = _taken(factory)
+    for key in sorted(given):
+        if key not in named and not any_name:
+            takers = [f"{k!r}" for k in LLM_CLIENTS if key in _taken(LLM_CLIENTS[k])[0]]
+            raise ValueError(
+                f"{key} is an option of the {' or '.join(takers) or 'no'} LLM client, "
+                f"not of {kind!r} (it takes: {', '.join(sorted(named)) or 'nothing'})"
+            )
+    # where files go: a caller gives its paths whatever the kind, and each kind takes its own
+    for key, path in (("cache_path", cache_path), ("models_dir", models_dir)):
+        if path is not None and (key in named or any_name):
+            given[key] = path
+    return factory(model, **given)
+
+
+__all__ = ["DEFAULT_LOCAL_MODEL", "LLM_CLIENTS", "open_llm", "register_llm_client"]
