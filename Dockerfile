@@ -8,7 +8,8 @@
 #   BASE     a Python 3.11 Debian image (default python:3.11-slim; docker/debian-base.sh makes
 #            one from a Debian mirror where no image registry is reachable)
 #   EXTRAS   extras of the library (default embedding,llm; empty: co-occurrence only)
-#   PREPARE  docker/prepare.sh steps run at build time (default index embedding judge)
+#   PREPARE  docker/prepare.sh steps run at build time by leakage_service.provision (default
+#            index embedding judge)
 # Wheels in docker/wheels/ (e.g. a CPU-only torch) are preferred to the package index.
 #
 # Four stages: the requirement list from the pyproject files; the dependencies installed from

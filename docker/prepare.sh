@@ -10,4 +10,4 @@ export LEAKAGE_HOME
 PYTHON="${PYTHON:-python}"
 mkdir -p "$LEAKAGE_HOME"
 # shellcheck disable=SC2086  # word splitting of the step list is wanted
-exec "$PYTHON" -m leakage_service.prepare ${LEAKAGE_PREPARE:-index embedding judge}
+exec "$PYTHON" -m leakage_service.provision ${LEAKAGE_PREPARE:-index embedding judge}

@@ -227,8 +227,8 @@ def test_report_cache_hits_are_counted(api: Api):
 
 
 def test_report_cache_is_bounded_by_bytes():
-    from leakage_service.metrics import Metrics
     from leakage_service.runtime import ReportCache
+    from leakage_service.telemetry import Metrics
 
     cache = ReportCache(10_000, Metrics())
     for i in range(100):  # 100 reports of about 1 kB: ten fit

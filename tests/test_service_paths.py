@@ -12,9 +12,9 @@ from leakage.backends import backend_names, create_backend
 from leakage.backends.base import _REGISTRY, _checked
 from leakage.backends.ensemble import route_options
 from leakage.paths import Paths
-from leakage_service.metrics import Metrics
 from leakage_service.runtime import Backends
 from leakage_service.settings import Settings
+from leakage_service.telemetry import Metrics
 
 EXPECTED = {
     "cooccurrence": {"index": "index", "cache_path": "web_counts"},

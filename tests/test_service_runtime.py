@@ -14,8 +14,8 @@ import leakage_service.runtime as runtime
 from leakage.scoring import game_input, score_report_data
 from leakage.transcripts import parse_transcript
 from leakage_service.inputs import ScoreParams
-from leakage_service.metrics import Metrics
 from leakage_service.redact import redact_paths
+from leakage_service.telemetry import Metrics
 
 from .conftest import EXAMPLES
 from .test_service import settings_for

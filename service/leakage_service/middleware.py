@@ -23,8 +23,8 @@ from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from leakage_service.errors import PayloadTooLarge, error_body, internal_error_body
-from leakage_service.metrics import Metrics
 from leakage_service.settings import Settings
+from leakage_service.telemetry import Metrics
 
 access_log = logging.getLogger("leakage.service.access")
 log = logging.getLogger("leakage.service")

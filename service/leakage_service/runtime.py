@@ -42,8 +42,8 @@ from leakage.scoring import (
 from leakage.transcripts import AnyTranscript
 from leakage_service.errors import QueueFull, ScoreTimeout, error_line
 from leakage_service.inputs import ScoreParams, check_size
-from leakage_service.metrics import Metrics
 from leakage_service.settings import Settings
+from leakage_service.telemetry import Metrics
 
 log = logging.getLogger("leakage.service")
 T = TypeVar("T")

@@ -10,9 +10,9 @@ from typing import Any
 from leakage.errors import BackendUnavailable
 from leakage_service.job_worker import JobWorker
 from leakage_service.jobs import JobStore, Retention, housekeeping
-from leakage_service.metrics import Metrics
 from leakage_service.runtime import Backends, ReportCache, ScoringPool
 from leakage_service.settings import Settings
+from leakage_service.telemetry import Metrics
 
 log = logging.getLogger("leakage.service")
 

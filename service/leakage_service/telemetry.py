@@ -1,5 +1,5 @@
-"""Prometheus metrics, one registry per app (so that several apps in one process, as in the
-tests, never share or clash)."""
+"""The service's telemetry: its Prometheus metrics (served at ``/metrics``), one registry per
+app (so that several apps in one process, as in the tests, never share or clash)."""
 
 from __future__ import annotations
 
