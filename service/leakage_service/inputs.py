@@ -20,6 +20,7 @@ from leakage.backends import SupportsTokenCount, cost_factor
 from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
 from leakage.scoring import ReportShape, ScoreOptions
 from leakage.transcripts import (
+    INPUT_FORMATS,
     AnyTranscript,
     ChameleonTranscript,
     convert_record,
@@ -42,9 +43,12 @@ schema fuzzer read) does not count U+0085 as space, Python and pydantic do."""
 JSONL_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-lines")
 """Content types of a body read as JSONL (one record per line)."""
 
-InputFormat = Literal["auto", "leakage", "ck-arena", "spygame-liang"]
-"""``leakage.transcripts.INPUT_FORMATS`` spelled out for the OpenAPI schema (a test keeps
-the two in step)."""
+if TYPE_CHECKING:
+    InputFormat = str
+else:
+    InputFormat = Literal[INPUT_FORMATS]
+    """``leakage.transcripts.INPUT_FORMATS`` as the OpenAPI schema's choices: the shipped
+    formats and those of adapters installed distributions add (``leakage.adapters``)."""
 
 
 class ScoreParams(BaseModel):
@@ -57,7 +61,8 @@ class ScoreParams(BaseModel):
     """Likelihood backend (``GET /v1/backends`` lists what this server has)."""
     input_format: InputFormat = "auto"
     """``auto`` (native records carry ``"format": "leakage.transcript/1"``; third-party logs
-    are recognised by shape), ``leakage``, ``ck-arena`` or ``spygame-liang``."""
+    are recognised by shape), ``leakage``, ``ck-arena``, ``spygame-liang`` or the name of an
+    adapter an installed distribution adds."""
     include_chameleon: bool = False
     """Chameleon: let the chameleon's own turns update the posterior too."""
     spy_assignment: Literal["known", "marginalise"] = "known"
