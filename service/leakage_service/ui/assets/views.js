@@ -90,7 +90,7 @@ export function renderGame(transcript, report, compare) {
   const spy = report.game === "spygame";
   $("spy-section").hidden = !spy;
   if (spy) renderSpy(transcript, report);
-  else { $("spy-heatmap").replaceChildren(); $("votes").replaceChildren(); }
+  else { $("spy-heatmap").replaceChildren(); $("votes").replaceChildren(); $("outliers").replaceChildren(); }
 }
 
 export function disagreements(a, b) {
@@ -188,6 +188,7 @@ function renderSpy(t, report) {
         (o !== null && o !== undefined ? `\noutlier score ${fmt(o)}` : "");
     },
   });
+  renderOutliers(report, players, spies);
   const votes = (t && t.votes) || [], out = (t && t.eliminations) || [];
   const rounds = [...new Set([...votes.map((v) => v.round ?? 1), ...out.map((e) => e.round)])].sort((a, b) => a - b);
   const box = $("votes");
@@ -201,6 +202,25 @@ function renderSpy(t, report) {
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "voter"), h("th", { scope: "col" }, "voted for"))),
       h("tbody", {}, rv.map((v) => h("tr", {}, h("td", {}, v.voter), h("td", {}, `${v.target}${spies.has(v.target) ? " (spy)" : ""}`)))));
   }));
+}
+
+// The backend's outlier scores (how far each player's statements so far lie from the
+// others'; embedding backends give them), the highest of each row in bold.
+function renderOutliers(report, players, spies) {
+  const box = $("outliers");
+  const rows = report.steps.filter((s) => s.outlier_scores);
+  box.hidden = !rows.length;
+  if (!rows.length) { box.replaceChildren(); return; }
+  const head = h("tr", {}, h("th", { scope: "col" }, "after statement"),
+    players.map((p) => h("th", { scope: "col", class: "num" }, spies.has(p) ? `★ ${p} (spy)` : p)));
+  const body = report.steps.map((s, i) => {
+    const o = s.outlier_scores || {};
+    const top = Math.max(...Object.values(o));
+    return h("tr", {}, h("th", { scope: "row" }, `${i + 1}. ${s.player}`), players.map((p) =>
+      h("td", { class: "num" }, o[p] === undefined ? "–" : o[p] === top ? h("strong", {}, fmt(o[p])) : fmt(o[p]))));
+  });
+  box.replaceChildren(h("h4", {}, `Outlier scores (${report.backend}): the player whose statements stand out most, by row`),
+    h("table", { id: "outlier-table" }, h("thead", {}, head), h("tbody", {}, body)));
 }
 
 export function renderPreview(res) {
