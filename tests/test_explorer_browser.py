@@ -535,6 +535,38 @@ def assert_accessible(driver: Any, where: str) -> None:
     assert not result["failures"], f"{where}: contrast below 4.5:1: {result['failures'][:8]}"
 
 
+def test_the_accessibility_checks_find_what_they_look_for(driver: Any):
+    """The checks themselves, on a page made to fail them and one made to pass."""
+    from urllib.parse import quote
+
+    def page(body: str) -> None:
+        style = "body{background:#fff;color:#111} .pale{color:#999} .dark{background:#222}"
+        driver.get("data:text/html;charset=utf-8," + quote(f"<style>{style}</style>{body}"))
+
+    words = "".join(f"<p>paragraph {i}</p>" for i in range(12))
+    page(words + '<input id="x" placeholder="name"><p class="pale">grey on white</p>')
+    with pytest.raises(AssertionError, match="without a label"):
+        assert_accessible(driver, "bad")
+    page(words + '<label>name <input></label><p class="pale">grey on white, 2.8:1</p>')
+    with pytest.raises(AssertionError, match=r"contrast below 4\.5:1.*grey on white"):
+        assert_accessible(driver, "bad")
+    page(words + '<div class="dark"><span>dark on dark</span></div>')
+    with pytest.raises(AssertionError, match="dark on dark"):
+        assert_accessible(driver, "bad")
+    svg = '<svg><rect width="90" height="30" fill="#003"/><text x="5" y="20" fill="#000">t</text>'
+    page(words + svg + "</svg>")  # black SVG text on the navy rect beneath it
+    with pytest.raises(AssertionError, match="'el': 'text'"):
+        assert_accessible(driver, "bad")
+    page(
+        words
+        + '<label for="y">name</label><input id="y"><button>Go</button>'
+        + '<div class="dark" style="color:#fff">light on dark</div>'
+        + svg.replace('fill="#000"', 'fill="#fff"')
+        + "</svg>"
+    )
+    assert_accessible(driver, "good")
+
+
 # -- the tests -----------------------------------------------------------------------------------
 
 SPORTS = "chameleon_sports"
@@ -614,8 +646,10 @@ def test_switching_the_backend_redraws_the_view(driver: Any, server: Server):
 
 
 def test_two_backends_side_by_side_with_their_disagreements(driver: Any, server: Server):
-    load_example(driver, server, SPORTS)
-    (game,) = example_games(SPORTS)
+    # the instruments game: the two backends' top candidates differ after some turns only
+    load_example(driver, server, "chameleon_batch")
+    game = example_games("chameleon_batch")[1]
+    choose(driver, "game-select", options(driver, "game-select")[1])
     compare = options(driver, "compare-select")
     assert compare[0] == "" and "embedding" in compare
     assert not cells(driver, "heatmap-compare")
@@ -624,19 +658,17 @@ def test_two_backends_side_by_side_with_their_disagreements(driver: Any, server:
     assert_grid_is(grid(cells(driver)), posterior_grid(co))
     assert_grid_is(grid(cells(driver, "heatmap-compare")), posterior_grid(emb))
     # the turns whose top candidate differs between the two, and only those
-    differ = [i for i, (a, b) in enumerate(zip(top(co), top(emb), strict=True), start=1) if a != b]
+    pairs = list(zip(top(co), top(emb), strict=True))
+    differ = [i for i, (a, b) in enumerate(pairs, start=1) if a != b]
+    assert 0 < len(differ) < len(pairs)
     listed = driver.execute_script(
-        """const d = document.getElementById('disagreement');
-        const marked = d.querySelectorAll('[data-turn]');
-        return marked.length ? Array.from(marked, e => +e.dataset.turn)
-                             : Array.from(d.querySelectorAll('li'), e => e.textContent);"""
+        "return Array.from(document.querySelectorAll('#disagreement [data-turn]'),"
+        " e => [+e.dataset.turn, e.innerText])"
     )
-    if listed and isinstance(listed[0], str):
-        assert len(listed) == len(differ), (listed, differ)
-        for text, turn in zip(listed, differ, strict=True):
-            assert game["turns"][turn - 1]["text"] in text, (text, turn)
-    else:
-        assert sorted(listed) == differ
+    assert [turn for turn, _ in listed] == differ
+    for turn, text in listed:
+        a, b = pairs[turn - 1]
+        assert game["turns"][turn - 1]["text"] in text and a in text and b in text, text
     snap(driver, "3-compare-backends")
     assert_accessible(driver, "two backends side by side")
 
@@ -651,6 +683,31 @@ def test_a_transcript_of_several_games_picks_one(driver: Any, server: Server):
     found = cells(driver)
     assert len(found) == len(third["turns"]) * len(third["candidates"])
     assert_grid_is(grid(found), posterior_grid(score(server, third, "cooccurrence")))
+
+
+def test_a_pasted_or_uploaded_transcript_is_scored(driver: Any, server: Server):
+    open_page(driver, server.url + "/ui")
+    (spy,) = example_games("spygame_two_spies")
+    box = by_id(driver, "transcript-input")
+    box.clear()
+    box.send_keys(json.dumps(spy))
+    act(driver, by_id(driver, "score-button").click)
+    found = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#spy-heatmap rect.cell'), c => +c.dataset.p)"
+    )
+    report = score(server, spy, "cooccurrence")
+    assert sorted(found) == pytest.approx(
+        sorted(posterior_grid(report, "spy_posterior").values()), abs=1e-3
+    )
+    assert len(found) == len(spy["turns"]) * len(spy["players"])
+
+    games = example_games("chameleon_batch")
+    act(
+        driver,
+        lambda: by_id(driver, "file-input").send_keys(str(EXAMPLES / "chameleon_batch.jsonl")),
+    )
+    assert len(options(driver, "game-select")) == len(games)
+    assert_grid_is(grid(cells(driver)), posterior_grid(score(server, games[0], "cooccurrence")))
 
 
 def test_a_spygame_shows_the_spy_posterior_beside_the_votes(driver: Any, server: Server):
