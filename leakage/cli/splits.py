@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from leakage.cli import app
+from leakage.cli._options import Names, NamesCommand, names_option
 
 # Gu et al.'s cut points, written out so that registering this command does not import
 # leakage.splits (numpy, pydantic; tests/test_cli_startup.py checks that they agree).
@@ -24,10 +25,19 @@ splits_app = typer.Typer(
 app.add_typer(splits_app, name="splits")
 
 
-class DescriberName(StrEnum):
-    wordnet = "wordnet"
-    llm = "llm"
-    file = "file"
+def _describers() -> list[str]:
+    from leakage.splits import DESCRIBERS
+
+    return DESCRIBERS.names()
+
+
+DESCRIBER_NAMES = Names(
+    "Where descriptions come from: {names} (default: wordnet, or file).", _describers
+)
+"""``leakage.splits.DESCRIBERS``: the package's and those installed distributions add."""
+
+_FLAGS = {"path": "--descriptions", "model": "--llm-model", "endpoint": "--llm-endpoint"}
+"""The describer option each describer flag gives."""
 
 
 class Method(StrEnum):
@@ -44,7 +54,7 @@ def _columns(value: str | None) -> tuple[str, str] | None:
     return parts[0], parts[1]
 
 
-@splits_app.command("build")
+@splits_app.command("build", cls=NamesCommand)
 def build(
     pairs: Annotated[
         Path,
@@ -64,10 +74,7 @@ def build(
             dir_okay=False,
         ),
     ] = None,
-    describer: Annotated[
-        DescriberName | None,
-        typer.Option(help="Where descriptions come from (default: wordnet, or file)."),
-    ] = None,
+    describer: Annotated[str | None, names_option(DESCRIBER_NAMES, metavar="<name>")] = None,
     method: Annotated[Method, typer.Option(help="How to cut the ranked pairs.")] = (
         Method.terciles
     ),
@@ -120,32 +127,32 @@ def build(
     from leakage.encoders import open_encoder
     from leakage.paths import Paths
     from leakage.splits import (
+        DESCRIBERS,
         SPLITS,
         CachedDescriber,
         Describer,
-        FileDescriber,
-        LLMDescriber,
-        WordNetDescriber,
+        VersionedDescriber,
         build_splits,
+        create_describer,
+        describer_options,
         read_pairs,
         write_splits,
     )
 
     paths = Paths.from_env()
-    if describer is None:
-        describer = DescriberName.file if descriptions else DescriberName.wordnet
-    if describer is DescriberName.file and descriptions is None:
-        raise typer.BadParameter("--describer file needs --descriptions FILE")
-    if describer is not DescriberName.file and descriptions is not None:
-        raise typer.BadParameter(
-            f"--descriptions is for --describer file, not {describer.value}",
-            param_hint="--describer",
-        )
-    for flag, value in (("--llm-model", llm_model), ("--llm-endpoint", llm_endpoint)):
-        if value is not None and describer is not DescriberName.llm:
+    name = describer or ("file" if descriptions else "wordnet")
+    takes = describer_options(name)
+    given = {"path": descriptions, "model": llm_model, "endpoint": llm_endpoint}
+    for key, value in given.items():
+        if value is not None and key not in takes:
+            for_whom = [n for n in DESCRIBERS if key in describer_options(n)]
             raise typer.BadParameter(
-                f"is for --describer llm, not {describer.value}", param_hint=flag
+                f"is for --describer {' or '.join(for_whom)}, not {name}", param_hint=_FLAGS[key]
             )
+    for key, needed in takes.items():
+        if needed and given.get(key) is None:
+            flag = f"{_FLAGS[key]} FILE" if key == "path" else _FLAGS.get(key, f"option {key}")
+            raise typer.BadParameter(f"--describer {name} needs {flag}")
     if method is Method.thresholds and easy_below > hard_above:
         raise typer.BadParameter(
             f"{easy_below} is above --hard-above {hard_above}", param_hint="--easy-below"
@@ -153,23 +160,12 @@ def build(
     pair_columns = _columns(columns)
     table = read_pairs(pairs, columns=pair_columns)
 
-    source: Describer
-    if describer is DescriberName.llm:
-        from leakage.backends.judge import open_llm
-
-        client = open_llm(
-            llm_model or (None if llm_endpoint else "smollm2-135m"),
-            endpoint=llm_endpoint,
-            cache_path=str(paths.llm_responses),
-        )
-        writer = LLMDescriber(client)
-        source = CachedDescriber(writer, paths.descriptions) if cache else writer
-    elif descriptions is not None:  # --describer file
-        source = FileDescriber(descriptions)
-    else:
-        source = WordNetDescriber()
-        if cache:
-            source = CachedDescriber(source, paths.descriptions)
+    options: dict[str, object] = {k: v for k, v in given.items() if v is not None}
+    if "llm_cache" in takes:  # where an LLM describer's answers are kept
+        options["llm_cache"] = str(paths.llm_responses)
+    source: Describer = create_describer(name, **options)
+    if cache and isinstance(source, VersionedDescriber):
+        source = CachedDescriber(source, paths.descriptions)
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     encoder = open_encoder(model, disk_cache=cache, cache_path=str(paths.embeddings))

@@ -19,12 +19,16 @@ from leakage.splits._build import (
     build_splits,
 )
 from leakage.splits._describers import (
+    DESCRIBERS,
     DESCRIPTION_PROMPT,
     CachedDescriber,
     Describer,
     FileDescriber,
     LLMDescriber,
+    VersionedDescriber,
+    create_describer,
     default_description_cache_path,
+    describer_options,
 )
 from leakage.splits._output import write_histogram, write_splits
 from leakage.splits._pairs import KNOWN_COLUMNS, LIST_COLUMNS, Pair, PairTable, read_pairs
@@ -43,6 +47,7 @@ from leakage.splits._read import SplitPair, draw_pairs, read_split
 from leakage.splits._wordnet import WordNetDescriber
 
 __all__ = [
+    "DESCRIBERS",
     "DESCRIPTION_PROMPT",
     "FORMAT",
     "GU_EASY_BELOW",
@@ -64,9 +69,12 @@ __all__ = [
     "SplitResult",
     "SplitSummary",
     "UnknownWords",
+    "VersionedDescriber",
     "WordNetDescriber",
     "build_splits",
+    "create_describer",
     "default_description_cache_path",
+    "describer_options",
     "draw_pairs",
     "order",
     "read_pairs",

@@ -3,20 +3,29 @@
 One structural protocol, ``Describer``; implementations: ``WordNetDescriber`` (offline
 default, in ``_wordnet.py``), ``FileDescriber`` (descriptions the user supplies) and
 ``LLMDescriber`` (a local model or an OpenAI-compatible endpoint, through the LLM layer).
-``CachedDescriber`` keeps descriptions in SQLite across runs, keyed by describer name,
-version and word.
+``CachedDescriber`` keeps the descriptions of a ``VersionedDescriber`` in SQLite across runs,
+keyed by describer name, version and word.
+
+The kinds are the registry ``DESCRIBERS`` (``wordnet``, ``llm``, ``file``), which
+``leakage splits build --describer`` offers; another distribution adds one by an entry point
+in the group ``leakage.describers`` naming a factory that takes keyword options::
+
+    [project.entry-points."leakage.describers"]
+    mydescriber = "mypackage.describe:MyDescriber"
 """
 
 from __future__ import annotations
 
 import csv
+import inspect
 import json
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TextIO, runtime_checkable
 
+from leakage._registry import Registry
 from leakage.errors import BackendUnavailable, InvalidInput
 
 DESCRIPTION_PROMPT = (
@@ -37,6 +46,16 @@ class Describer(Protocol):
     def describe(self, words: Sequence[str]) -> dict[str, str | None]:
         """A description per distinct word; None when the describer does not know the word."""
         ...
+
+
+@runtime_checkable
+class VersionedDescriber(Describer, Protocol):
+    """A describer whose answers stay the same while its ``version`` does, so they can be
+    kept across runs (``CachedDescriber``); one that reads them from elsewhere (a file) has
+    none."""
+
+    version: str
+    """Changes whenever what it says about a word may change."""
 
 
 def _norm(word: str) -> str:
@@ -142,6 +161,10 @@ def whole_sentences(text: str, most: int = 3) -> str:
     return " ".join(found[:most]) if found else text
 
 
+DEFAULT_LLM_MODEL = "smollm2-135m"
+"""The LLM describer's local model: the bundled instruct model."""
+
+
 class LLMDescriber:
     """Descriptions written by an LLM through the LLM layer (``DESCRIPTION_PROMPT``).
 
@@ -157,9 +180,9 @@ class LLMDescriber:
     version = "2"
     max_tokens = 160
 
-    def __init__(self, client: Any = None, *, model: str = "smollm2-135m") -> None:
+    def __init__(self, client: Any = None, *, model: str = DEFAULT_LLM_MODEL) -> None:
         if client is None:
-            from leakage.backends.judge import open_llm
+            from leakage.llm import open_llm
 
             client = open_llm(model)
         self.client = client
@@ -177,6 +200,52 @@ class LLMDescriber:
             text = whole_sentences(gen.text)
             out[word] = text if len(text.split()) >= 3 else None
         return out
+
+
+# -- the kinds of describer --------------------------------------------------------------
+
+
+def _llm(
+    *, model: str | None = None, endpoint: str | None = None, llm_cache: str | None = None
+) -> LLMDescriber:
+    """``LLMDescriber`` over ``leakage.llm.open_llm``: the bundled SmolLM2-135M-Instruct, a
+    GGUF file or model folder, or ``endpoint``'s model (default there: LEAKAGE_LLM_MODEL),
+    its answers cached in ``llm_cache`` (default ``Paths.llm_responses``)."""
+    from leakage.llm import open_llm
+
+    client = open_llm(
+        model or (None if endpoint else DEFAULT_LLM_MODEL), endpoint=endpoint, cache_path=llm_cache
+    )
+    return LLMDescriber(client)
+
+
+DescriberFactory = Callable[..., Describer]
+DESCRIBERS: Registry[DescriberFactory] = Registry(
+    "leakage.describers",
+    builtin={
+        "wordnet": "leakage.splits._wordnet:WordNetDescriber",
+        "llm": "leakage.splits._describers:_llm",
+        "file": "leakage.splits._describers:FileDescriber",
+    },
+)
+"""The kinds of describer: name -> factory(**options) (``file`` takes ``path``, ``llm``
+``model``, ``endpoint`` and ``llm_cache``, ``wordnet`` ``wordnet_dir``)."""
+
+
+def describer_options(name: str) -> dict[str, bool]:
+    """The options the describer ``name`` takes: option -> whether it must be given;
+    ``UnknownBackend`` names the describers there are."""
+    params = inspect.signature(DESCRIBERS.pick(name, "describer")).parameters.values()
+    return {
+        p.name: p.default is p.empty
+        for p in params
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+    }
+
+
+def create_describer(name: str, **options: Any) -> Describer:
+    """The describer ``name`` made with ``options`` (``DESCRIBERS``)."""
+    return DESCRIBERS.pick(name, "describer")(**options)
 
 
 # -- cache -----------------------------------------------------------------------------------
@@ -208,7 +277,7 @@ class CachedDescriber:
     def __init__(self, describer: Describer, cache_path: str | Path) -> None:
         self.describer = describer
         self.name = describer.name
-        self.version = str(getattr(describer, "version", ""))
+        self.version = describer.version if isinstance(describer, VersionedDescriber) else ""
         self.cache_path = Path(cache_path)
         self.described = 0
         """How many words this instance asked the wrapped describer about (cache misses)."""
