@@ -227,6 +227,21 @@ def test_preview_spygame_statement(api: Api):
     assert r.status_code == 200, r.text
     res = r.json()
     assert res["game"] == "spygame" and res["turn"] == len(spy["turns"]) + 1
+    # after p4 (the last to speak, round 2) comes p5, out since round 1, then p1 in round 3
+    assert (res["player"], res["speaker_word"]) == ("p1", "Mango")
+    # after round 1's p4, p5 still speaks (eliminated after its round-1 statement)
+    early = api.post("/v1/score/preview", json={"transcript": spy, "clue": "x", "turns": 4})
+    assert early.json()["player"] == "p5"
+    by_spy = api.post(
+        "/v1/score/preview",
+        json={"transcript": spy, "clue": "It is orange inside.", "player": "p4"},
+    ).json()
+    assert by_spy["speaker_word"] == "Papaya"
+    full = {**spy, "turns": [*spy["turns"], {"player": "p4", "text": "It is orange inside."}]}
+    full["turns"][-1]["round"] = by_spy_round = full["turns"][-2]["round"] + 1
+    last = api.post("/v1/score", json=full).json()["steps"][-1]
+    assert by_spy["after"]["secret_probability"] == pytest.approx(last["secret_probability"])
+    assert by_spy_round == 3
 
 
 @pytest.mark.parametrize(

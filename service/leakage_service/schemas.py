@@ -381,6 +381,8 @@ class PreviewResponse(_Out):
     turn: int
     """The clue's place in the game, from 1."""
     secret: str | None
+    speaker_word: str | None
+    """SpyGame: the word the speaker holds, whose probability ``secret_probability`` is."""
     candidates: list[str]
     before: PreviewFigures
     """After the turns kept, before the clue (with no turn kept, the uniform prior)."""

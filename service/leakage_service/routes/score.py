@@ -19,7 +19,7 @@ from leakage.backends import SupportsTokenCount
 from leakage.errors import InvalidTranscript, LeakageError
 from leakage.reports import Report
 from leakage.scoring import report_json
-from leakage.transcripts import AnyTranscript, ChameleonTranscript, Turn
+from leakage.transcripts import AnyTranscript, ChameleonTranscript, Player, Turn
 from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import (
@@ -184,15 +184,32 @@ async def score_batch(request: Request, state: State, params: Params) -> Streami
 # -- POST /v1/score/preview -----------------------------------------------------------------
 
 
+def _round(kept: list[Turn], player: str) -> int | None:
+    """The round of ``player``'s turn after ``kept``: the last round, or the next one once
+    the player has spoken in it (None when the game has no rounds)."""
+    rounds = [t.round for t in kept if t.round is not None]
+    if not rounds:
+        return None
+    last = rounds[-1]
+    return last + 1 if any(t.player == player and t.round == last for t in kept) else last
+
+
 def _next_player(game: AnyTranscript, kept: list[Turn], params: ScoreParams) -> str:
     """Who speaks after ``kept``: the next player in the players' order after the last
     speaker, passing over the chameleon (whose clue the posterior does not count) unless
-    ``include_chameleon``."""
+    ``include_chameleon``, and in SpyGame a player eliminated before that round."""
     ids = [p.id for p in game.players]
     start = ids.index(kept[-1].player) + 1 if kept else 0
     order = [game.players[(start + i) % len(ids)] for i in range(len(ids))]
-    skip = isinstance(game, ChameleonTranscript) and not params.include_chameleon
-    return next((p.id for p in order if not (skip and p.role == "chameleon")), order[0].id)
+    out = {e.player: e.round for e in getattr(game, "eliminations", [])}
+
+    def may_speak(p: Player) -> bool:
+        if isinstance(game, ChameleonTranscript):
+            return params.include_chameleon or p.role != "chameleon"
+        r = _round(kept, p.id)
+        return p.id not in out or r is None or r <= out[p.id]
+
+    return next((p.id for p in order if may_speak(p)), order[0].id)
 
 
 def _with_clue(game: AnyTranscript, req: PreviewRequest, params: ScoreParams) -> AnyTranscript:
@@ -212,13 +229,7 @@ def _with_clue(game: AnyTranscript, req: PreviewRequest, params: ScoreParams) ->
             f"player {player!r} is not one of the game's players ({', '.join(ids)})",
             field="body.player",
         )  # fmt: skip
-    rounds = [t.round for t in kept if t.round is not None]
-    round_ = None
-    if rounds:  # a new round once the player has spoken in the last one
-        last = rounds[-1]
-        spoke = any(t.player == player and t.round == last for t in kept)
-        round_ = last + 1 if spoke else last
-    turn = Turn(player=player, text=req.clue, round=round_)
+    turn = Turn(player=player, text=req.clue, round=_round(kept, player))
     return game.model_copy(update={"turns": [*kept, turn]})
 
 
@@ -269,6 +280,7 @@ def _preview(
         role=last["role"],
         turn=len(steps),
         secret=data["secret"],
+        speaker_word=last["speaker_word"],
         candidates=data["candidates"],
         before=before,
         after=PreviewAfter(

@@ -142,14 +142,30 @@ function drawCurves() {
   });
 }
 
+// "said by": the next player, chosen as POST /v1/score/preview chooses it by default (after
+// the last speaker in the players' order, passing over the chameleon and, in SpyGame, a
+// player eliminated before that round), or anyone the user picks.
+function nextPlayer(t) {
+  const turns = t.turns || [];
+  const ids = t.players.map((p) => p.id);
+  const start = turns.length ? ids.indexOf(turns[turns.length - 1].player) + 1 : 0;
+  const order = ids.map((_, i) => t.players[(start + i) % ids.length]);
+  const rounds = turns.map((x) => x.round).filter((r) => r !== undefined && r !== null);
+  const last = rounds.length ? rounds[rounds.length - 1] : null;
+  const out = Object.fromEntries((t.eliminations || []).map((e) => [e.player, e.round]));
+  const may = (p) => {
+    if (t.game === "chameleon") return Boolean(app.params.include_chameleon) || p.role !== "chameleon";
+    if (last === null || !(p.id in out)) return true;
+    const r = turns.some((x) => x.player === p.id && x.round === last) ? last + 1 : last;
+    return r <= out[p.id];
+  };
+  return (order.find(may) || order[0]).id;
+}
+
 function fillPlayers(t) {
   const sel = $("clue-player");
-  const cham = t.game === "chameleon";
-  const last = t.turns && t.turns.length ? t.players.findIndex((p) => p.id === t.turns[t.turns.length - 1].player) : -1;
-  const order = t.players.map((_, i) => t.players[(last + 1 + i) % t.players.length]);
-  const next = order.find((p) => !cham || p.role !== "chameleon") || order[0];
   sel.replaceChildren(...t.players.map((p) => new Option(`${p.id} (${p.role})`, p.id)));
-  sel.value = next.id;
+  sel.value = nextPlayer(t);
 }
 
 async function loadBackends() {

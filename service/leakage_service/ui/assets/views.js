@@ -226,12 +226,12 @@ function renderOutliers(report, players, spies) {
 export function renderPreview(res) {
   const box = $("clue-result");
   const a = res.after, b = res.before;
-  const word = res.game === "spygame" ? "the civilians' word" : "the secret";
+  const word = res.game === "spygame" ? res.speaker_word || "the speaker's word" : res.secret || "the secret";
   box.replaceChildren(
     h("p", {}, h("strong", {}, `If ${res.player} said “${res.clue}” as turn ${res.turn}: `),
       a.counted ? "" : "(this player's turn is not counted, so it changes nothing) "),
     h("ul", {},
-      h("li", { "data-value": a.secret_probability }, `P(${res.secret || word}) ${fmt(b.secret_probability)} → ${fmt(a.secret_probability)} (rank ${a.secret_rank ?? "–"} of ${res.candidates.length})`),
+      h("li", { "data-value": a.secret_probability }, `P(${word}) ${fmt(b.secret_probability)} → ${fmt(a.secret_probability)} (rank ${a.secret_rank ?? "–"} of ${res.candidates.length})`),
       h("li", { "data-value": a.entropy_bits }, `entropy ${fmt(b.entropy_bits)} → ${fmt(a.entropy_bits)} bits`),
       h("li", { "data-value": a.information_gain_bits }, `information gain of the clue: ${fmt(a.information_gain_bits)} bits`),
       h("li", {}, `most probable candidate then: ${a.top_candidate} (${fmt(a.top_probability)})`)),
