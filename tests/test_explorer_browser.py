@@ -10,8 +10,12 @@ that is not one of its settings, and the servers here inherit the environment).
 
 Needs Chromium and its driver (Debian: ``apt-get install chromium chromium-driver``, which
 ``make system-deps`` does where it can) and selenium (the dev extra); without them the browser
-tests are skipped, saying what is missing. Selenium Manager never runs: the driver and the
+tests are skipped, saying what is missing (failed instead with ``EXPLORER_BROWSER_REQUIRED=1``,
+as CI sets it where it can install them). Selenium Manager never runs: the driver and the
 browser are given by path, so nothing is downloaded.
+
+docs/img/explorer.png (the README's picture) is ``3-compare-backends.png`` cut below the
+curves and reduced to 128 colours.
 """
 
 from __future__ import annotations
@@ -111,6 +115,17 @@ def test_a_missing_browser_or_driver_is_named_with_how_to_install_it(tmp_path: P
     assert found == BrowserPaths(str(browser), str(driver))
 
 
+def test_a_missing_browser_skips_the_tests_or_fails_them_where_required(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    monkeypatch.delenv("EXPLORER_BROWSER_REQUIRED", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="need Chromium"):
+        _missing("the tests need Chromium")
+    monkeypatch.setenv("EXPLORER_BROWSER_REQUIRED", "1")
+    with pytest.raises(pytest.fail.Exception, match=r"need Chromium.*REQUIRED=1"):
+        _missing("the tests need Chromium")
+
+
 # -- the browser, the servers, the screenshots -----------------------------------------------
 
 SHOTS = Path(os.environ.get("EXPLORER_SCREENSHOTS") or REPO / "build" / "explorer-screenshots")
@@ -119,15 +134,25 @@ TIMEOUT = 45.0  # a request on the 2-core machine under load, the embedding mode
 API_KEY = "explorer-test-key"
 
 
+def _missing(reason: str) -> None:
+    """Skip, or fail where the browser must be there: ``.ci/run`` sets
+    ``EXPLORER_BROWSER_REQUIRED=1`` where ``make system-deps`` can install it (root with
+    apt-get), so that a failed install is not a quiet skip."""
+    if os.environ.get("EXPLORER_BROWSER_REQUIRED") == "1":
+        pytest.fail(f"{reason} (EXPLORER_BROWSER_REQUIRED=1)", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="module")
 def browser_paths() -> BrowserPaths:
     found = find_browser()
     if isinstance(found, str):
-        pytest.skip(found)
+        _missing(found)
     try:
         import selenium  # noqa: F401
     except ImportError:
-        pytest.skip("the explorer's browser tests need selenium: pip install -e '.[dev]'")
+        _missing("the explorer's browser tests need selenium: pip install -e '.[dev]'")
+    assert isinstance(found, BrowserPaths)
     return found
 
 
