@@ -397,3 +397,17 @@ def test_job_game_not_found(api: Api, job_id: str):
 def test_job_views_need_the_key(keyed: Api):
     for url in (f"/v1/jobs/{'0' * 32}/curves", f"/v1/jobs/{'0' * 32}/games/x"):
         assert_error(keyed.get(url), 401, "unauthorized")
+
+
+def test_a_job_whose_input_is_gone_keeps_its_reports(api: Api):
+    job = _finished_job(api, (EXAMPLES / "chameleon_batch.jsonl").read_bytes())
+    upload = api.state.settings.uploads_dir / f"{job}.jsonl"
+    assert upload.is_file()
+    upload.unlink()  # as if removed by hand: the stored reports are all that is left
+    got = api.get(f"/v1/jobs/{job}/games/example-chameleon-kitchen").json()
+    assert got["report"]["game_id"] == "example-chameleon-kitchen"
+    assert got["transcript"] is None and "no longer on the server" in got["transcript_note"]
+    by_model = api.get(f"/v1/jobs/{job}/curves", params={"by": "model"}).json()
+    assert by_model["groups"] == ["(none)"] and "no longer on the server" in by_model["notes"][0]
+    by_matchup = api.get(f"/v1/jobs/{job}/curves", params={"by": "matchup"}).json()
+    assert len(by_matchup["groups"]) == 6 and by_matchup["notes"] == []

@@ -53,12 +53,14 @@ function scoreParams(backend) {
 
 async function scoreCurrent() {
   const t = app.games[app.index];
+  if (!t) return "Nothing to score: this view is a stored report.";
   const backend = $("backend-select").value;
   const compare = $("compare-select").value;
   const report = await api.score(t, scoreParams(backend));
   let other = null;
   if (compare && compare !== backend) other = await api.score(t, scoreParams(compare));
   app.report = report;
+  $("preview").hidden = false;
   renderGame(t, report, other);
   fillPlayers(t);
   $("clue-result").replaceChildren();
@@ -104,13 +106,22 @@ async function loadText(text, what) {
 
 async function openJobGame(job, game, record) {
   const res = await api.jobGame(job, game, record);
-  if (!res.transcript) throw new Error(`the input of job ${job} is gone; only its report is kept`);
+  $("job-input").value = job;
+  if (!res.transcript) {
+    if (!res.report) throw new Error(`game ${res.game_id} failed in job ${job}: ${res.error ? res.error.message : "no report"}`);
+    // the input is gone: the stored report alone (no other backend, no clue to try)
+    showGames([], null);
+    $("preview").hidden = true;
+    app.report = res.report;
+    renderGame(null, res.report, null);
+    setState({ example: undefined, job, game: res.game_id, record: String(res.record) });
+    return `Job ${job}'s stored report of ${res.game_id} (${res.transcript_note}: it cannot be scored again here).`;
+  }
   showGames([res.transcript], null);
   const p = res.params || {};
   app.params = { include_chameleon: p.include_chameleon || undefined, spy_assignment: p.spy_assignment, distractors: p.distractors };
   if (p.backend && [...$("backend-select").options].some((o) => o.value === p.backend)) $("backend-select").value = p.backend;
   $("example-select").value = "";
-  $("job-input").value = job;
   setState({ example: undefined, job, game: res.game_id, record: String(res.record), backend: $("backend-select").value });
   const done = await scoreCurrent();
   $("view").scrollIntoView({ block: "start" });
