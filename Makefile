@@ -24,7 +24,8 @@ $(VENV)/.installed-dev: pyproject.toml service/pyproject.toml | $(BIN)/python
 # MyThes (Debian package mythes-en-us) adds a thesaurus to the default corpus. Optional:
 # without it (no apt-get, not root) the default corpus is WordNet 3.0 alone.
 # Chromium and its driver (Debian: chromium, chromium-driver) run the explorer page's browser
-# tests (tests/test_explorer_browser.py); without them those tests are skipped, saying why.
+# tests (tests/test_explorer_browser.py); without them those tests are skipped, saying why
+# (failed under .ci/run, which requires them where it can install them).
 system-deps:
 	@if [ -f $(MYTHES) ]; then :; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
@@ -39,8 +40,8 @@ system-deps:
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1 || \
 	  { apt-get update -qq >/dev/null 2>&1 && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1; } || \
-	  echo "note: could not install chromium and chromium-driver; the explorer's browser tests will be skipped"; \
-	else echo "note: chromium and chromium-driver not installed (needs root + apt-get); the explorer's browser tests will be skipped"; fi
+	  echo "note: could not install chromium and chromium-driver; the explorer's browser tests cannot run"; \
+	else echo "note: chromium and chromium-driver not installed (needs root + apt-get); the explorer's browser tests cannot run"; fi
 
 # Build the default co-occurrence index if it is missing.
 corpus: $(VENV)/.installed system-deps
