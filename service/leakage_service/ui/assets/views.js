@@ -33,8 +33,22 @@ function turnLabel(s, i) {
   return `${i + 1}. ${s.player}: ${text}`;
 }
 
+const MAX_COLUMNS = 40;
+
+// The candidates drawn: all of them, or past MAX_COLUMNS the secret and those most probable
+// at some turn (in the card's order), so that a large card stays readable and light.
+export function shownCandidates(report) {
+  const all = report.candidates;
+  if (all.length <= MAX_COLUMNS) return all;
+  const peak = (c) => Math.max(...report.steps.map((s) => s.posterior[c] ?? 0));
+  const top = all.slice().sort((a, b) => peak(b) - peak(a)).slice(0, MAX_COLUMNS);
+  if (report.secret && !top.includes(report.secret)) top[MAX_COLUMNS - 1] = report.secret;
+  const keep = new Set(top);
+  return all.filter((c) => keep.has(c));
+}
+
 function drawPosterior(svg, report, disagree = new Set()) {
-  const cands = report.candidates;
+  const cands = shownCandidates(report);
   const secret = cands.indexOf(report.secret);
   heatmap(svg, {
     rows: report.steps.map((s, i) => ({
@@ -73,7 +87,9 @@ export function renderGame(transcript, report, compare) {
   $("game-meta").textContent = metaLine(transcript, report);
   const disagree = compare ? disagreements(report, compare) : [];
   const rows = new Set(disagree.map((d) => d.turn - 1));
-  $("heatmap-caption").textContent = `Posterior over the candidates after each turn (${report.backend})`;
+  const shown = shownCandidates(report).length, all = report.candidates.length;
+  const part = shown < all ? `, the ${shown} of ${all} candidates most probable at some turn` : "";
+  $("heatmap-caption").textContent = `Posterior over the candidates after each turn (${report.backend}${part})`;
   drawPosterior($("heatmap"), report, rows);
   $("compare-figure").hidden = !compare;
   $("disagreement").hidden = !compare;
