@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from leakage._runtime import prepare_model_runtime, resolve_precision
+from leakage._runtime import load_local_weights, open_model_runtime
 from leakage.errors import BackendUnavailable
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -67,35 +67,30 @@ class SentenceTransformerEncoder:
         threads: int | None = None,
         batch_size: int = 128,
     ) -> None:
-        resolved = resolve_precision(precision)
-        prepare_model_runtime()
-        try:
-            import torch
-            import transformers
-            from sentence_transformers import SentenceTransformer
-        except ImportError as err:
-            raise BackendUnavailable(
-                f"the embedding backend needs torch and sentence-transformers: {INSTALL_HINT}"
-            ) from err
-        transformers.utils.logging.disable_progress_bar()
+        runtime = open_model_runtime(
+            "the embedding backend needs torch and sentence-transformers",
+            INSTALL_HINT,
+            modules=("sentence_transformers",),
+            precision=precision,
+            threads=threads,
+        )
+        from sentence_transformers import SentenceTransformer
+
+        torch = runtime.torch
         self.name, source = resolve_model(model)
-        if threads is not None:
-            torch.set_num_threads(threads)
-        self.precision = resolved
+        self.precision = runtime.precision
         self.batch_size = batch_size
-        kwargs: dict[str, Any] = {"device": "cpu"}
-        if isinstance(source, str):
-            kwargs["local_files_only"] = True
-        try:
-            self._model = SentenceTransformer(str(source), **kwargs)
-        except OSError as err:  # hub name not in the local cache
-            raise BackendUnavailable(
-                f"embedding model {model!r} is not on this machine and nothing is downloaded at "
-                "run time. Get the weights where the hub is reachable (`hf download "
+        self._model = load_local_weights(
+            lambda path, **kw: SentenceTransformer(path, device="cpu", **kw),
+            source,
+            not_here=lambda why: (
+                f"embedding model {model!r} is not on this machine and nothing is downloaded "
+                "at run time. Get the weights where the hub is reachable (`hf download "
                 f"{model} --local-dir DIR`, or `huggingface-cli download {model}` into the "
                 "Hugging Face cache, HF_HOME), copy them here, and pass --model DIR "
-                f"({err.__class__.__name__}: {str(err).splitlines()[0][:160]})"
-            ) from err
+                f"({why})"
+            ),
+        )
         if self.precision == "bf16":
             self._model = self._model.to(torch.bfloat16)
         # sentence-transformers renamed the method; support both spellings.

@@ -30,6 +30,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from leakage._runtime import open_model_runtime
 from leakage.errors import BackendUnavailable
 
 log = logging.getLogger(__name__)
@@ -272,23 +273,21 @@ def _version(package: str) -> str | None:
 
 def convert_gguf(gguf_path: Path, out_dir: Path) -> None:
     """Dequantize ``gguf_path`` with transformers and save model + tokenizer to ``out_dir``."""
-    missing = [m for m in ("torch", "transformers", "gguf", "accelerate") if find_spec(m) is None]
-    if missing:
-        raise BackendUnavailable(
-            "converting a GGUF model needs torch, transformers, gguf and accelerate "
-            f"({', '.join(missing)} missing): {INSTALL_HINT}"
-        )
+    runtime = open_model_runtime(
+        "converting a GGUF model needs torch, transformers, gguf and accelerate "
+        "({missing} missing)",
+        INSTALL_HINT,
+        modules=("gguf", "accelerate"),
+        precision="fp32",  # dequantized into float32 tensors
+    )
     import gguf
-    import torch
-    import transformers
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    transformers.utils.logging.disable_progress_bar()
     folder, name = str(gguf_path.parent), gguf_path.name
     with _reader_parsed_once(gguf):
         tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
         model: Any = AutoModelForCausalLM.from_pretrained(
-            folder, gguf_file=name, dtype=torch.float32
+            folder, gguf_file=name, dtype=runtime.dtype
         )
     # The dequantized weights are ordinary float32 tensors; without the GGUF quantizer and its
     # config entry, save_pretrained writes (and from_pretrained reads) a plain model.

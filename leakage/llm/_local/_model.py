@@ -8,8 +8,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from leakage._runtime import prepare_model_runtime, resolve_precision
-from leakage.errors import BackendUnavailable
+from leakage._runtime import load_local_weights, open_model_runtime
 from leakage.llm._gguf import (
     DEFAULT_MODEL,
     GEMMA,
@@ -56,20 +55,17 @@ class LocalLM(_Scoring, _Generation):
         normaliser: str = "exact",
         models_dir: str | Path | None = None,
     ) -> None:
-        resolved = resolve_precision(precision)
         if normaliser not in NORMALISERS:
             raise ValueError(f"normaliser must be one of {', '.join(NORMALISERS)}")
-        prepare_model_runtime()
-        try:
-            import torch
-            import transformers
-            from transformers import AutoModelForCausalLM, AutoTokenizer
-        except ImportError as err:
-            raise BackendUnavailable(
-                f"the local LLM backend needs torch and transformers: {INSTALL_HINT}"
-            ) from err
-        transformers.utils.logging.disable_progress_bar()
-        self._torch = torch
+        runtime = open_model_runtime(
+            "the local LLM backend needs torch and transformers",
+            INSTALL_HINT,
+            precision=precision,
+            threads=threads,
+        )
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        torch = self._torch = runtime.torch
         source = resolve_source(model)
         self.name = source.name
         self.converted_from: str | None = None
@@ -87,26 +83,26 @@ class LocalLM(_Scoring, _Generation):
         else:
             load_from = str(source.hub_id)
         self.source = load_from
-        if threads is not None:
-            torch.set_num_threads(threads)
-        self.threads = torch.get_num_threads()
-        self.precision = resolved
-        dtype = torch.bfloat16 if self.precision == "bf16" else torch.float32
-        try:
-            self._tok: Any = AutoTokenizer.from_pretrained(load_from, local_files_only=True)
-            self._model: Any = AutoModelForCausalLM.from_pretrained(
-                load_from, dtype=dtype, local_files_only=True
-            )
-        except OSError as err:
-            why = f"{err.__class__.__name__}: {str(err).splitlines()[0][:160]}"
+        self.threads = runtime.threads
+        self.precision = runtime.precision
+
+        def load(path: str, **kw: Any) -> tuple[Any, Any]:
+            tokenizer = AutoTokenizer.from_pretrained(path, **kw)
+            return tokenizer, AutoModelForCausalLM.from_pretrained(path, dtype=runtime.dtype, **kw)
+
+        def not_here(why: str) -> str:
             if source.hub_id is None:
-                raise BackendUnavailable(f"{load_from}: cannot load the model ({why})") from err
-            raise BackendUnavailable(  # a hub name that is not in the local cache
+                return f"{load_from}: cannot load the model ({why})"
+            return (  # a hub name that is not in the local cache
                 f"language model {model!r} is not on this machine and nothing is downloaded at "
                 f"run time. Get the weights where the hub is reachable (`hf download {model} "
                 "--local-dir DIR`), copy DIR here and pass it as the model, or put them in the "
                 f"Hugging Face cache (HF_HOME). Bundled models: {GEMMA}, {SMOLLM2} ({why})"
-            ) from err
+            )
+
+        self._tok: Any
+        self._model: Any
+        self._tok, self._model = load_local_weights(load, load_from, not_here=not_here)
         self._model.eval()
         self._config = self._model.config
         self._decoder = self._model.get_decoder()
