@@ -59,9 +59,11 @@ export function heatmap(svg, { rows, cols, value, marked, attrs, tip, label }) {
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("width", width);
   svg.setAttribute("height", height);
+  const head = el("g", { role: "row" }, svg); // the grid's first row: the column headers
+  el("text", { x: left - 6, y: top - 6, "text-anchor": "end", class: "muted", role: "columnheader" }, head, "after turn");
   cols.forEach((name, c) => {
     const x = left + c * cw + cw / 2, sec = marked.has(c);
-    const t = el("text", { x, y: top - 6, transform: `rotate(-50 ${x} ${top - 6})`, class: sec ? "col-label secret" : "col-label", role: "columnheader" }, svg, (sec ? "★ " : "") + name);
+    const t = el("text", { x, y: top - 6, transform: `rotate(-50 ${x} ${top - 6})`, class: sec ? "col-label secret" : "col-label", role: "columnheader" }, head, (sec ? "★ " : "") + name);
     if (sec) t.setAttribute("aria-label", `${name} (the secret)`);
   });
   rows.forEach((row, r) => {
@@ -107,6 +109,12 @@ function moveFocus(svg, e, nr, nc) {
   next.focus();
 }
 
+// A round step (1, 2, 2.5 or 5 times a power of ten) at least `raw`.
+function niceStep(raw) {
+  const p = 10 ** Math.floor(Math.log10(raw || 1));
+  return [1, 2, 2.5, 5, 10].map((m) => m * p).find((s) => s >= raw);
+}
+
 // A line chart. series: [{name, colour, points: [{x, y, low, high, tip, data}]}]
 // Options: xLabel, yLabel, yMin, yMax, ref (a dashed reference line at y), onPoint(point, series),
 // legend (drawn in the corner when there are several series; default true).
@@ -122,10 +130,10 @@ export function lineChart(svg, { series, xLabel, yLabel, yMin = 0, yMax, ref, on
   const top = yMax ?? Math.max(1e-9, ...all.map((p) => p.high ?? p.y), ref ?? 0) * 1.05;
   const sx0 = (x) => L + ((x - x0) / (x1 - x0 || 1)) * (W - L - R);
   const sy = (y) => T + (1 - (y - yMin) / (top - yMin || 1)) * (H - T - B);
-  for (let i = 0; i <= 4; i++) {
-    const v = yMin + ((top - yMin) * i) / 4;
+  const tick = niceStep((top - yMin) / 5);
+  for (let v = yMin; v <= top + 1e-9; v += tick) {
     el("line", { x1: L, x2: W - R, y1: sy(v), y2: sy(v), class: "grid" }, svg);
-    el("text", { x: L - 4, y: sy(v) + 4, "text-anchor": "end", class: "muted" }, svg, v.toFixed(top < 2 ? 2 : 1));
+    el("text", { x: L - 4, y: sy(v) + 4, "text-anchor": "end", class: "muted" }, svg, String(+v.toFixed(3)));
   }
   el("line", { x1: L, x2: W - R, y1: sy(yMin), y2: sy(yMin), class: "axis" }, svg);
   const step = Math.max(1, Math.ceil(xVals.length / 16));
