@@ -641,6 +641,11 @@ def test_an_example_shows_its_heat_map_turns_and_curves(driver: Any, server: Ser
             "return document.querySelectorAll('#' + arguments[0] + ' circle.point').length", chart
         )
         assert n == len(game["turns"]), chart
+    # offline: every file and request the page loaded came from this server
+    loaded = driver.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)"
+    )
+    assert loaded and all(u.startswith(server.url + "/") for u in loaded), loaded
     snap(driver, "1-example-heatmap")
 
 
