@@ -21,7 +21,7 @@ HOOKS = [
     "spy-heatmap", "votes", "clue-input", "clue-button", "clue-result", "job-input", "job-open",
     "curves", "curve-group", "curve-games",
 ]  # fmt: skip
-"""The ids docs/explorer.md's contract (notes: explorer_contract.md) promises the page has."""
+"""The ids the page promises (docs/explorer.md, "For tests"), which the browser tests use."""
 
 
 @pytest.fixture(scope="module")
