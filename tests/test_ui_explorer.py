@@ -19,7 +19,7 @@ HOOKS = [
     "file-input", "game-select", "backend-select", "compare-select", "heatmap",
     "heatmap-compare", "disagreement", "tooltip", "turns", "entropy-chart", "psecret-chart",
     "spy-heatmap", "votes", "clue-input", "clue-button", "clue-result", "job-input", "job-open",
-    "curves", "curve-group", "curve-games",
+    "curves", "curve-group", "curve-games", "clue-player", "outliers", "curve-filter",
 ]  # fmt: skip
 """The ids the page promises (docs/explorer.md, "For tests"), which the browser tests use."""
 
