@@ -41,6 +41,8 @@ RUN /opt/venv/bin/pip install --find-links /tmp/wheels -r /tmp/build/requirement
 FROM deps AS wheels
 COPY pyproject.toml README.md LICENSE /tmp/src/
 COPY leakage /tmp/src/leakage
+# leakage/data/examples is a link to corpora/examples: the wheel ships its target.
+COPY corpora/examples /tmp/src/corpora/examples
 COPY service /tmp/src/service
 RUN /opt/venv/bin/pip wheel --no-deps --wheel-dir /tmp/dist /tmp/src /tmp/src/service
 
