@@ -156,6 +156,7 @@ def play(
 ) -> None:
     """Play games between agents; transcripts in leakage.transcript/1, metrics at the end."""
     from leakage.backends import open_backend
+    from leakage.cli import cli_paths
     from leakage.games import (
         ChameleonConfig,
         ChameleonGame,
@@ -167,7 +168,6 @@ def play(
     )
     from leakage.games._loop import run
     from leakage.games.metrics import metrics_table
-    from leakage.paths import Paths
 
     spec = agent_mod.parse_spec(game.value, agents)
     if reflect is None:
@@ -184,7 +184,7 @@ def play(
             llm_endpoint=llm_endpoint,
             service_url=service,
             budget=budget,
-            table_cache=Paths.from_env().games,
+            table_cache=cli_paths().games,
             memory=memory,
             curate_every=curate_every,
             lessons=lessons,
@@ -315,10 +315,10 @@ def cheatsheet_tournament(
     """Gu et al.'s Dynamic Cheatsheet ablation: the same seeds played by the role's LLM player
     without and with a fresh cheatsheet; the role's win rates, their paired difference and
     its standard error."""
+    from leakage.cli import cli_paths
     from leakage.games import ChameleonConfig, ChameleonGame, SpyGame, SpyGameConfig
     from leakage.games import agents as agent_mod
     from leakage.games.agents.cheatsheet import tournament
-    from leakage.paths import Paths
 
     spec = agent_mod.parse_spec(game.value, agents)
     if role not in spec:
@@ -327,7 +327,7 @@ def cheatsheet_tournament(
         )
     with agent_mod.AgentFactory(
         llm_endpoint=llm_endpoint,
-        table_cache=Paths.from_env().games,
+        table_cache=cli_paths().games,
         curate_every=curate_every,
         lessons=lessons,
     ) as factory:

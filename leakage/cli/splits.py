@@ -124,8 +124,8 @@ def build(
     similar), medium and easy. Pairs with a word the describer does not know go to
     unknown.csv (reported on standard error); the exit code is still 0 when any pair was
     split."""
+    from leakage.cli import cli_paths
     from leakage.encoders import open_encoder
-    from leakage.paths import Paths
     from leakage.splits import (
         DESCRIBERS,
         SPLITS,
@@ -139,7 +139,7 @@ def build(
         write_splits,
     )
 
-    paths = Paths.from_env()
+    paths = cli_paths()
     name = describer or ("file" if descriptions else "wordnet")
     takes = describer_options(name)
     given = {"path": descriptions, "model": llm_model, "endpoint": llm_endpoint}
