@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from leakage.encoders import Encoder
 from leakage.errors import InvalidInput
-from leakage.splits._describers import Describer
+from leakage.splits._describers import Describer, VersionedDescriber
 from leakage.splits._pairs import Pair, PairTable
 from leakage.splits._partition import (
     GU_EASY_BELOW,
@@ -213,7 +213,9 @@ def build_splits(
         model=encoder.name,
         dimension=encoder.dimension,
         describer=describer.name,
-        describer_version=str(getattr(describer, "version", "")),
+        describer_version=(
+            str(describer.version) if isinstance(describer, VersionedDescriber) else ""
+        ),
         unknown=UnknownWords(pairs=len(unknown), words=unknown_words),
         duplicates=[Duplicate(pair=pair, lines=lines) for pair, lines in pairs.duplicates()],
         notes=notes,
