@@ -25,7 +25,7 @@ $(VENV)/.installed-dev: pyproject.toml service/pyproject.toml | $(BIN)/python
 # without it (no apt-get, not root) the default corpus is WordNet 3.0 alone.
 # Chromium and its driver (Debian: chromium, chromium-driver) run the explorer page's browser
 # tests (tests/test_explorer_browser.py); without them those tests are skipped, saying why
-# (failed under .ci/run, which requires them where it can install them).
+# (failed instead when EXPLORER_BROWSER_REQUIRED=1).
 system-deps:
 	@if [ -f $(MYTHES) ]; then :; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \

@@ -11,7 +11,7 @@ that is not one of its settings, and the servers here inherit the environment).
 Needs Chromium and its driver (Debian: ``apt-get install chromium chromium-driver``, which
 ``make system-deps`` does where it can) and selenium (the dev extra); without them the browser
 tests are skipped, saying what is missing (failed instead with ``EXPLORER_BROWSER_REQUIRED=1``,
-as CI sets it where it can install them). Selenium Manager never runs: the driver and the
+for a machine that must run them). Selenium Manager never runs: the driver and the
 browser are given by path, so nothing is downloaded.
 
 docs/img/explorer.png (the README's picture) is ``3-compare-backends.png`` cut below the
@@ -135,9 +135,8 @@ API_KEY = "explorer-test-key"
 
 
 def _missing(reason: str) -> None:
-    """Skip, or fail where the browser must be there: ``.ci/run`` sets
-    ``EXPLORER_BROWSER_REQUIRED=1`` where ``make system-deps`` can install it (root with
-    apt-get), so that a failed install is not a quiet skip."""
+    """Skip, or fail where the browser must be there (``EXPLORER_BROWSER_REQUIRED=1``), so
+    that on such a machine a failed install is not a quiet skip."""
     if os.environ.get("EXPLORER_BROWSER_REQUIRED") == "1":
         pytest.fail(f"{reason} (EXPLORER_BROWSER_REQUIRED=1)", pytrace=False)
     pytest.skip(reason)
