@@ -331,9 +331,7 @@ def score_chunk_in_process(chunk: Sequence[RawRecord]) -> ChunkResult:
     return _SCORER.score(chunk)
 
 
-def score_in_process(
-    inputs: Sequence[GameInput], contexts: Sequence[ReportContext]
-) -> ScoredChunk:
+def score_in_process(inputs: Sequence[GameInput], contexts: Sequence[ReportContext]) -> ScoredChunk:
     if _SCORER is None:  # pragma: no cover - the pool runs init_process first
         raise RuntimeError("init_process was not run in this worker")
     return _SCORER.score_inputs(inputs, contexts)
