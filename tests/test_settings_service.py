@@ -67,3 +67,65 @@ def test_a_bad_value_names_every_variable_at_fault():
         "bad service setting: LEAKAGE_RATE_LIMIT: Input should be greater than or equal to 0; "
         "LEAKAGE_ON_RESTART: Input should be 'resume' or 'fail'"
     )
+
+
+def test_the_library_variables_are_settings_handed_to_the_backends(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, default_index: Path
+):
+    """The web keys and the LLM endpoint are read by the settings (keys hidden) and given to
+    the backends explicitly: the library's ``from_env`` factories never run in the service."""
+    from leakage.backends import create_backend
+    from leakage.backends.cooccurrence._engines import (
+        GoogleCseSource,
+        InfiniGramSource,
+        SerpApiSource,
+    )
+    from leakage.backends.cooccurrence._web import WebCountSource
+    from leakage.llm import OpenAICompatibleClient
+    from leakage_service.runtime import Backends
+    from leakage_service.telemetry import Metrics
+    from tests.test_service import Api, settings_for
+
+    def refuse(cls: type, **kw: object) -> None:
+        raise AssertionError(f"{cls.__name__}.from_env was called")
+
+    for source in (WebCountSource, SerpApiSource, GoogleCseSource, InfiniGramSource):
+        monkeypatch.setattr(source, "from_env", classmethod(refuse))
+    monkeypatch.setattr(OpenAICompatibleClient, "from_env", classmethod(refuse))
+    env = {
+        "LEAKAGE_HOME": str(tmp_path),
+        "LEAKAGE_INDEX": str(default_index),
+        "SERPAPI_API_KEY": " serp-secret ",
+        "LEAKAGE_LLM_MODEL": "served-model",
+        "LEAKAGE_LLM_API_KEY": "llm-secret",
+        "google_api_key": "lower case: not the variable's name",
+    }
+    s = Settings.from_env(env)
+    assert s.variables() == {
+        "SERPAPI_API_KEY": "serp-secret",
+        "LEAKAGE_LLM_MODEL": "served-model",
+        "LEAKAGE_LLM_API_KEY": "llm-secret",
+    }
+    assert "serp-secret" not in repr(s) and "llm-secret" not in repr(s)
+    with pytest.raises(InvalidInput, match="LEAKAGE_SERPAPI_API_KEY"):
+        Settings.from_env({"LEAKAGE_SERPAPI_API_KEY": "k"})  # not a setting's name
+    options = Backends(s, Metrics()).options
+    assert options("judge")["variables"] == s.variables()
+    assert options("ensemble")["cooccurrence"]["variables"] == s.variables()
+    backend = create_backend("cooccurrence", **{**options("cooccurrence"), "source": "serpapi"})
+    try:
+        assert backend.source._api_key == "serp-secret"  # type: ignore[attr-defined]
+    finally:
+        backend.close()  # type: ignore[attr-defined]
+    judge = create_backend("judge", **options("judge"), endpoint="http://127.0.0.1:9/v1")
+    assert (judge.client.model, judge.client._api_key) == ("served-model", "llm-secret")  # type: ignore[attr-defined]
+
+    # /v1/backends says a source is configured by the settings, whatever the environment says
+    monkeypatch.delenv("SERPAPI_API_KEY", raising=False)
+    api = Api(settings_for(tmp_path, default_index, serpapi_api_key="k"))
+    try:
+        sources = {x["name"]: x for x in api.get("/v1/backends").json()["count_sources"]}
+        assert sources["serpapi"]["configured"] is True
+        assert sources["google-cse"]["configured"] is False
+    finally:
+        api.close()

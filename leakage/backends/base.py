@@ -22,7 +22,7 @@ from __future__ import annotations
 import inspect
 import types
 import typing
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -215,6 +215,31 @@ def accepted_options(factory: Callable[..., Any]) -> tuple[set[str], bool]:
         if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     }
     return named, any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+def with_variables(
+    name: str, options: dict[str, Any], variables: Mapping[str, str]
+) -> dict[str, Any]:
+    """``options`` of the backend ``name`` with ``variables`` (the values of the documented
+    variables the caller read: the LLM endpoint's ``LEAKAGE_LLM_*``, the web count sources'
+    keys) as the ``variables`` option of the backend, or of each ensemble member that takes
+    one (a per-member option, ignored for a backend that is not a member). A ``variables``
+    option already there stays. The command line and the service use it so that the library
+    reads no environment (its ``from_env`` factories are for direct library users)."""
+
+    def takes(backend: str) -> bool:
+        return backend in _REGISTRY and "variables" in accepted_options(_REGISTRY[backend])[0]
+
+    if name != "ensemble":
+        if takes(name):
+            options.setdefault("variables", variables)
+        return options
+    for member in _REGISTRY:
+        if member != "ensemble" and takes(member):
+            own = options.setdefault(member, {})
+            if isinstance(own, dict):
+                own.setdefault("variables", variables)
+    return options
 
 
 _PLAIN = (int, float, bool, str, Path, type(None))

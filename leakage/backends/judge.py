@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from string import ascii_uppercase
 from typing import Any, Literal, get_args
 
@@ -436,10 +436,13 @@ def _judge(
     cache_path: str | None = None,
     models_dir: str | None = None,
     client_kind: str | None = None,
+    variables: Mapping[str, str] | None = None,
 ) -> JudgeBackend:
     """``client_kind``: the kind of LLM client (``leakage.llm.LLM_CLIENTS``: ``local``,
     ``openai`` or one an installed distribution adds; default: ``openai`` with an
-    ``endpoint``, else ``local``); ``open_llm`` builds it from the model options."""
+    ``endpoint``, else ``local``); ``open_llm`` builds it from the model options.
+    ``variables``: the endpoint's ``LEAKAGE_LLM_*`` values as the caller read them (the
+    command line's and the service's settings; ``None``: the environment)."""
     _check_direction(direction)  # before a model is loaded, which takes seconds
     llm = client or open_llm(
         model,
@@ -451,6 +454,7 @@ def _judge(
         normaliser=normaliser,
         cache_path=cache_path,
         models_dir=models_dir,
+        variables=variables,
     )
     return JudgeBackend(
         llm, mode=mode, prompt=prompt, clue_template=clue_template, direction=direction
@@ -470,6 +474,7 @@ def _listener(
     cache_path: str | None = None,
     models_dir: str | None = None,
     client_kind: str | None = None,
+    variables: Mapping[str, str] | None = None,
 ) -> JudgeBackend:
     """The judge in the ``listener`` direction (log P(secret | clue) − log P(secret | no
     clue), see the module docstring) under a name of its own: ``-b listener`` is ``-b judge
@@ -484,6 +489,7 @@ def _listener(
         threads=threads,
         cache_path=cache_path,
         models_dir=models_dir,
+        variables=variables,
     )
     backend = JudgeBackend(llm, prompt=prompt, direction="listener")
     backend.name = "listener"

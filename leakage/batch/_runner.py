@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,11 @@ class BatchJob:
     checkpoint_seconds: float = 30.0
     difficulty: Path | None = None
     write_reports: bool = True
+    variables: Mapping[str, str] | None = field(default=None, repr=False)
+    """The values of the library's variables (the web count sources' keys, the LLM
+    endpoint's ``LEAKAGE_LLM_*``) as the caller read them, given to the backend as its
+    ``variables`` option (``leakage.backends.base.with_variables``); never written to the
+    manifest. ``None``: the backend reads the environment (``from_env``)."""
 
 
 @dataclass
@@ -189,6 +194,7 @@ def run_batch(
         input_format=job.input_format,
         difficulty=difficulty,
         write_reports=job.write_reports,
+        variables=None if job.variables is None else dict(job.variables),
     )
     results, manifest = _prepare(job, files)
     stats = BatchStats()

@@ -142,6 +142,9 @@ class ScorerSpec:
     input_format: str = "auto"
     difficulty: Mapping[str, str] | None = None
     write_reports: bool = True
+    variables: dict[str, str] | None = field(default=None, repr=False)
+    """The backend's ``variables`` option (``BatchJob.variables``), outside
+    ``backend_options`` so that it is never written to the manifest."""
 
 
 class Assembler:
@@ -200,7 +203,14 @@ class Scorer:
 
         self.spec = spec
         self._owns = backend is None
-        self.backend = backend or create_backend(spec.backend, **spec.backend_options)
+        if backend is None:
+            from leakage.backends.base import with_variables
+
+            options = dict(spec.backend_options)
+            if spec.variables is not None:
+                options = with_variables(spec.backend, options, spec.variables)
+            backend = create_backend(spec.backend, **options)
+        self.backend = backend
         self.assembler = Assembler(spec)
         self._info: dict[str, Any] | None = None
 

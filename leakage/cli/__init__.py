@@ -34,6 +34,28 @@ app = typer.Typer(
 )
 
 
+OTHER_VARIABLES = ("OPENAI_API_KEY", "SERPAPI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CSE_ID")
+"""The variables the command line's settings read that do not start with ``LEAKAGE_``."""
+
+
+def _reads_none() -> bool:
+    """Whether none of the variables the command line's settings read is set (then they are
+    the defaults, given without loading pydantic-settings)."""
+    return not any(n.startswith("LEAKAGE_") or n in OTHER_VARIABLES for n in os.environ)
+
+
+def cli_variables() -> dict[str, str]:
+    """The library's variables (the LLM endpoint's ``LEAKAGE_LLM_*`` and ``OPENAI_API_KEY``,
+    the web count sources' keys) that are set, read through the command line's settings,
+    for the ``variables`` option of what a command opens: the library then reads no
+    environment (its ``from_env`` factories are for direct library users)."""
+    if _reads_none():
+        return {}
+    from leakage.cli._settings import CliSettings
+
+    return CliSettings().variables()
+
+
 def cli_paths() -> Paths:
     """Where the command line keeps its files: the home ``LEAKAGE_HOME`` names, read through
     the command line's settings (:class:`leakage.cli._settings.CliSettings`) each time it is

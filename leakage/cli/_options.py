@@ -245,3 +245,14 @@ def backend_options(
                     raise InvalidInput(f"{name}'s endpoint is given twice: by {flag} and by -O")
                 own["endpoint"] = value
     return options
+
+
+def with_variables(backend: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with the library's variables the command line's settings read
+    (:func:`leakage.cli.cli_variables`) as the ``variables`` option of the backend or of its
+    members (:func:`leakage.backends.base.with_variables`): the count sources and the LLM
+    endpoint take their keys from the command line, and the library reads no environment."""
+    from leakage.backends.base import with_variables as add
+    from leakage.cli import cli_variables
+
+    return add(backend, options, cli_variables())

@@ -133,6 +133,7 @@ def batch(
     if engine == Engine.ray or ray_address:
         _need_extra("ray", "ray")
     from leakage.batch import BatchJob, run_batch
+    from leakage.cli import cli_variables
     from leakage.scoring import ScoreOptions
 
     options = parse_backend_options(backend_option or [])
@@ -156,6 +157,7 @@ def batch(
         checkpoint_seconds=checkpoint_seconds,
         difficulty=difficulty,
         write_reports=reports,
+        variables=cli_variables(),
     )
     err = Console(stderr=True)
     start = time.perf_counter()

@@ -17,6 +17,7 @@ from leakage.cli._options import (
     InputFormatOption,
     NamesCommand,
     parse_backend_options,
+    with_variables,
 )
 from leakage.errors import BackendUnavailable, InvalidInput
 
@@ -167,7 +168,7 @@ def calibrate(
         if not isinstance(own, dict) or "model" in own:
             raise InvalidInput("the embedding model is given twice: by --model and by -O")
         own["model"] = model
-    routed = route_options(names, options)
+    routed = route_options(names, with_variables("ensemble", options))
     rows = {}
     member_info = {}
     n_items = sum(len(g.clues) for g in games)

@@ -156,7 +156,7 @@ def play(
 ) -> None:
     """Play games between agents; transcripts in leakage.transcript/1, metrics at the end."""
     from leakage.backends import open_backend
-    from leakage.cli import cli_paths
+    from leakage.cli import cli_paths, cli_variables
     from leakage.games import (
         ChameleonConfig,
         ChameleonGame,
@@ -182,6 +182,7 @@ def play(
         agent_mod.AgentFactory(
             backend=backend,
             llm_endpoint=llm_endpoint,
+            variables=cli_variables(),
             service_url=service,
             budget=budget,
             table_cache=cli_paths().games,
@@ -315,7 +316,7 @@ def cheatsheet_tournament(
     """Gu et al.'s Dynamic Cheatsheet ablation: the same seeds played by the role's LLM player
     without and with a fresh cheatsheet; the role's win rates, their paired difference and
     its standard error."""
-    from leakage.cli import cli_paths
+    from leakage.cli import cli_paths, cli_variables
     from leakage.games import ChameleonConfig, ChameleonGame, SpyGame, SpyGameConfig
     from leakage.games import agents as agent_mod
     from leakage.games.agents.cheatsheet import tournament
@@ -327,6 +328,7 @@ def cheatsheet_tournament(
         )
     with agent_mod.AgentFactory(
         llm_endpoint=llm_endpoint,
+        variables=cli_variables(),
         table_cache=cli_paths().games,
         curate_every=curate_every,
         lessons=lessons,

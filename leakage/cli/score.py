@@ -30,6 +30,7 @@ from leakage.cli._options import (
     SpyAssignmentOption,
     backend_options,
     choices,
+    with_variables,
 )
 from leakage.errors import BudgetExhausted, InvalidInput
 
@@ -192,7 +193,7 @@ def score(
         count_endpoint=endpoint if _given(ctx, "endpoint") else None,
         llm_endpoint=llm_endpoint if _given(ctx, "llm_endpoint") else None,
     )
-    with open_backend(backend, **options) as scorer:
+    with open_backend(backend, **with_variables(backend, options)) as scorer:
         _score(scorer, games, read, include_chameleon, spy_assignment, dry_run, fmt, out, err)
 
 

@@ -163,6 +163,10 @@ def build(
     options: dict[str, object] = {k: v for k, v in given.items() if v is not None}
     if "llm_cache" in takes:  # where an LLM describer's answers are kept
         options["llm_cache"] = str(paths.llm_responses)
+    if "variables" in takes:  # an endpoint's LEAKAGE_LLM_*, read through the settings
+        from leakage.cli import cli_variables
+
+        options["variables"] = cli_variables()
     source: Describer = create_describer(name, **options)
     if cache and isinstance(source, VersionedDescriber):
         source = CachedDescriber(source, paths.descriptions)

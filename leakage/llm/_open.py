@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from leakage._registry import Registry
@@ -86,12 +86,15 @@ def _openai(
     api_key: str | None = None,
     cache_path: str | None = None,
     cache: bool = True,
+    variables: Mapping[str, str] | None = None,
 ) -> LLMClient:
-    """An OpenAI-compatible endpoint (``OpenAICompatibleClient.from_env``: ``endpoint``,
-    ``model`` and ``api_key`` default to LEAKAGE_LLM_BASE_URL, LEAKAGE_LLM_MODEL and
-    LEAKAGE_LLM_API_KEY), its answers cached in ``cache_path`` (default
-    ``Paths.llm_responses`` of the home ``LEAKAGE_HOME`` names); ``cache=False``: none
-    (every request is sent)."""
+    """An OpenAI-compatible endpoint: ``endpoint``, ``model`` and ``api_key`` default to
+    LEAKAGE_LLM_BASE_URL, LEAKAGE_LLM_MODEL and LEAKAGE_LLM_API_KEY of ``variables``, the
+    values the caller read (the command line's and the service's settings;
+    ``OpenAICompatibleClient.from_variables``), or of the environment when ``variables`` is
+    ``None`` (``from_env``, for direct library users). Its answers are cached in
+    ``cache_path`` (default ``Paths.llm_responses`` of the home ``LEAKAGE_HOME`` names);
+    ``cache=False``: none (every request is sent)."""
     from leakage.llm import OpenAICompatibleClient
     from leakage.paths import default_paths
 
@@ -104,7 +107,9 @@ def _openai(
         kw["model"] = model
     if api_key:
         kw["api_key"] = api_key
-    return OpenAICompatibleClient.from_env(cache_path=cache_path, **kw)
+    if variables is None:
+        return OpenAICompatibleClient.from_env(cache_path=cache_path, **kw)
+    return OpenAICompatibleClient.from_variables(variables, cache_path=cache_path, **kw)
 
 
 def _taken(factory: ClientFactory) -> tuple[set[str], bool]:
@@ -125,6 +130,7 @@ def open_llm(
     cache_path: str | None = None,
     normaliser: str = "exact",
     models_dir: str | None = None,
+    variables: Mapping[str, str] | None = None,
     **options: Any,
 ) -> LLMClient:
     """A client of the kind ``kind`` (``LLM_CLIENTS``; default: ``openai`` when ``endpoint``
@@ -138,9 +144,14 @@ def open_llm(
     cached in ``cache_path`` (default ``Paths.llm_responses`` of the home ``LEAKAGE_HOME``
     names). ``options``: more keyword options, for a kind that takes them.
 
+    ``variables``: the values of the documented variables (``LEAKAGE_LLM_*``,
+    ``OPENAI_API_KEY``) as the caller read them, for a kind that reads any (``openai``); the
+    command line and the service pass those of their settings. ``None``: such a kind reads
+    the environment, a convenience for direct library users.
+
     An option given (other than its default here) that the kind does not take is a
-    ``ValueError``; ``cache_path`` and ``models_dir`` go to the kinds that take them, and are
-    left out for the others.
+    ``ValueError``; ``cache_path``, ``models_dir`` and ``variables`` go to the kinds that take
+    them, and are left out for the others.
     An unknown kind is ``UnknownBackend`` naming those there are.
     """
     kind = kind or ("openai" if endpoint else "local")
@@ -161,10 +172,15 @@ def open_llm(
                 f"{key} is an option of the {' or '.join(takers) or 'no'} LLM client, "
                 f"not of {kind!r} (it takes: {', '.join(sorted(named)) or 'nothing'})"
             )
-    # where files go: a caller gives its paths whatever the kind, and each kind takes its own
-    for key, path in (("cache_path", cache_path), ("models_dir", models_dir)):
-        if path is not None and (key in named or any_name):
-            given[key] = path
+    # where files go and the variables read: a caller gives them whatever the kind, and each
+    # kind takes its own
+    for key, value in (
+        ("cache_path", cache_path),
+        ("models_dir", models_dir),
+        ("variables", variables),
+    ):
+        if value is not None and (key in named or any_name):
+            given[key] = value
     return factory(model, **given)
 
 

@@ -22,7 +22,10 @@ query budget and the budgeted concurrent fetch. Around it:
 - bounded concurrency (one semaphore per event loop) and an async core with sync wrappers;
 - token and cost accounting in :class:`~leakage.llm.Usage`.
 
-Environment variables are read in one place, :meth:`OpenAICompatibleClient.from_env`.
+Its documented variables are interpreted in one place,
+:meth:`OpenAICompatibleClient.from_variables`, given their values (the command line and the
+service read them through their settings); :meth:`~OpenAICompatibleClient.from_env` reads
+them from the environment, for direct library users.
 The wire format is read in :mod:`~leakage.llm._openai_wire`, the requests are sent, budgeted
 and accounted in :mod:`~leakage.llm._openai_requests`.
 """
@@ -33,7 +36,7 @@ import asyncio
 import os
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -127,16 +130,30 @@ class OpenAICompatibleClient(_RequestCore):
         ``LEAKAGE_LLM_MODEL`` and ``LEAKAGE_LLM_API_KEY`` or ``OPENAI_API_KEY``; keyword
         arguments win over the environment.
 
-        The one place these documented variables are read: the command line and the judge
-        (``open_llm`` with an endpoint) call it; the constructor reads no environment
-        variable, so code that passes ``base_url``, ``model`` and ``api_key`` itself uses
-        the constructor. ``cache_path`` is explicit (the callers pass
-        :attr:`leakage.paths.Paths.llm_responses`)."""
-        base_url = kw.pop("base_url", None) or os.environ.get(ENV_BASE_URL, "").strip()
-        model = kw.pop("model", None) or os.environ.get(ENV_MODEL, "").strip()
+        ``from_variables`` over the environment: a convenience for direct library users. The
+        command line and the service read these variables through their settings and pass
+        them on (``from_variables``), so neither calls this. ``cache_path`` is explicit (the
+        callers pass :attr:`leakage.paths.Paths.llm_responses`)."""
+        return cls.from_variables(os.environ, cache_path=cache_path, **kw)
+
+    @classmethod
+    def from_variables(
+        cls,
+        variables: Mapping[str, str],
+        *,
+        cache_path: str | os.PathLike[str] | None = None,
+        **kw: Any,
+    ) -> OpenAICompatibleClient:
+        """A client configured by ``base_url``, ``model`` and ``api_key``, else by the values
+        of ``LEAKAGE_LLM_BASE_URL`` (default: OpenAI's API when a key is given),
+        ``LEAKAGE_LLM_MODEL`` and ``LEAKAGE_LLM_API_KEY`` or ``OPENAI_API_KEY`` in
+        ``variables``, as the caller read them (the command line's and the service's
+        settings); reads no environment (nor does the constructor, which takes all three)."""
+        base_url = kw.pop("base_url", None) or (variables.get(ENV_BASE_URL) or "").strip()
+        model = kw.pop("model", None) or (variables.get(ENV_MODEL) or "").strip()
         api_key = kw.pop("api_key", None)
         for var in ENV_API_KEYS:
-            api_key = api_key or os.environ.get(var, "").strip() or None
+            api_key = api_key or (variables.get(var) or "").strip() or None
         if not model:
             raise BackendUnavailable(
                 f"the LLM endpoint needs a model name: set {ENV_MODEL} (export {ENV_MODEL}=...) "

@@ -21,7 +21,7 @@ import inspect
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TextIO, runtime_checkable
 
@@ -206,15 +206,24 @@ class LLMDescriber:
 
 
 def _llm(
-    *, model: str | None = None, endpoint: str | None = None, llm_cache: str | None = None
+    *,
+    model: str | None = None,
+    endpoint: str | None = None,
+    llm_cache: str | None = None,
+    variables: Mapping[str, str] | None = None,
 ) -> LLMDescriber:
     """``LLMDescriber`` over ``leakage.llm.open_llm``: the bundled SmolLM2-135M-Instruct, a
     GGUF file or model folder, or ``endpoint``'s model (default there: LEAKAGE_LLM_MODEL),
-    its answers cached in ``llm_cache`` (default ``Paths.llm_responses``)."""
+    its answers cached in ``llm_cache`` (default ``Paths.llm_responses``). ``variables``:
+    the endpoint's ``LEAKAGE_LLM_*`` values as the caller read them (the command line's
+    settings; ``None``: the environment)."""
     from leakage.llm import open_llm
 
     client = open_llm(
-        model or (None if endpoint else DEFAULT_LLM_MODEL), endpoint=endpoint, cache_path=llm_cache
+        model or (None if endpoint else DEFAULT_LLM_MODEL),
+        endpoint=endpoint,
+        cache_path=llm_cache,
+        variables=variables,
     )
     return LLMDescriber(client)
 

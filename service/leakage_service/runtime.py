@@ -80,15 +80,23 @@ class Backends:
         (``Settings.paths``; the index is ``Settings.index_path``), never where the library's
         defaults (``LEAKAGE_HOME``) would put it. Co-occurrence: the index and the web count
         sources' cache; embedding: its cache; judge and listener: the endpoint's response
-        cache and the converted GGUF models. The ensemble gives each member its own as a
-        per-member option (``route_options``), which is ignored for a backend that is not a
-        member."""
+        cache and the converted GGUF models. Co-occurrence, judge and listener also get the
+        web count sources' keys and the LLM endpoint's settings (``variables``:
+        ``Settings.variables``), so the library reads no environment. The ensemble gives each
+        member its own as a per-member option (``route_options``), which is ignored for a
+        backend that is not a member."""
         paths = self.settings.paths
-        llm = {"cache_path": str(paths.llm_responses), "models_dir": str(paths.models)}
+        variables = self.settings.variables()
+        llm = {
+            "cache_path": str(paths.llm_responses),
+            "models_dir": str(paths.models),
+            "variables": variables,
+        }
         own: dict[str, dict[str, Any]] = {
             "cooccurrence": {
                 "index": self.settings.index_path,
                 "cache_path": str(paths.web_counts),
+                "variables": variables,
             },
             "embedding": {"cache_path": str(paths.embeddings)},
             "judge": llm,

@@ -6,10 +6,11 @@ field name) and is what ``leakage serve`` and ``create_app()`` use; a ``Settings
 built directly (``Settings(home=...)``, as the tests do) takes the values it is given and
 reads no variable. Every file the service keeps lies under ``home`` (``Settings.paths``, a
 :class:`leakage.paths.Paths`), unless ``index`` or ``jobs_db`` names another place; the
-service hands these paths to the library explicitly. The library reads the environment only
-for what a caller leaves out: the home of its default paths (``leakage.paths``) and the
-keys and endpoint that the ``from_env`` factories of the LLM client and the web count
-sources read (``OTHER_VARIABLES``).
+service hands these paths to the library explicitly. So it does the LLM endpoint
+(``LEAKAGE_LLM_*``, ``OPENAI_API_KEY``) and the web count sources' keys (``SERPAPI_API_KEY``,
+``GOOGLE_API_KEY``, ``GOOGLE_CSE_ID``): they are settings too (keys as ``SecretStr``), given
+to the backends as their ``variables`` option (``Settings.variables``), so none of the
+library's ``from_env`` factories runs in the service.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -35,9 +36,6 @@ from leakage.paths import Paths, default_home
 ENV_PREFIX = "LEAKAGE_"
 
 OTHER_VARIABLES: dict[str, str] = {
-    "LEAKAGE_LLM_BASE_URL": "the LLM judge's endpoint (OpenAICompatibleClient.from_env)",
-    "LEAKAGE_LLM_MODEL": "the LLM judge's model name (OpenAICompatibleClient.from_env)",
-    "LEAKAGE_LLM_API_KEY": "the LLM judge's endpoint key (OpenAICompatibleClient.from_env)",
     "LEAKAGE_HOST": "docker/start.sh (--host; the image sets it)",
     "LEAKAGE_PORT": "docker/start.sh (--port) and the image's health check (Dockerfile)",
     "LEAKAGE_PREPARE": "docker/prepare.sh (which steps run; the image build sets it)",
@@ -58,6 +56,7 @@ class Settings(BaseSettings):
         case_sensitive=False,
         extra="forbid",
         use_attribute_docstrings=True,
+        populate_by_name=True,  # Settings(serpapi_api_key=...) as well as the variable's name
         frozen=True,
         # lists are comma-separated (_split_lists), not JSON
         enable_decoding=False,
@@ -150,6 +149,22 @@ class Settings(BaseSettings):
     """What happens to a job that was running when the server stopped."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """The service's log level, in either case (``INFO`` is ``info``)."""
+    llm_base_url: str | None = None
+    """An OpenAI-compatible endpoint's base URL, for a backend whose LLM client is one
+    (default: OpenAI's API when a key is set)."""
+    llm_model: str | None = None
+    """The endpoint's model name, where a backend's options name none."""
+    llm_api_key: SecretStr | None = None
+    """The endpoint's key (sent as a bearer token; never shown)."""
+    openai_api_key: SecretStr | None = Field(default=None, validation_alias="OPENAI_API_KEY")
+    """``OPENAI_API_KEY`` (no ``LEAKAGE_`` prefix): the endpoint's key when
+    ``LEAKAGE_LLM_API_KEY`` is unset."""
+    serpapi_api_key: SecretStr | None = Field(default=None, validation_alias="SERPAPI_API_KEY")
+    """``SERPAPI_API_KEY``: the ``serpapi`` count source's key."""
+    google_api_key: SecretStr | None = Field(default=None, validation_alias="GOOGLE_API_KEY")
+    """``GOOGLE_API_KEY``: the ``google-cse`` count source's key."""
+    google_cse_id: str | None = Field(default=None, validation_alias="GOOGLE_CSE_ID")
+    """``GOOGLE_CSE_ID``: the ``google-cse`` count source's engine id (cx)."""
 
     @classmethod
     def settings_customise_sources(
@@ -183,6 +198,30 @@ class Settings(BaseSettings):
     def _lower_case_level(cls, value: object) -> object:
         return value.lower() if isinstance(value, str) else value
 
+    @classmethod
+    def variable_names(cls) -> dict[str, str]:
+        """Field name -> the variable that sets it."""
+        return {
+            name: field.validation_alias
+            if isinstance(field.validation_alias, str)
+            else ENV_PREFIX + name.upper()
+            for name, field in cls.model_fields.items()
+        }
+
+    def variables(self) -> dict[str, str]:
+        """The library's variables that are set (the LLM endpoint's and the web count
+        sources' keys), by name, with their values: the backends' ``variables`` option, so
+        the library reads no environment (keys revealed: never for output)."""
+        names = self.variable_names()
+        out: dict[str, str] = {}
+        for name in _LIBRARY_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                out[names[name]] = (
+                    value.get_secret_value() if isinstance(value, SecretStr) else value
+                )
+        return out
+
     @property
     def paths(self) -> Paths:
         """Every location under ``home`` (:class:`leakage.paths.Paths`)."""
@@ -207,7 +246,7 @@ class Settings(BaseSettings):
         naming the variable, and so does a ``LEAKAGE_*`` variable that is neither a setting
         nor in ``OTHER_VARIABLES`` (a misspelt setting must not be silently ignored)."""
         env = os.environ if environ is None else environ
-        unknown = _unknown_variables(env, [ENV_PREFIX + n.upper() for n in cls.model_fields])
+        unknown = _unknown_variables(env, list(cls.variable_names().values()))
         if unknown:
             raise InvalidInput(
                 f"bad service setting: {'; '.join(unknown)}; fix or unset "
@@ -240,8 +279,24 @@ class _Environment(EnvSettingsSource):
         super().__init__(settings_cls)
         # looked up lower-cased, as pydantic-settings does when names are not case-sensitive
         self.env_vars = {
-            name.lower(): value.strip() for name, value in environ.items() if value.strip()
+            name.lower(): value.strip()
+            for name, value in environ.items()
+            # other than LEAKAGE_* (any case: from_env has refused a wrong one), only the
+            # exact names the library documents (SERPAPI_API_KEY, not serpapi_api_key)
+            if value.strip() and (name.upper().startswith(ENV_PREFIX) or name.isupper())
         }
+
+
+_LIBRARY_FIELDS = (
+    "llm_base_url",
+    "llm_model",
+    "llm_api_key",
+    "openai_api_key",
+    "serpapi_api_key",
+    "google_api_key",
+    "google_cse_id",
+)
+"""The settings the service hands to the library as its ``variables``."""
 
 
 def _unknown_variables(env: Mapping[str, str], settings: list[str]) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -150,12 +150,18 @@ def open_count_source(
     budget: int | None = None,
     endpoint: str | None = None,
     build_missing: bool = True,
+    variables: Mapping[str, str] | None = None,
 ) -> CountSource:
     """Open a count source of ``COUNT_SOURCES`` by name: ``local`` (an FTS5 index), a web
     engine, or one an installed distribution adds. Each is given the options its ``open``
     names: ``index`` and ``build_missing`` the local index, ``cache_path`` (default:
-    ``leakage.paths``' web counts), ``budget`` and ``endpoint`` (a base URL instead of the
-    engine's: a proxy, a self-hosted infini-gram) a web engine.
+    ``leakage.paths``' web counts), ``budget``, ``endpoint`` (a base URL instead of the
+    engine's: a proxy, a self-hosted infini-gram) and ``variables`` a web engine.
+
+    ``variables``: the values of the engines' key variables (``SERPAPI_API_KEY``,
+    ``GOOGLE_API_KEY``, ``GOOGLE_CSE_ID``) as the caller read them; the command line and the
+    service pass those of their settings. ``None``: the engine reads the environment
+    (``from_env``), a convenience for direct library users.
     """
     kind = COUNT_SOURCES.pick(source, "count source")
     named, _ = accepted_options(kind.open)
@@ -169,6 +175,7 @@ def open_count_source(
         "cache_path": Path(cache_path) if cache_path is not None else None,
         "budget": budget,
         "endpoint": endpoint,
+        "variables": variables,
     }
     return kind.open(**{k: v for k, v in given.items() if k in named and v is not None})
 
@@ -180,6 +187,7 @@ def _cooccurrence(
     cache_path: str | Path | None = None,
     budget: int | None = None,
     endpoint: str | None = None,
+    variables: Mapping[str, str] | None = None,
     estimator: Estimator = "conditional",
     beta: float = 100.0,
     tau: float = 0.1,
@@ -188,7 +196,12 @@ def _cooccurrence(
     opened = isinstance(source, str)
     src = (
         open_count_source(
-            source, index=index, cache_path=cache_path, budget=budget, endpoint=endpoint
+            source,
+            index=index,
+            cache_path=cache_path,
+            budget=budget,
+            endpoint=endpoint,
+            variables=variables,
         )
         if isinstance(source, str)
         else source

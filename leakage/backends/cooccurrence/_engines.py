@@ -22,7 +22,7 @@ from ._web import (
     WebCountSource,
     _as_count,
     _norm,
-    _require_env,
+    _require_key,
 )
 
 
@@ -58,12 +58,21 @@ class SerpApiSource(WebCountSource):
         self.params = dict(params or {})
 
     @classmethod
-    def from_env(
-        cls, *, cache_path: str | os.PathLike[str], budget: int | None = None, **kw: Any
+    def from_variables(
+        cls,
+        variables: Mapping[str, str],
+        *,
+        cache_path: str | os.PathLike[str],
+        budget: int | None = None,
+        **kw: Any,
     ) -> SerpApiSource:
-        """Build from ``SERPAPI_API_KEY`` (https://serpapi.com/manage-api-key)."""
-        api_key = kw.pop("api_key", None) or _require_env(
-            "SERPAPI_API_KEY", cls.name, "a SerpApi key (https://serpapi.com/manage-api-key)"
+        """Build with ``api_key=``, else ``SERPAPI_API_KEY`` of ``variables``
+        (https://serpapi.com/manage-api-key)."""
+        api_key = kw.pop("api_key", None) or _require_key(
+            variables,
+            "SERPAPI_API_KEY",
+            cls.name,
+            "a SerpApi key (https://serpapi.com/manage-api-key)",
         )
         return cls(api_key, cache_path=cache_path, budget=budget, **kw)
 
@@ -124,15 +133,24 @@ class GoogleCseSource(WebCountSource):
         self.cse_id = cse_id
 
     @classmethod
-    def from_env(
-        cls, *, cache_path: str | os.PathLike[str], budget: int | None = None, **kw: Any
+    def from_variables(
+        cls,
+        variables: Mapping[str, str],
+        *,
+        cache_path: str | os.PathLike[str],
+        budget: int | None = None,
+        **kw: Any,
     ) -> GoogleCseSource:
-        """Build from ``GOOGLE_API_KEY`` and ``GOOGLE_CSE_ID`` (the search engine id, cx)."""
-        api_key = kw.pop("api_key", None) or _require_env(
-            "GOOGLE_API_KEY", cls.name, "a Google Cloud API key with Custom Search enabled"
+        """Build with ``api_key=`` and ``cse_id=``, else ``GOOGLE_API_KEY`` and
+        ``GOOGLE_CSE_ID`` (the search engine id, cx) of ``variables``."""
+        api_key = kw.pop("api_key", None) or _require_key(
+            variables,
+            "GOOGLE_API_KEY",
+            cls.name,
+            "a Google Cloud API key with Custom Search enabled",
         )
-        cse_id = kw.pop("cse_id", None) or _require_env(
-            "GOOGLE_CSE_ID", cls.name, "a Programmable Search Engine id (cx)"
+        cse_id = kw.pop("cse_id", None) or _require_key(
+            variables, "GOOGLE_CSE_ID", cls.name, "a Programmable Search Engine id (cx)"
         )
         return cls(api_key, cse_id, cache_path=cache_path, budget=budget, **kw)
 
@@ -213,8 +231,13 @@ class InfiniGramSource(WebCountSource):
         }
 
     @classmethod
-    def from_env(
-        cls, *, cache_path: str | os.PathLike[str], budget: int | None = None, **kw: Any
+    def from_variables(
+        cls,
+        variables: Mapping[str, str],
+        *,
+        cache_path: str | os.PathLike[str],
+        budget: int | None = None,
+        **kw: Any,
     ) -> InfiniGramSource:
         """Build the source; infini-gram needs no key, so no variable is read."""
         return cls(cache_path=cache_path, budget=budget, **kw)

@@ -14,8 +14,10 @@ machinery, written once in :class:`WebCountSource`:
 - an async core (:meth:`~WebCountSource.acounts`) and the sync ``counts()`` of the
   ``CountSource`` protocol.
 
-Each concrete source only says how a query is written, sent and read back. Environment
-variables are read in one place per source, its ``from_env`` factory.
+Each concrete source only says how a query is written, sent and read back. Its keys come in
+by name (``from_variables``: the documented variables' values, which the command line and the
+service read through their settings and pass on); ``from_env`` reads them from the
+environment, a convenience for direct library users.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import os
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Self
 
@@ -67,11 +69,11 @@ def _as_count(value: object, field: str, source: str, text: str) -> int:
     raise CountSourceError(f"{source}: query {text!r}: {field} is {value!r}, not a count")
 
 
-def _require_env(var: str, source: str, what: str) -> str:
-    """The documented key variable ``var`` (read by the sources' ``from_env`` factories
-    only, which the command line and the backend factory call; a constructor given its key
-    reads nothing)."""
-    value = os.environ.get(var, "").strip()
+def _require_key(variables: Mapping[str, str], var: str, source: str, what: str) -> str:
+    """The documented key variable ``var`` from ``variables`` (the values a caller read:
+    ``os.environ`` for ``from_env``, the command line's or the service's settings); missing
+    or blank is ``BackendUnavailable`` naming the variable."""
+    value = (variables.get(var) or "").strip()
     if not value:
         raise BackendUnavailable(
             f"the {source} count source needs {what}: set the environment variable {var} "
@@ -150,10 +152,25 @@ class WebCountSource(ABC):
 
     @classmethod
     @abstractmethod
+    def from_variables(
+        cls,
+        variables: Mapping[str, str],
+        *,
+        cache_path: str | os.PathLike[str],
+        budget: int | None = None,
+        **kw: Any,
+    ) -> Self:
+        """Build the source, its keys (keyword arguments win) from ``variables``: the values of
+        the variables ``key_env`` names, as the caller read them (reads no environment)."""
+
+    @classmethod
     def from_env(
         cls, *, cache_path: str | os.PathLike[str], budget: int | None = None, **kw: Any
     ) -> Self:
-        """Build the source, its keys from the environment variables ``key_env``."""
+        """``from_variables`` over the environment: a convenience for direct library users.
+        The command line and the service read the variables through their settings and
+        pass them (``open(variables=...)``), so neither calls this."""
+        return cls.from_variables(os.environ, cache_path=cache_path, budget=budget, **kw)
 
     @classmethod
     def open(
@@ -162,11 +179,15 @@ class WebCountSource(ABC):
         cache_path: str | os.PathLike[str],
         budget: int | None = None,
         endpoint: str | None = None,
+        variables: Mapping[str, str] | None = None,
     ) -> Self:
-        """``from_env``, at ``endpoint`` instead of the engine's URL when given (the count
-        source registry's way to open it)."""
-        extra = {"base_url": endpoint} if endpoint else {}
-        return cls.from_env(cache_path=cache_path, budget=budget, **extra)
+        """The count source registry's way to open it: at ``endpoint`` instead of the
+        engine's URL when given, its keys from ``variables`` (the values of ``key_env`` the
+        caller read; ``None``: the environment, ``from_env``)."""
+        extra: dict[str, Any] = {"base_url": endpoint} if endpoint else {}
+        if variables is None:
+            return cls.from_env(cache_path=cache_path, budget=budget, **extra)
+        return cls.from_variables(variables, cache_path=cache_path, budget=budget, **extra)
 
     def info(self) -> dict[str, Any]:
         """What produced the counts, for reports (never the key)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
@@ -101,6 +101,9 @@ class AgentFactory:
     none, every request is sent."""
     models_dir: Path | None = None
     """Local LLM agents: where a GGUF model is converted (default ``Paths.models``)."""
+    variables: Mapping[str, str] | None = None
+    """LLM agents on an endpoint: the values of ``LEAKAGE_LLM_*`` (and ``OPENAI_API_KEY``) as
+    the caller read them (the command line's settings); default: the environment."""
     _tables: Any = None
     _clients: dict[str, LLMClient] = field(default_factory=dict)
     _opened: list[Any] = field(default_factory=list)
@@ -153,6 +156,7 @@ class AgentFactory:
                     endpoint=self.llm_endpoint,
                     cache_path=None if self.llm_cache is None else str(self.llm_cache),
                     cache=self.llm_cache is not None,
+                    variables=self.variables,
                 )
         return self._clients[name]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
@@ -19,18 +18,25 @@ from leakage_service.schemas import (
     Readiness,
     error_responses,
 )
+from leakage_service.settings import Settings
 from leakage_service.state import ServiceState
 
 router = APIRouter()
 
 
-def _source_status(name: str, kind: CountSourceKind, index: Path) -> CountSourceStatus:
+def _source_status(name: str, kind: CountSourceKind, settings: Settings) -> CountSourceStatus:
     """A count source of the library's registry: the local index is configured when the
-    server's index exists; any other when the variables of its ``key_env`` are set."""
+    server's index exists; any other when the variables of its ``key_env`` are set: in the
+    service's settings for those it has (the shipped engines' keys, which it passes to them,
+    ``Settings.variables``), in the environment for a source an installed distribution adds
+    (which reads its own)."""
     if isinstance(kind, type) and issubclass(kind, LocalIndexSource):
-        return CountSourceStatus(name=name, kind="local", configured=index.exists(), needs=[])
+        exists = settings.index_path.exists()
+        return CountSourceStatus(name=name, kind="local", configured=exists, needs=[])
     needs = list(kind.key_env)
-    configured = all(os.environ.get(v, "").strip() for v in needs)
+    known = set(Settings.variable_names().values())
+    values = settings.variables()
+    configured = all(((values if v in known else os.environ).get(v) or "").strip() for v in needs)
     return CountSourceStatus(name=name, kind="web", configured=configured, needs=needs)
 
 
@@ -59,8 +65,7 @@ async def backends(state: State) -> BackendsResponse:
             )
         )
     sources = [
-        _source_status(name, COUNT_SOURCES[name], state.settings.index_path)
-        for name in COUNT_SOURCES.names()
+        _source_status(name, COUNT_SOURCES[name], state.settings) for name in COUNT_SOURCES.names()
     ]
     return BackendsResponse(backends=out, count_sources=sources)
 
