@@ -83,7 +83,12 @@ def pairs_file(tmp_path: Path) -> Path:
 def test_the_package_describers_and_their_options(tmp_path: Path):
     assert {"file", "llm", "wordnet"} <= set(DESCRIBERS.names())
     assert describer_options("file") == {"path": True}
-    assert describer_options("llm") == {"model": False, "endpoint": False, "llm_cache": False}
+    assert describer_options("llm") == {
+        "model": False,
+        "endpoint": False,
+        "llm_cache": False,
+        "variables": False,
+    }
     assert describer_options("wordnet") == {"wordnet_dir": False}
     with pytest.raises(UnknownBackend, match="unknown describer 'nope'; available: file"):
         describer_options("nope")
