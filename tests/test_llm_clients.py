@@ -5,7 +5,6 @@ agents alike."""
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from leakage.errors import UnknownBackend
 from leakage.games.agents import AgentFactory
 from leakage.llm import LLM_CLIENTS, Generation, Message, open_llm
 from leakage.paths import Paths
+from tests.plugin_support import fake_entry_points
 
 ENDPOINT = "http://127.0.0.1:9/v1"  # nothing is asked of it: the clients are only built
 
@@ -42,25 +42,11 @@ def open_echo(model: str | None = None, *, loud: bool = False, cache_path: str |
     return EchoClient(model, loud=loud, cache_path=cache_path)
 
 
-def _entry_points(monkeypatch: pytest.MonkeyPatch, group: str, **targets: str) -> None:
-    """``importlib.metadata.entry_points(group=group)`` answers ``targets`` (name -> value)."""
-    real = importlib.metadata.entry_points
-
-    def fake(**kw: Any) -> Any:
-        if kw.get("group") == group:
-            return importlib.metadata.EntryPoints(
-                importlib.metadata.EntryPoint(name, value, group) for name, value in targets.items()
-            )
-        return real(**kw)
-
-    monkeypatch.setattr(importlib.metadata, "entry_points", fake)
-
-
 @pytest.fixture
 def echo_kind(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The kind ``echo``, from a (simulated) installed distribution."""
     LLM_CLIENTS.reload()
-    _entry_points(monkeypatch, "leakage.llm_clients", echo=f"{__name__}:open_echo")
+    fake_entry_points(monkeypatch, "leakage.llm_clients", echo=f"{__name__}:open_echo")
     yield
     LLM_CLIENTS.pop("echo", None)
     LLM_CLIENTS.reload()

@@ -5,11 +5,10 @@ the package's own."""
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import pytest
 from typer.testing import CliRunner
@@ -23,6 +22,7 @@ from leakage.splits import (
     create_describer,
     describer_options,
 )
+from tests.plugin_support import fake_entry_points
 
 
 class LengthDescriber:
@@ -37,20 +37,6 @@ class LengthDescriber:
         return {w: f"A word of {len(w)} letters, written {w}. It is a word." for w in words}
 
 
-def _entry_points(monkeypatch: pytest.MonkeyPatch, group: str, **targets: str) -> None:
-    """``importlib.metadata.entry_points(group=group)`` answers ``targets`` (name -> value)."""
-    real = importlib.metadata.entry_points
-
-    def fake(**kw: Any) -> Any:
-        if kw.get("group") == group:
-            return importlib.metadata.EntryPoints(
-                importlib.metadata.EntryPoint(name, value, group) for name, value in targets.items()
-            )
-        return real(**kw)
-
-    monkeypatch.setattr(importlib.metadata, "entry_points", fake)
-
-
 @pytest.fixture
 def length_describer(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The describer ``length``, from a (simulated) installed distribution; the command's
@@ -60,7 +46,7 @@ def length_describer(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     DESCRIBERS.reload()
     monkeypatch.setattr(DESCRIBER_NAMES, "_values", None)
     LengthDescriber.asked = []
-    _entry_points(monkeypatch, "leakage.describers", length=f"{__name__}:LengthDescriber")
+    fake_entry_points(monkeypatch, "leakage.describers", length=f"{__name__}:LengthDescriber")
     yield
     DESCRIBERS.pop("length", None)
     DESCRIBERS.reload()

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from leakage._registry import Registry
 from leakage.backends import backend_names, base, create_backend
 from leakage.errors import BackendUnavailable, InvalidInput
 from leakage.transcripts.adapters import ADAPTERS
+from tests.plugin_support import fake_entry_points
 
 
 class FlatBackend:
@@ -44,20 +44,6 @@ class EchoAdapter:
         raise NotImplementedError
 
 
-def _entry_points(monkeypatch: pytest.MonkeyPatch, group: str, **targets: str) -> None:
-    """``importlib.metadata.entry_points(group=group)`` answers ``targets`` (name -> value)."""
-    real = importlib.metadata.entry_points
-
-    def fake(**kw: Any) -> Any:
-        if kw.get("group") == group:
-            return importlib.metadata.EntryPoints(
-                importlib.metadata.EntryPoint(name, value, group) for name, value in targets.items()
-            )
-        return real(**kw)
-
-    monkeypatch.setattr(importlib.metadata, "entry_points", fake)
-
-
 @pytest.fixture
 def fresh() -> Iterator[None]:
     """The registries read their entry points again, before and after the test."""
@@ -73,7 +59,7 @@ def fresh() -> Iterator[None]:
 
 
 def test_a_backend_from_an_entry_point_is_listed_and_created(monkeypatch, fresh):
-    _entry_points(
+    fake_entry_points(
         monkeypatch,
         "leakage.backends",
         flat=f"{__name__}:make_flat",
@@ -88,14 +74,14 @@ def test_a_backend_from_an_entry_point_is_listed_and_created(monkeypatch, fresh)
 
 
 def test_a_broken_entry_point_is_skipped_and_named_when_asked_for(monkeypatch, fresh):
-    _entry_points(monkeypatch, "leakage.backends", broken="no_such_module_xyz:make")
+    fake_entry_points(monkeypatch, "leakage.backends", broken="no_such_module_xyz:make")
     assert "broken" not in backend_names() and "cooccurrence" in backend_names()
     with pytest.raises(BackendUnavailable, match="no_such_module_xyz"):
         create_backend("broken")
 
 
 def test_an_adapter_from_an_entry_point_is_registered(monkeypatch, fresh):
-    _entry_points(monkeypatch, "leakage.adapters", **{"echo-format": f"{__name__}:EchoAdapter"})
+    fake_entry_points(monkeypatch, "leakage.adapters", **{"echo-format": f"{__name__}:EchoAdapter"})
     assert isinstance(ADAPTERS["echo-format"], EchoAdapter)
     assert {"ck-arena", "spygame-liang", "echo-format"} <= set(ADAPTERS)
 
