@@ -391,6 +391,9 @@ def test_job_game_not_found(api: Api, job_id: str):
         api.get(f"/v1/jobs/{job_id}/games/x", params={"record": 99}), 404, "game_not_found"
     )
     assert_error(api.get(f"/v1/jobs/{job_id}/games/x", params={"record": -1}), 422, "?")
+    # past SQLite's 64-bit integers: a usage error, not a server error (found by the fuzzer)
+    assert_error(api.get(f"/v1/jobs/{job_id}/games/x", params={"record": 2**64}), 422, "?")
+    assert_error(api.get(f"/v1/jobs/{job_id}/games/x", params={"record": 2**53}), 422, "?")
     assert_error(api.get(f"/v1/jobs/{'0' * 32}/games/x"), 404, "job_not_found")
 
 

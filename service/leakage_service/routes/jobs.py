@@ -82,6 +82,9 @@ _MAX_FIELDS = 10
 is the ``file`` part alone)."""
 _PAGE = 200
 """Results read per database query (and sent as one chunk) when streaming JSONL."""
+_MAX_RECORD = 2**53 - 1
+"""Largest record number a request may name: the largest integer a browser's JSON numbers
+hold exactly, far below SQLite's 64-bit integers (a larger one would not fit the query)."""
 
 
 def _iso(t: float | None) -> str | None:
@@ -610,6 +613,7 @@ async def game(
         int | None,
         Query(
             ge=0,
+            le=_MAX_RECORD,
             description="The record (position in the job's input, from 0), when "
             "several games share the id.",
         ),
