@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -32,6 +32,7 @@ from pydantic_settings import (
 
 from leakage.errors import InvalidInput, validation_problems
 from leakage.paths import Paths, default_home
+from leakage.variables import LibraryVariables
 
 ENV_PREFIX = "LEAKAGE_"
 
@@ -46,9 +47,11 @@ misspelt setting (``LEAKAGE_API_KEYS`` without its S) stops the server instead o
 ignored; a new variable read anywhere in the project belongs here."""
 
 
-class Settings(BaseSettings):
-    """Everything an operator can set. Environment: ``LEAKAGE_`` + the upper-case field name;
-    lists are comma-separated (paths: ``os.pathsep``-separated); a blank value is unset."""
+class Settings(LibraryVariables):
+    """Everything an operator can set. Environment: ``LEAKAGE_`` + the upper-case field name,
+    or for the library's variables (:class:`leakage.variables.LibraryVariables`, which this
+    extends: the LLM endpoint's and the web count sources' keys) their own names; lists are
+    comma-separated (paths: ``os.pathsep``-separated); a blank value is unset."""
 
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX,
@@ -149,22 +152,6 @@ class Settings(BaseSettings):
     """What happens to a job that was running when the server stopped."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """The service's log level, in either case (``INFO`` is ``info``)."""
-    llm_base_url: str | None = None
-    """An OpenAI-compatible endpoint's base URL, for a backend whose LLM client is one
-    (default: OpenAI's API when a key is set)."""
-    llm_model: str | None = None
-    """The endpoint's model name, where a backend's options name none."""
-    llm_api_key: SecretStr | None = None
-    """The endpoint's key (sent as a bearer token; never shown)."""
-    openai_api_key: SecretStr | None = Field(default=None, validation_alias="OPENAI_API_KEY")
-    """``OPENAI_API_KEY`` (no ``LEAKAGE_`` prefix): the endpoint's key when
-    ``LEAKAGE_LLM_API_KEY`` is unset."""
-    serpapi_api_key: SecretStr | None = Field(default=None, validation_alias="SERPAPI_API_KEY")
-    """``SERPAPI_API_KEY``: the ``serpapi`` count source's key."""
-    google_api_key: SecretStr | None = Field(default=None, validation_alias="GOOGLE_API_KEY")
-    """``GOOGLE_API_KEY``: the ``google-cse`` count source's key."""
-    google_cse_id: str | None = Field(default=None, validation_alias="GOOGLE_CSE_ID")
-    """``GOOGLE_CSE_ID``: the ``google-cse`` count source's engine id (cx)."""
 
     @classmethod
     def settings_customise_sources(
@@ -207,20 +194,6 @@ class Settings(BaseSettings):
             else ENV_PREFIX + name.upper()
             for name, field in cls.model_fields.items()
         }
-
-    def variables(self) -> dict[str, str]:
-        """The library's variables that are set (the LLM endpoint's and the web count
-        sources' keys), by name, with their values: the backends' ``variables`` option, so
-        the library reads no environment (keys revealed: never for output)."""
-        names = self.variable_names()
-        out: dict[str, str] = {}
-        for name in _LIBRARY_FIELDS:
-            value = getattr(self, name)
-            if value is not None:
-                out[names[name]] = (
-                    value.get_secret_value() if isinstance(value, SecretStr) else value
-                )
-        return out
 
     @property
     def paths(self) -> Paths:
@@ -285,18 +258,6 @@ class _Environment(EnvSettingsSource):
             # exact names the library documents (SERPAPI_API_KEY, not serpapi_api_key)
             if value.strip() and (name.upper().startswith(ENV_PREFIX) or name.isupper())
         }
-
-
-_LIBRARY_FIELDS = (
-    "llm_base_url",
-    "llm_model",
-    "llm_api_key",
-    "openai_api_key",
-    "serpapi_api_key",
-    "google_api_key",
-    "google_cse_id",
-)
-"""The settings the service hands to the library as its ``variables``."""
 
 
 def _unknown_variables(env: Mapping[str, str], settings: list[str]) -> list[str]:
