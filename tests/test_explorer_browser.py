@@ -942,6 +942,114 @@ def test_a_shared_url_restores_the_view(driver: Any, server: Server):
     snap(driver, "8-shared-url")
 
 
+def test_back_and_forward_walk_through_the_views(driver: Any, server: Server):
+    """Each view (an example, another game, a pasted transcript, a job's curves) is an entry
+    of the browser's history; Back and Forward show it again, and a change within a view
+    (the backend) is not one."""
+    load_example(driver, server, SPORTS)
+    sports = grid(cells(driver))
+    choose(driver, "example-select", "chameleon_batch")
+    batch = example_games("chameleon_batch")
+    choose(driver, "game-select", options(driver, "game-select")[2])
+    third = grid(cells(driver))
+    assert_grid_is(third, posterior_grid(score(server, batch[2], "cooccurrence")))
+    choose(driver, "backend-select", "embedding")  # replaces the entry, adds none
+    by_embedding = grid(cells(driver))
+    box = by_id(driver, "transcript-input")
+    box.clear()
+    box.click()
+    (spy,) = example_games("spygame_two_spies")
+    driver.execute_cdp_cmd("Input.insertText", {"text": json.dumps(spy)})
+    act(driver, by_id(driver, "score-button").click)
+    assert "example" not in parse_qs(urlsplit(driver.current_url).query)
+
+    def query() -> dict[str, list[str]]:
+        return parse_qs(urlsplit(driver.current_url).query)
+
+    act(driver, driver.back)  # the third game of the batch, with the embedding backend
+    assert query().get("example") == ["chameleon_batch"] and query().get("game") == [batch[2]["id"]]
+    assert by_id(driver, "backend-select").get_attribute("value") == "embedding"
+    assert grid(cells(driver)) == by_embedding
+    act(driver, driver.back)  # its first game
+    assert query().get("game") == [batch[0]["id"]]
+    assert by_id(driver, "game-select").get_attribute("value") == "0"
+    assert_grid_is(grid(cells(driver)), posterior_grid(score(server, batch[0], "embedding")))
+    act(driver, driver.back)  # the first example
+    assert query().get("example") == [SPORTS]
+    assert by_id(driver, "example-select").get_attribute("value") == SPORTS
+    choose(driver, "backend-select", "cooccurrence")
+    assert grid(cells(driver)) == sports
+    act(driver, driver.forward)
+    act(driver, driver.forward)
+    assert query().get("game") == [batch[2]["id"]]
+    act(driver, driver.forward)  # the pasted transcript, kept by the page
+    spy_cells = driver.execute_script(
+        "return document.querySelectorAll('#spy-heatmap rect.cell').length"
+    )
+    assert spy_cells == len(spy["turns"]) * len(spy["players"])
+    assert "Pasted" in status_text(driver)
+
+    # a job's curves, then one of its games: Back shows the curves' URL again
+    job_id = submit_job(server, (EXAMPLES / "chameleon_batch.jsonl").read_bytes())
+    by_id(driver, "job-input").clear()
+    by_id(driver, "job-input").send_keys(job_id)
+    act(driver, by_id(driver, "job-open").click)
+    assert query().get("job") == [job_id] and query().get("by") == ["model"]
+    assert "example" not in query() and "game" not in query()
+    act(driver, driver.back)
+    assert "Pasted" in status_text(driver) and "job" not in query()
+    act(driver, driver.forward)
+    assert query().get("job") == [job_id] and "game" not in query()
+    assert job_id in by_id(driver, "job-summary").text
+
+
+def test_a_running_jobs_curves_are_read_again_until_it_ends(driver: Any, server: Server):
+    """While a job is queued or running its curves are read again every few seconds, with no
+    action of the person's, and no more once it has ended. The job here is a real one that
+    has finished; the page is told it is still running at its first reading (its fetch is
+    wrapped, as a slow job would answer), so that the test does not depend on timing."""
+    job_id = submit_job(server, (EXAMPLES / "chameleon_batch.jsonl").read_bytes())
+    open_page(driver, server.url + "/ui")
+    driver.execute_script(
+        """const real = window.fetch, job = arguments[0];
+        window.__reads = 0;
+        window.fetch = async (input, init) => {
+          const u = new URL(input instanceof Request ? input.url : String(input));
+          if (u.pathname.endsWith(`/v1/jobs/${job}/curves`)) window.__reads += 1;
+          const r = await real(input, init);
+          if (u.pathname.endsWith(`/v1/jobs/${job}`) && !window.__told) {
+            window.__told = true;
+            const body = await r.json();
+            body.state = "running";
+            return new Response(JSON.stringify(body), {status: 200, headers: r.headers});
+          }
+          return r;
+        };""",
+        job_id,
+    )
+    by_id(driver, "job-input").clear()
+    by_id(driver, "job-input").send_keys(job_id)
+    act(driver, by_id(driver, "job-open").click)
+    summary = by_id(driver, "job-summary").text
+    assert "running" in summary and "read again" in summary, summary
+    games = len(example_games("chameleon_batch"))
+    wait_until(
+        "the summary saying the job is done",
+        lambda: by_id(driver, "job-summary").text.startswith(f"Job {job_id}: done"),
+        10,
+    )
+    assert state(driver) == "ready"  # read quietly: the page never went back to loading
+    got = httpx.get(f"{server.url}/v1/jobs/{job_id}/curves", timeout=TIMEOUT).json()
+    assert got["games"] + got["failed"] == games
+    assert (
+        f"{got['games']} games scored ({got['failed']} failed)" in by_id(driver, "job-summary").text
+    )
+    reads = driver.execute_script("return window.__reads")
+    assert reads == 2
+    time.sleep(5)  # more than two periods: an ended job is not read again
+    assert driver.execute_script("return window.__reads") == reads
+
+
 def test_the_keyboard_reaches_a_cell_and_its_tooltip(driver: Any, server: Server):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys

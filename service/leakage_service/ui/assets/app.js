@@ -18,7 +18,12 @@ const app = {
   curves: null,
   hidden: new Set(),
   retry: null,
+  pastes: [], // every pasted or uploaded text's games, by the number its history entry holds
+  timer: null, // the next reading of a job still queued or running
 };
+
+const FINAL_STATES = new Set(["done", "failed", "cancelled"]);
+const REFRESH_MS = 2000;
 
 function status(text) {
   $("status").textContent = text;
@@ -81,30 +86,37 @@ function showGames(games, keep) {
   $("game-picker").hidden = games.length < 2;
 }
 
-function setState(patch) {
+// push: a new view, a new history entry (see writeState).
+function setState(patch, how = {}) {
   app.state = { ...app.state, ...patch };
-  writeState(app.state);
+  writeState(app.state, how);
 }
 
-async function loadExample(name, game) {
+async function loadExample(name, game, push = false) {
   const text = await api.example(name);
   showGames(parseTranscripts(text), game);
   app.params = {};
-  setState({ example: name, job: undefined, record: undefined, game: app.games[app.index].id });
+  setState({ example: name, job: undefined, record: undefined, game: app.games[app.index].id }, { push });
   $("example-select").value = name;
   return scoreCurrent();
 }
 
 async function loadText(text, what) {
-  showGames(parseTranscripts(text), null);
+  const games = parseTranscripts(text);
+  app.pastes.push(games);
+  showGames(games, null);
   app.params = {};
   $("example-select").value = "";
-  setState({ example: undefined, job: undefined, record: undefined, game: undefined });
+  setState(
+    { example: undefined, job: undefined, record: undefined, game: undefined },
+    { push: true, data: { paste: app.pastes.length - 1 } },
+  );
   const done = await scoreCurrent();
   return `${what}: ${done}`;
 }
 
-async function openJobGame(job, game, record) {
+async function openJobGame(job, game, record, push = false) {
+  stopRefresh();
   const res = await api.jobGame(job, game, record);
   $("job-input").value = job;
   if (!res.transcript) {
@@ -114,7 +126,7 @@ async function openJobGame(job, game, record) {
     $("preview").hidden = true;
     app.report = res.report;
     renderGame(null, res.report, null);
-    setState({ example: undefined, job, game: res.game_id, record: String(res.record) });
+    setState({ example: undefined, job, game: res.game_id, record: String(res.record) }, { push });
     return `Job ${job}'s stored report of ${res.game_id} (${res.transcript_note}: it cannot be scored again here).`;
   }
   showGames([res.transcript], null);
@@ -122,22 +134,52 @@ async function openJobGame(job, game, record) {
   app.params = { include_chameleon: p.include_chameleon || undefined, spy_assignment: p.spy_assignment, distractors: p.distractors };
   if (p.backend && [...$("backend-select").options].some((o) => o.value === p.backend)) $("backend-select").value = p.backend;
   $("example-select").value = "";
-  setState({ example: undefined, job, game: res.game_id, record: String(res.record), backend: $("backend-select").value });
+  setState({ example: undefined, job, game: res.game_id, record: String(res.record), backend: $("backend-select").value }, { push });
   const done = await scoreCurrent();
   $("view").scrollIntoView({ block: "start" });
   return done;
 }
 
-async function openJob(id, by) {
+async function openJob(id, by, push = false) {
+  stopRefresh();
   const job = await api.job(id);
   const data = await api.curves(id, by);
-  app.curves = data;
   app.hidden = new Set();
-  $("job-summary").textContent = `Job ${id}: ${job.state}, ${data.games} games scored (${data.failed} failed), backend ${job.params.backend}` +
-    (job.state === "done" ? "." : ` — ${job.state}: the curves use the results stored so far.`);
-  drawCurves();
-  setState({ job: id, by, example: undefined, game: undefined, record: undefined });
+  showCurves(job, data);
+  setState({ job: id, by, example: undefined, game: undefined, record: undefined }, { push });
+  if (!FINAL_STATES.has(job.state)) app.timer = setTimeout(() => refreshJob(id, by), REFRESH_MS);
   return data.curves.length ? `Curves of job ${id} by ${by}: ${data.groups.length} groups.` : `Job ${id} has no counted clues to draw yet.`;
+}
+
+function showCurves(job, data) {
+  app.curves = data;
+  $("job-summary").textContent = `Job ${job.id}: ${job.state}, ${data.games} games scored (${data.failed} failed), backend ${job.params.backend}` +
+    (job.state === "done" ? "." : FINAL_STATES.has(job.state) ? `: the curves use the results stored.` : ` — ${job.state}: the curves use the results stored so far, read again every ${REFRESH_MS / 1000} s.`);
+  drawCurves();
+}
+
+function stopRefresh() {
+  clearTimeout(app.timer);
+  app.timer = null;
+}
+
+// A job still queued or running is read again while its curves are on show, quietly (the
+// page's state stays as it is: the person is looking, not waiting), until it ends.
+async function refreshJob(id, by) {
+  app.timer = null;
+  const showing = () => app.state.job === id && !app.state.game && app.state.by === by;
+  if (!showing()) return;
+  let job;
+  try {
+    job = await api.job(id);
+    const data = await api.curves(id, by);
+    if (!showing() || app.timer !== null) return; // another view, or another reading, since
+    showCurves(job, data);
+  } catch (err) {
+    if (showing()) $("job-summary").textContent += ` (not read again: ${err.message})`;
+    return;
+  }
+  if (!FINAL_STATES.has(job.state)) app.timer = setTimeout(() => refreshJob(id, by), REFRESH_MS);
 }
 
 function drawCurves() {
@@ -145,7 +187,7 @@ function drawCurves() {
   const id = data.job;
   const colours = renderJobCurves(data, app.hidden, (point) => {
     const games = data.game_list.filter((g) => g.group === point.group && g.clues >= Math.max(1, point.x));
-    renderCurveGames(id, point, games, (g) => act(`Opening ${g.game_id}`, () => openJobGame(id, g.game_id, g.record)));
+    renderCurveGames(id, point, games, (g) => act(`Opening ${g.game_id}`, () => openJobGame(id, g.game_id, g.record, true)));
   });
   renderCurveFilter(data, app.hidden, colours, (g, on) => {
     if (on) app.hidden.delete(g); else app.hidden.add(g);
@@ -207,7 +249,17 @@ async function loadExamples() {
 async function start() {
   await loadBackends(); // first alone: without a key, one refused request, not two
   await loadExamples();
+  return route(history.state);
+}
+
+// Show the view the URL names (and `data`, its history entry's): at start, and on the
+// browser's Back and Forward.
+async function route(data) {
+  stopRefresh();
   const s = app.state;
+  const has = (id, v) => [...$(id).options].some((o) => o.value === v && !o.disabled);
+  if (s.backend && has("backend-select", s.backend)) $("backend-select").value = s.backend;
+  $("compare-select").value = s.compare && has("compare-select", s.compare) ? s.compare : "";
   if (s.by) $("curve-group").value = s.by;
   if (s.example) return loadExample(s.example, s.game);
   if (s.job && s.game) return openJobGame(s.job, s.game, s.record);
@@ -215,6 +267,15 @@ async function start() {
     $("job-input").value = s.job;
     return openJob(s.job, $("curve-group").value);
   }
+  const pasted = data && Number.isInteger(data.paste) ? app.pastes[data.paste] : null;
+  if (pasted) {
+    showGames(pasted, s.game);
+    app.params = {};
+    $("example-select").value = "";
+    return `Pasted: ${await scoreCurrent()}`;
+  }
+  $("view").hidden = true;
+  $("example-select").value = "";
   return "Choose an example, paste or upload a transcript, or open a job.";
 }
 
@@ -229,7 +290,7 @@ function wire() {
   });
   $("example-select").addEventListener("change", (e) => {
     const name = e.target.value;
-    if (name) act(`Loading ${name}`, () => loadExample(name));
+    if (name) act(`Loading ${name}`, () => loadExample(name, undefined, true));
   });
   $("score-button").addEventListener("click", () => act("Scoring the pasted transcript", () => loadText($("transcript-input").value, "Pasted")));
   $("file-input").addEventListener("change", (e) => {
@@ -238,7 +299,7 @@ function wire() {
   });
   $("game-select").addEventListener("change", (e) => {
     app.index = Number(e.target.value);
-    setState({ game: app.games[app.index].id });
+    setState({ game: app.games[app.index].id }, { push: true, data: history.state });
     act("Scoring", scoreCurrent);
   });
   for (const id of ["backend-select", "compare-select"]) {
@@ -268,11 +329,15 @@ function wire() {
   $("job-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const id = $("job-input").value.trim();
-    if (id) act(`Opening job ${id}`, () => openJob(id, $("curve-group").value));
+    if (id) act(`Opening job ${id}`, () => openJob(id, $("curve-group").value, true));
   });
   $("curve-group").addEventListener("change", () => {
     const id = $("job-input").value.trim();
     if (id && app.curves) act(`Grouping by ${$("curve-group").value}`, () => openJob(id, $("curve-group").value));
+  });
+  window.addEventListener("popstate", (e) => {
+    app.state = readState();
+    act("Opening the view", () => route(e.state));
   });
   wireTooltip();
 }

@@ -15,12 +15,21 @@ export function readState() {
   return out;
 }
 
-export function writeState(state) {
+// A new view (another example, game or job) is a new entry of the browser's history, so
+// that Back and Forward walk through the views; a change within a view (the backend) replaces
+// the current entry (keeping its data). `data` rides with the entry (a pasted transcript's number, which the
+// URL cannot hold).
+export function writeState(state, { push = false, data = null } = {}) {
   const q = new URLSearchParams();
   for (const k of KEYS) if (state[k]) q.set(k, state[k]);
   const s = q.toString();
   const next = location.pathname + (s ? `?${s}` : "");
-  if (next !== location.pathname + location.search) history.replaceState(null, "", next);
+  const same = next === location.pathname + location.search;
+  if (push) {
+    if (!same || data !== null) history.pushState(data, "", next);
+  } else if (!same) {
+    history.replaceState(history.state, "", next);
+  }
 }
 
 // Parse pasted or uploaded text: one JSON value (a transcript or an array of them), or JSONL.
