@@ -48,7 +48,7 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[Recording]:
         made.append(Recording())
         return made[-1]
 
-    monkeypatch.setitem(base._REGISTRY, "recording", factory)
+    monkeypatch.setitem(base.BACKENDS, "recording", factory)
     return made
 
 

@@ -132,7 +132,7 @@ def typed_members():
         base.register_backend(name)(lambda rows=rows, name=name: RowsBackend(name, rows))
     yield
     for name in ("tx", "ty"):
-        base._REGISTRY.pop(name, None)
+        base.BACKENDS.pop(name, None)
 
 
 def _centred(row: list[float]) -> np.ndarray:

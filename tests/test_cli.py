@@ -288,10 +288,10 @@ def test_the_choices_are_the_librarys():
     from leakage.games.spygame import ROLES as SPY_ROLES
     from leakage.llm._local import NORMALISERS
     from leakage.posterior import SPY_ASSIGNMENTS, spy_posterior
-    from leakage.transcripts import INPUT_FORMATS
+    from leakage.transcripts import input_formats
 
     assert list(o.BACKENDS.values()) == backend_names()
-    assert o.INPUT_FORMATS.values() == INPUT_FORMATS
+    assert o.INPUT_FORMATS.values() == input_formats()
     assert sorted(o.COUNT_SOURCES.values()) == sorted(["local", *WEB_SOURCES])
     assert o.ROLES.values() == (*CHAMELEON_ROLES, *SPY_ROLES)
     assert get_args(o.Estimator) == ESTIMATORS

@@ -193,7 +193,7 @@ def fake_members():
         base.register_backend(name)(f)
     yield seen
     for name in ("fx", "fy", "fgone"):
-        base._REGISTRY.pop(name, None)
+        base.BACKENDS.pop(name, None)
 
 
 def test_factory_reads_the_weights_file_and_routes_member_options(tmp_path, fake_members):

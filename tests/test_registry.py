@@ -47,14 +47,14 @@ class EchoAdapter:
 @pytest.fixture
 def fresh() -> Iterator[None]:
     """The registries read their entry points again, before and after the test."""
-    base._REGISTRY.reload()
+    base.BACKENDS.reload()
     ADAPTERS.reload()
     yield
     for name in ("flat", "broken"):
-        base._REGISTRY.pop(name, None)
-        base._REGISTRY.failed.pop(name, None)
+        base.BACKENDS.pop(name, None)
+        base.BACKENDS.failed.pop(name, None)
     ADAPTERS.pop("echo-format", None)
-    base._REGISTRY.reload()
+    base.BACKENDS.reload()
     ADAPTERS.reload()
 
 
@@ -70,7 +70,7 @@ def test_a_backend_from_an_entry_point_is_listed_and_created(monkeypatch, fresh)
     assert isinstance(backend, FlatBackend) and backend.level == -2.0
     with pytest.raises(InvalidInput, match="no option 'colour'"):
         create_backend("flat", colour=1)
-    assert base._REGISTRY["cooccurrence"] is not make_flat
+    assert base.BACKENDS["cooccurrence"] is not make_flat
 
 
 def test_a_broken_entry_point_is_skipped_and_named_when_asked_for(monkeypatch, fresh):
@@ -84,6 +84,24 @@ def test_an_adapter_from_an_entry_point_is_registered(monkeypatch, fresh):
     fake_entry_points(monkeypatch, "leakage.adapters", **{"echo-format": f"{__name__}:EchoAdapter"})
     assert isinstance(ADAPTERS["echo-format"], EchoAdapter)
     assert {"ck-arena", "spygame-liang", "echo-format"} <= set(ADAPTERS)
+
+
+def test_the_package_adapters_are_declared_under_their_own_names():
+    """The shipped adapters are imported when first asked for, each under the ``name`` its
+    class gives (``--input-format``)."""
+    for name in ("ck-arena", "spygame-liang"):
+        assert ADAPTERS[name].name == name
+
+
+def test_an_adapter_registered_at_run_time_is_an_input_format(fresh):
+    from leakage.transcripts import input_formats
+    from leakage.transcripts._load import check_input_format
+    from leakage.transcripts.adapters import register_adapter
+
+    assert "echo-format" not in input_formats()
+    register_adapter(EchoAdapter)
+    assert "echo-format" in input_formats()
+    check_input_format("echo-format")  # no UnknownInputFormat
 
 
 def test_registry_create_and_names():

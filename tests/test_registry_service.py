@@ -77,7 +77,7 @@ def test_a_factory_declares_its_cost_factor(monkeypatch: pytest.MonkeyPatch):
     def heavy() -> Any:
         raise AssertionError("the cost is read without building the backend")
 
-    monkeypatch.setitem(base._REGISTRY, "heavy", heavy)
+    monkeypatch.setitem(base.BACKENDS, "heavy", heavy)
     assert cost_factor("heavy") == 7
     assert [cost_factor(n) for n in ("cooccurrence", "embedding")] == [1, 1]
     assert [cost_factor(n) for n in ("judge", "listener", "ensemble")] == [250, 250, 250]

@@ -19,7 +19,7 @@ import httpx
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from leakage.transcripts import INPUT_FORMATS
+from leakage.transcripts import input_formats
 from leakage_service import Settings, create_app
 from leakage_service.inputs import InputFormat
 
@@ -624,7 +624,7 @@ def test_settings_from_env(tmp_path: Path):
 
 
 def test_input_formats_in_step():
-    assert set(get_args(InputFormat)) == set(INPUT_FORMATS)
+    assert set(get_args(InputFormat)) == set(input_formats())
 
 
 def test_openapi_describes_the_transcript_body(api: Api):

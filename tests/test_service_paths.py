@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from leakage.backends import backend_names, create_backend
-from leakage.backends.base import _REGISTRY, _checked
+from leakage.backends.base import BACKENDS, _checked
 from leakage.backends.ensemble import route_options
 from leakage.paths import Paths
 from leakage_service.runtime import Backends
@@ -47,7 +47,7 @@ def test_each_backend_gets_its_paths_under_the_home(name, tmp_path):
         k: getattr(paths, attr) for k, attr in EXPECTED[name].items()
     }
     # the names are options the factory takes (a misspelt one is InvalidInput here)
-    _checked(name, _REGISTRY[name], options)
+    _checked(name, BACKENDS[name], options)
 
 
 def test_every_registered_backend_keeps_its_files_under_the_home(tmp_path):
@@ -62,7 +62,7 @@ def test_every_registered_backend_keeps_its_files_under_the_home(tmp_path):
                 opts,
             )
         if name != "ensemble":
-            _checked(name, _REGISTRY[name], options)
+            _checked(name, BACKENDS[name], options)
 
 
 def test_the_ensemble_routes_each_member_its_own_paths(tmp_path):
@@ -71,7 +71,7 @@ def test_the_ensemble_routes_each_member_its_own_paths(tmp_path):
     routed = route_options(names, options)
     for name in names:
         assert routed[name] == backends_at(tmp_path).options(name)
-        _checked(name, _REGISTRY[name], routed[name])
+        _checked(name, BACKENDS[name], routed[name])
     # a pool without some of them still takes the options (theirs are left out)
     assert route_options(["cooccurrence"], options) == {
         "cooccurrence": backends_at(tmp_path).options("cooccurrence")

@@ -1,6 +1,6 @@
 """Likelihood backends: one protocol, optional abilities as protocols, a registry of factories.
 
-Importing this package imports no backend: the registry names each (``base._REGISTRY``) and
+Importing this package imports no backend: the registry names each (``base.BACKENDS``) and
 imports it when it is first built."""
 
 from leakage.backends.base import (

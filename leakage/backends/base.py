@@ -144,7 +144,7 @@ class Closing:
 
 
 BackendFactory = Callable[..., LikelihoodBackend]
-_REGISTRY: Registry[BackendFactory] = Registry(
+BACKENDS: Registry[BackendFactory] = Registry(
     "leakage.backends",
     builtin={
         "cooccurrence": "leakage.backends.cooccurrence._backend:_cooccurrence",
@@ -164,7 +164,7 @@ def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
     (at run time: a test, a notebook; a distribution declares an entry point instead)."""
 
     def deco(factory: BackendFactory) -> BackendFactory:
-        return _REGISTRY.register(name, factory)
+        return BACKENDS.register(name, factory)
 
     return deco
 
@@ -172,7 +172,7 @@ def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
 def backend_names() -> list[str]:
     """Every registered backend, the entry points of installed distributions included
     (imports none of the package's backends)."""
-    return _REGISTRY.names()
+    return BACKENDS.names()
 
 
 @runtime_checkable
@@ -228,13 +228,13 @@ def with_variables(
     reads no environment (its ``from_env`` factories are for direct library users)."""
 
     def takes(backend: str) -> bool:
-        return backend in _REGISTRY and "variables" in accepted_options(_REGISTRY[backend])[0]
+        return backend in BACKENDS and "variables" in accepted_options(BACKENDS[backend])[0]
 
     if name != "ensemble":
         if takes(name):
             options.setdefault("variables", variables)
         return options
-    for member in _REGISTRY:
+    for member in BACKENDS:
         if member != "ensemble" and takes(member):
             own = options.setdefault(member, {})
             if isinstance(own, dict):
@@ -291,7 +291,7 @@ def _checked(name: str, factory: BackendFactory, options: dict[str, Any]) -> dic
 
 
 def _factory(name: str) -> BackendFactory:
-    return _REGISTRY.pick(name, "backend")
+    return BACKENDS.pick(name, "backend")
 
 
 def create_backend(name: str, **options: Any) -> LikelihoodBackend:

@@ -446,13 +446,13 @@ def route_options(names: Sequence[str], options: Mapping[str, Any]) -> dict[str,
       form when they must differ), else to the factories that take ``**kwargs``; an option
       nobody takes is a ``TypeError``.
     """
-    from leakage.backends.base import _REGISTRY
+    from leakage.backends.base import BACKENDS
 
-    accepted = {n: accepted_options(_REGISTRY[n]) for n in names if n in _REGISTRY}
+    accepted = {n: accepted_options(BACKENDS[n]) for n in names if n in BACKENDS}
     routed: dict[str, dict[str, Any]] = {n: {} for n in names}
     own: dict[str, Mapping[str, Any]] = {}
     for key, value in options.items():
-        if key in _REGISTRY and isinstance(value, Mapping):
+        if key in BACKENDS and isinstance(value, Mapping):
             if key in routed:
                 own[key] = value
             continue
@@ -482,13 +482,13 @@ def parse_members(members: str | Sequence[str] | None) -> list[str] | None:
         raise InvalidInput("ensemble: an ensemble cannot be its own member")
     if len(set(names)) != len(names):
         raise InvalidInput(f"ensemble: a member is listed twice in {', '.join(names)}")
-    from leakage.backends.base import _REGISTRY
+    from leakage.backends.base import BACKENDS
 
-    unknown = [n for n in names if n not in _REGISTRY]
+    unknown = [n for n in names if n not in BACKENDS]
     if unknown:
         raise InvalidInput(
             f"ensemble: no backend {', '.join(map(repr, unknown))}; members are among "
-            f"{', '.join(n for n in _REGISTRY.names() if n != 'ensemble')}"
+            f"{', '.join(n for n in BACKENDS.names() if n != 'ensemble')}"
         )
     return names
 

@@ -111,9 +111,9 @@ def _count_sources() -> list[str]:
 
 
 def _input_formats() -> tuple[str, ...]:
-    from leakage.transcripts import INPUT_FORMATS
+    from leakage.transcripts import input_formats
 
-    return INPUT_FORMATS
+    return input_formats()
 
 
 def _roles() -> list[str]:
@@ -130,7 +130,7 @@ COUNT_SOURCES = Names("Count source: {names}.", _count_sources)
 INPUT_FORMATS = Names(
     "Format of the inputs: {names} (auto: recognised by their shape).", _input_formats
 )
-"""``leakage.transcripts.INPUT_FORMATS``."""
+"""``leakage.transcripts.input_formats()``."""
 ROLES = Names("The role whose player gets a cheatsheet: {names}.", _roles)
 """The roles of the games (``leakage.games.chameleon.ROLES``, ``spygame.ROLES``)."""
 
@@ -199,7 +199,8 @@ def backend_options(
     of a backend with a count source (its factory takes ``source``), ``--llm-endpoint`` that
     of one without (an LLM's). In an ensemble each goes to those members only.
     """
-    from leakage.backends.base import _REGISTRY, accepted_options
+    from leakage.backends.base import BACKENDS as FACTORIES
+    from leakage.backends.base import accepted_options
     from leakage.errors import InvalidInput
 
     options = parse_backend_options(pairs or [])
@@ -221,12 +222,12 @@ def backend_options(
         raise InvalidInput(f"option 'endpoint' is given twice: by {endpoints[0][0]} and by -O")
 
     def fits(name: str, counts: bool) -> bool:
-        named, _ = accepted_options(_REGISTRY[name])
+        named, _ = accepted_options(FACTORIES[name])
         return "endpoint" in named and ("source" in named) == counts
 
-    if backend != "ensemble" or backend not in _REGISTRY:
+    if backend != "ensemble" or backend not in FACTORIES:
         for flag, value, counts in endpoints:
-            if backend in _REGISTRY and not fits(backend, counts):
+            if backend in FACTORIES and not fits(backend, counts):
                 what = "the web count API's" if counts else "an LLM endpoint's"
                 other = "--llm-endpoint" if counts else "--endpoint"
                 raise InvalidInput(
@@ -236,7 +237,7 @@ def backend_options(
             options["endpoint"] = value
         return options
     for flag, value, counts in endpoints:  # to the members it is for (ignored by the others)
-        for name in _REGISTRY:
+        for name in FACTORIES:
             if name != "ensemble" and fits(name, counts):
                 own = options.setdefault(name, {})
                 if not isinstance(own, dict):

@@ -2,9 +2,9 @@
 
 from leakage.transcripts._files import iter_transcripts, load_transcripts
 from leakage.transcripts._load import (
-    INPUT_FORMATS,
     AnyTranscript,
     convert_record,
+    input_formats,
     parse_transcript,
 )
 from leakage.transcripts._models import (
@@ -23,7 +23,6 @@ from leakage.transcripts._models import (
 )
 
 __all__ = [
-    "INPUT_FORMATS",
     "MAX_META_DEPTH",
     "TRANSCRIPT_FORMAT",
     "AnyTranscript",
@@ -36,6 +35,7 @@ __all__ = [
     "Turn",
     "Vote",
     "convert_record",
+    "input_formats",
     "iter_transcripts",
     "load_transcripts",
     "pair_key",

@@ -26,7 +26,12 @@ from leakage.transcripts._models import (
 )
 from leakage.transcripts.adapters import ADAPTERS
 
-INPUT_FORMATS = ("auto", "leakage", *sorted(ADAPTERS))
+
+def input_formats() -> tuple[str, ...]:
+    """Every ``input_format``: ``auto``, ``leakage`` and the adapters' names, read from the
+    registry when asked (an adapter registered at run time, or a plug-in installed, is one)."""
+    return ("auto", "leakage", *ADAPTERS.names())
+
 
 AnyTranscript = ChameleonTranscript | SpyGameTranscript
 
@@ -80,22 +85,22 @@ def convert_record(
             return parse_transcript(record)  # native without the format tag: say what is wrong
         raise UnknownInputFormat(
             'not a leakage.transcript/1 record (no "format": "leakage.transcript/1") and '
-            f"no adapter recognises it; pass --input-format ({', '.join(INPUT_FORMATS[1:])})"
+            f"no adapter recognises it; pass --input-format ({', '.join(input_formats()[1:])})"
         )
     try:
         adapter = ADAPTERS[input_format]
     except KeyError:
         raise UnknownInputFormat(
-            f"unknown input format {input_format!r}; choose one of {', '.join(INPUT_FORMATS)}"
+            f"unknown input format {input_format!r}; choose one of {', '.join(input_formats())}"
         ) from None
     return adapter.convert(record, path=path, index=index)
 
 
 def check_input_format(input_format: str) -> None:
     """``UnknownInputFormat`` (listing the names there are) unless ``input_format`` is one."""
-    if input_format not in INPUT_FORMATS:
+    if input_format not in input_formats():
         raise UnknownInputFormat(
-            f"unknown input format {input_format!r}; choose one of {', '.join(INPUT_FORMATS)}"
+            f"unknown input format {input_format!r}; choose one of {', '.join(input_formats())}"
         )
 
 

@@ -20,10 +20,10 @@ from leakage.backends import SupportsTokenCount, cost_factor
 from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
 from leakage.scoring import ReportShape, ScoreOptions
 from leakage.transcripts import (
-    INPUT_FORMATS,
     AnyTranscript,
     ChameleonTranscript,
     convert_record,
+    input_formats,
     parse_transcript,
 )
 from leakage_service.errors import GameTooLarge
@@ -46,9 +46,10 @@ JSONL_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-li
 if TYPE_CHECKING:
     InputFormat = str
 else:
-    InputFormat = Literal[INPUT_FORMATS]
-    """``leakage.transcripts.INPUT_FORMATS`` as the OpenAPI schema's choices: the shipped
-    formats and those of adapters installed distributions add (``leakage.adapters``)."""
+    InputFormat = Literal[input_formats()]
+    """``leakage.transcripts.input_formats()``, read when the service is imported, as the
+    OpenAPI schema's choices: the shipped formats and those of adapters installed
+    distributions add (``leakage.adapters``)."""
 
 
 class ScoreParams(BaseModel):

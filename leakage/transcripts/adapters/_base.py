@@ -1,7 +1,7 @@
 """The adapter protocol and registry: third-party log formats in, ``Transcript`` out.
 
 Another distribution adds a format with an entry point in the group ``leakage.adapters``
-naming an adapter class (built once, as ``register_adapter`` builds the package's own).
+naming an adapter class (built once, as the package's own are).
 """
 
 from __future__ import annotations
@@ -35,11 +35,22 @@ def _build(factory: Callable[[], Adapter]) -> Adapter:
     return factory()
 
 
-ADAPTERS: Registry[Adapter] = Registry("leakage.adapters", load=_build)
+ADAPTERS: Registry[Adapter] = Registry(
+    "leakage.adapters",
+    load=_build,
+    builtin={
+        "ck-arena": "leakage.transcripts.adapters.ck_arena:CKArenaAdapter",
+        "spygame-liang": "leakage.transcripts.adapters.spygame_liang:SpyGameLiangAdapter",
+    },
+)
+"""The adapters by ``--input-format`` name: the package's own (each class imported and built
+when first asked for) and those of installed distributions (entry-point group
+``leakage.adapters``, each naming an adapter class)."""
 
 
 def register_adapter(factory: Callable[[], Adapter]) -> Callable[[], Adapter]:
-    """Class decorator: instantiate the adapter and register it under its ``name``."""
+    """Class decorator: instantiate the adapter and register it under its ``name`` (at run
+    time: a test, a notebook; a distribution declares an entry point instead)."""
     adapter = factory()
     ADAPTERS.register(adapter.name, adapter)
     return factory

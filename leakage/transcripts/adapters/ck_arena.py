@@ -41,7 +41,6 @@ from pydantic import ValidationError
 
 from leakage.errors import InvalidTranscript
 from leakage.transcripts._models import SpyGameTranscript
-from leakage.transcripts.adapters._base import register_adapter
 from leakage.transcripts.adapters._fields import get_field, kind_of
 
 _ROLES = {"civilian": "civilian", "undercover": "spy"}
@@ -170,7 +169,6 @@ def _models_by_role(players: list[dict[str, Any]], role: str) -> list[str]:
     return sorted({p["agent"] for p in players if p["role"] == role and p["agent"]})
 
 
-@register_adapter
 class CKArenaAdapter:
     """Reads CK-Arena ``game_record`` logs; see the module docstring for the mapping."""
 

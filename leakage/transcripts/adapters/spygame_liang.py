@@ -39,7 +39,6 @@ from pydantic import ValidationError
 
 from leakage.errors import InvalidTranscript
 from leakage.transcripts._models import SpyGameTranscript
-from leakage.transcripts.adapters._base import register_adapter
 from leakage.transcripts.adapters._fields import get_field, kind_of
 
 _WINNERS = {"villager": "civilian", "civilian": "civilian", "spy": "spy"}
@@ -185,7 +184,6 @@ def _voted_out(rnd: dict[str, Any], where: str, known: set[str]) -> str | None:
     raise InvalidTranscript([(f"{where}.result", f"unrecognised result text {result[:60]!r}")])
 
 
-@register_adapter
 class SpyGameLiangAdapter:
     """Reads SpyGame logs of Liang et al.; see the module docstring for the mapping."""
 
