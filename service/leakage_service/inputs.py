@@ -26,6 +26,7 @@ from leakage.transcripts import (
     input_formats,
     parse_transcript,
 )
+from leakage.transcripts._load import TOO_DEEP
 from leakage_service.errors import GameTooLarge
 from leakage_service.redact import redact_paths
 
@@ -101,8 +102,6 @@ MAX_JSON_DEPTH = 64
 """How deeply a record of a body may nest (objects and arrays). A transcript needs four
 levels and its ``meta`` at most ``MAX_META_DEPTH`` (32) more; anything deeper is refused
 before the adapters and serialisers, which recurse, see it."""
-
-TOO_DEEP = "JSON nested too deeply to read (about 1,000 levels or more)"
 
 
 def decode_text(body: bytes) -> str:
