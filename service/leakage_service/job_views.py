@@ -14,9 +14,10 @@ models of the players whose clues are counted ('+'-joined, as ``leakage batch``'
 from __future__ import annotations
 
 import json
+import math
+from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -68,11 +69,27 @@ def _transcripts(
     return out
 
 
-def _game_model(t: AnyTranscript, steps: list[dict[str, Any]]) -> str:
-    """As ``leakage batch``'s ``game_model``: the counted speakers' models, sorted, '+'-joined."""
-    listed = t.meta.get("models")
-    listed = listed if isinstance(listed, dict) else {}
-    models = {p.id: p.agent or (str(listed[p.id]) if listed.get(p.id) else None) for p in t.players}
+def _player_models(files: list[Path], input_format: str) -> dict[int, dict[str, str]]:
+    """Each record's players' models (player id -> model, as ``leakage batch``'s
+    ``game_model`` reads them: the player's ``agent``, else ``meta.models``), in one pass
+    over the job's input, keeping no transcript; a record that is not one has none."""
+    out: dict[int, dict[str, str]] = {}
+    for i, raw in enumerate(iter_records(files)):
+        t = to_transcript(raw, input_format)
+        if isinstance(t, InvalidInput):
+            continue
+        listed = t.meta.get("models")
+        listed = listed if isinstance(listed, dict) else {}
+        out[i] = {
+            p.id: model
+            for p in t.players
+            if (model := p.agent or (str(listed[p.id]) if listed.get(p.id) else None))
+        }
+    return out
+
+
+def _game_model(models: dict[str, str], steps: list[dict[str, Any]]) -> str:
+    """The counted speakers' models, sorted, '+'-joined (``leakage batch``'s ``game_model``)."""
     names = sorted({m for s in steps if s["counted"] and (m := models.get(s["player"]))})
     return "+".join(names) or NONE_GROUP
 
@@ -130,79 +147,99 @@ class JobCurves:
 def job_curves(
     state: ServiceState, job: Job, by: str, *, max_clues: int, replicates: int, seed: int = 0
 ) -> JobCurves:
+    """The curves of the reports stored so far, read in one pass: each report gives its rows
+    of the step table and its line of the game list, and is then dropped, so a large job
+    holds its step table (a few numbers per clue) but never its reports."""
     assert state.store is not None
-    reports: list[tuple[int, dict[str, Any]]] = []
+    notes: list[str] = []
+    models: dict[int, dict[str, str]] | None = None  # by model: read at the first report
+    table = _Columns()
+    game_list: list[dict[str, Any]] = []
     failed = 0
     for idx, ok, body in state.store.results(job.id):
-        if ok:
-            reports.append((idx, json.loads(body)))
-        else:
+        if not ok:
             failed += 1
-    notes: list[str] = []
-    transcripts: dict[int, AnyTranscript] = {}
-    if by == "model" and reports:
-        files, why = job_files(state, job)
-        if why:
-            notes.append(f"{why}: no model grouping, every game is in {NONE_GROUP}")
-        else:
-            wanted = {i for i, _ in reports}
-            transcripts = _transcripts(files, wanted, job.params.input_format)
-    cols: dict[str, list[Any]] = {
-        k: [] for k in ("game", "clues", "counted", "entropy", "prior", "gain", "rank", "k", "g")
-    }
-    game_list = []
-    for n, (idx, rep) in enumerate(reports):
+            continue
+        rep = json.loads(body)
         steps = rep.get("steps") or []
-        meta = rep.get("meta") or {}
         if by == "model":
-            t = transcripts.get(idx)
-            group = _game_model(t, steps) if t is not None else NONE_GROUP
+            if models is None:
+                files, why = job_files(state, job)
+                if why:
+                    notes.append(f"{why}: no model grouping, every game is in {NONE_GROUP}")
+                models = {} if why else _player_models(files, job.params.input_format)
+            own = models.get(idx)
+            group = _game_model(own, steps) if own is not None else NONE_GROUP
         else:
-            value = meta.get(by)
+            value = (rep.get("meta") or {}).get(by)
             group = str(value) if value not in (None, "") else NONE_GROUP
             if by == "difficulty" and group == NONE_GROUP:
                 group = UNKNOWN_DIFFICULTY
-        counted = [bool(s["counted"]) for s in steps]
-        clues = list(accumulate(map(int, counted)))
-        prior = rep["summary"]["prior_entropy_bits"]
-        for s, c, m in zip(steps, counted, clues, strict=True):
-            cols["game"].append(n)
-            cols["clues"].append(m)
-            cols["counted"].append(c)
-            cols["entropy"].append(s["entropy_bits"])
-            cols["prior"].append(prior)
-            cols["gain"].append(s["information_gain_bits"])
-            rank = s.get("secret_rank")
-            cols["rank"].append(np.nan if rank is None else float(rank))
-            cols["k"].append(len(rep["candidates"]))
-            cols["g"].append(group)
+        clues = table.add(len(game_list), rep, steps, group)
         game_list.append(
             {
                 "record": idx,
                 "game_id": rep.get("game_id"),
                 "game": rep.get("game"),
                 "group": group,
-                "clues": clues[-1] if clues else 0,
+                "clues": clues,
             }
         )
-    groups_col = np.array(cols["g"], dtype=object)
-    table = StepTable(
-        game=np.array(cols["game"], dtype=np.int64),
-        clues=np.array(cols["clues"], dtype=np.int64),
-        counted=np.array(cols["counted"], dtype=bool),
-        entropy=np.array(cols["entropy"], dtype=np.float64),
-        prior=np.array(cols["prior"], dtype=np.float64),
-        gain=np.array(cols["gain"], dtype=np.float64),
-        rank=np.array(cols["rank"], dtype=np.float64),
-        n_candidates=np.array(cols["k"], dtype=np.int64),
-        curve_group=groups_col,
-        clue_group=groups_col,
-        n_games=len(reports),
-        dataset=None,
-        manifest=None,
-        location=Path(job.id),
+    rows = curves(
+        table.step_table(len(game_list), Path(job.id)),
+        max_clues=max_clues,
+        replicates=replicates,
+        seed=seed,
     )
-    rows = curves(table, max_clues=max_clues, replicates=replicates, seed=seed)
     groups = list(dict.fromkeys(r["group"] for r in rows))
     groups += sorted({g["group"] for g in game_list} - set(groups))  # games without clues
-    return JobCurves(by, len(reports), failed, groups, rows, game_list, notes)
+    return JobCurves(by, len(game_list), failed, groups, rows, game_list, notes)
+
+
+class _Columns:
+    """The step table's columns, filled report by report (typed arrays: 8 bytes a number)."""
+
+    def __init__(self) -> None:
+        self.game, self.clues, self.k = array("q"), array("q"), array("q")
+        self.counted = array("b")
+        self.entropy, self.prior, self.gain, self.rank = (array("d") for _ in range(4))
+        self.group: list[str] = []
+
+    def add(self, game: int, rep: dict[str, Any], steps: list[dict[str, Any]], group: str) -> int:
+        """One report's rows; returns its number of counted clues."""
+        prior = rep["summary"]["prior_entropy_bits"]
+        k = len(rep["candidates"])
+        m = 0
+        for s in steps:
+            counted = bool(s["counted"])
+            m += counted
+            rank = s.get("secret_rank")
+            self.game.append(game)
+            self.clues.append(m)
+            self.counted.append(counted)
+            self.entropy.append(s["entropy_bits"])
+            self.prior.append(prior)
+            self.gain.append(s["information_gain_bits"])
+            self.rank.append(math.nan if rank is None else float(rank))
+            self.k.append(k)
+            self.group.append(group)
+        return m
+
+    def step_table(self, games: int, location: Path) -> StepTable:
+        groups = np.array(self.group, dtype=object)
+        return StepTable(
+            game=np.array(self.game, dtype=np.int64),
+            clues=np.array(self.clues, dtype=np.int64),
+            counted=np.array(self.counted, dtype=bool),
+            entropy=np.array(self.entropy, dtype=np.float64),
+            prior=np.array(self.prior, dtype=np.float64),
+            gain=np.array(self.gain, dtype=np.float64),
+            rank=np.array(self.rank, dtype=np.float64),
+            n_candidates=np.array(self.k, dtype=np.int64),
+            curve_group=groups,
+            clue_group=groups,
+            n_games=games,
+            dataset=None,
+            manifest=None,
+            location=location,
+        )
