@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
     # 0: foundations (standard library, numpy and pydantic beneath them)
     "errors": 0,
     "paths": 0,
+    "variables": 0,
     "_registry": 0,
     "_sqlite": 0,
     "_http": 0,
