@@ -71,3 +71,25 @@ def minilm():
     from leakage.encoders import CachedEncoder, SentenceTransformerEncoder
 
     return CachedEncoder(SentenceTransformerEncoder("all-MiniLM-L6-v2"))
+
+
+@pytest.fixture
+def from_env_refused(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """The library's ``from_env`` factories (the web count sources', the OpenAI-compatible
+    client's) fail when called: what the command line or the service opens must get its keys
+    and endpoint from their settings, as the ``variables`` option."""
+    from leakage.backends.cooccurrence._engines import (
+        GoogleCseSource,
+        InfiniGramSource,
+        SerpApiSource,
+    )
+    from leakage.backends.cooccurrence._web import WebCountSource
+    from leakage.llm import OpenAICompatibleClient
+
+    def refuse(cls: type, **kw: object) -> None:
+        raise AssertionError(f"{cls.__name__}.from_env was called")
+
+    for source in (WebCountSource, SerpApiSource, GoogleCseSource, InfiniGramSource):
+        monkeypatch.setattr(source, "from_env", classmethod(refuse))
+    monkeypatch.setattr(OpenAICompatibleClient, "from_env", classmethod(refuse))
+    return monkeypatch

@@ -96,23 +96,10 @@ _LIBRARY_VARIABLES = (
 
 
 @pytest.fixture
-def no_from_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    """The library's ``from_env`` factories fail: what the command line opens must get its
-    keys from the command line's settings."""
-    from leakage.backends.cooccurrence._engines import (
-        GoogleCseSource,
-        InfiniGramSource,
-        SerpApiSource,
-    )
-    from leakage.backends.cooccurrence._web import WebCountSource
-    from leakage.llm import OpenAICompatibleClient
-
-    def refuse(cls: type, **kw: object) -> None:
-        raise AssertionError(f"{cls.__name__}.from_env was called")
-
-    for source in (WebCountSource, SerpApiSource, GoogleCseSource, InfiniGramSource):
-        monkeypatch.setattr(source, "from_env", classmethod(refuse))
-    monkeypatch.setattr(OpenAICompatibleClient, "from_env", classmethod(refuse))
+def no_from_env(from_env_refused: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """The library's ``from_env`` factories fail (``from_env_refused``) and none of the
+    variables is set: what the command line opens must get its keys from its settings."""
+    monkeypatch = from_env_refused
     for name in [n for n in os.environ if n.startswith("LEAKAGE_") or n in _LIBRARY_VARIABLES]:
         monkeypatch.delenv(name)
     return monkeypatch

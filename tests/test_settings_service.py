@@ -70,28 +70,15 @@ def test_a_bad_value_names_every_variable_at_fault():
 
 
 def test_the_library_variables_are_settings_handed_to_the_backends(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, default_index: Path
+    from_env_refused: pytest.MonkeyPatch, tmp_path: Path, default_index: Path
 ):
     """The web keys and the LLM endpoint are read by the settings (keys hidden) and given to
     the backends explicitly: the library's ``from_env`` factories never run in the service."""
     from leakage.backends import create_backend
-    from leakage.backends.cooccurrence._engines import (
-        GoogleCseSource,
-        InfiniGramSource,
-        SerpApiSource,
-    )
-    from leakage.backends.cooccurrence._web import WebCountSource
-    from leakage.llm import OpenAICompatibleClient
     from leakage_service.runtime import Backends
     from leakage_service.telemetry import Metrics
     from tests.test_service import Api, settings_for
 
-    def refuse(cls: type, **kw: object) -> None:
-        raise AssertionError(f"{cls.__name__}.from_env was called")
-
-    for source in (WebCountSource, SerpApiSource, GoogleCseSource, InfiniGramSource):
-        monkeypatch.setattr(source, "from_env", classmethod(refuse))
-    monkeypatch.setattr(OpenAICompatibleClient, "from_env", classmethod(refuse))
     env = {
         "LEAKAGE_HOME": str(tmp_path),
         "LEAKAGE_INDEX": str(default_index),
@@ -121,7 +108,7 @@ def test_the_library_variables_are_settings_handed_to_the_backends(
     assert (judge.client.model, judge.client._api_key) == ("served-model", "llm-secret")  # type: ignore[attr-defined]
 
     # /v1/backends says a source is configured by the settings, whatever the environment says
-    monkeypatch.delenv("SERPAPI_API_KEY", raising=False)
+    from_env_refused.delenv("SERPAPI_API_KEY", raising=False)
     api = Api(settings_for(tmp_path, default_index, serpapi_api_key="k"))
     try:
         sources = {x["name"]: x for x in api.get("/v1/backends").json()["count_sources"]}
