@@ -8,6 +8,8 @@ import {
 } from "./views.js";
 
 const $ = (id) => document.getElementById(id);
+// Whether the select #id offers `value` (and it may be chosen).
+const offers = (id, value) => [...$(id).options].some((o) => o.value === value && !o.disabled);
 
 const app = {
   state: readState(), // what the URL says
@@ -101,12 +103,17 @@ async function loadExample(name, game, push = false) {
   return scoreCurrent();
 }
 
+// Pasted or uploaded games on show (no example, no job's options).
+function showPasted(games, keep) {
+  showGames(games, keep);
+  app.params = {};
+  $("example-select").value = "";
+}
+
 async function loadText(text, what) {
   const games = parseTranscripts(text);
   app.pastes.push(games);
-  showGames(games, null);
-  app.params = {};
-  $("example-select").value = "";
+  showPasted(games, null);
   setState(
     { example: undefined, job: undefined, record: undefined, game: undefined },
     { push: true, data: { paste: app.pastes.length - 1 } },
@@ -132,7 +139,7 @@ async function openJobGame(job, game, record, push = false) {
   showGames([res.transcript], null);
   const p = res.params || {};
   app.params = { include_chameleon: p.include_chameleon || undefined, spy_assignment: p.spy_assignment, distractors: p.distractors };
-  if (p.backend && [...$("backend-select").options].some((o) => o.value === p.backend)) $("backend-select").value = p.backend;
+  if (p.backend && offers("backend-select", p.backend)) $("backend-select").value = p.backend;
   $("example-select").value = "";
   setState({ example: undefined, job, game: res.game_id, record: String(res.record), backend: $("backend-select").value }, { push });
   const done = await scoreCurrent();
@@ -142,13 +149,17 @@ async function openJobGame(job, game, record, push = false) {
 
 async function openJob(id, by, push = false) {
   stopRefresh();
-  const job = await api.job(id);
-  const data = await api.curves(id, by);
+  const { job, data } = await readJob(id, by);
   app.hidden = new Set();
   showCurves(job, data);
   setState({ job: id, by, example: undefined, game: undefined, record: undefined }, { push });
-  if (!FINAL_STATES.has(job.state)) app.timer = setTimeout(() => refreshJob(id, by), REFRESH_MS);
+  refreshLater(job, by);
   return data.curves.length ? `Curves of job ${id} by ${by}: ${data.groups.length} groups.` : `Job ${id} has no counted clues to draw yet.`;
+}
+
+async function readJob(id, by) {
+  const job = await api.job(id);
+  return { job, data: await api.curves(id, by) };
 }
 
 function showCurves(job, data) {
@@ -165,21 +176,22 @@ function stopRefresh() {
 
 // A job still queued or running is read again while its curves are on show, quietly (the
 // page's state stays as it is: the person is looking, not waiting), until it ends.
+function refreshLater(job, by) {
+  if (!FINAL_STATES.has(job.state)) app.timer = setTimeout(() => refreshJob(job.id, by), REFRESH_MS);
+}
+
 async function refreshJob(id, by) {
   app.timer = null;
   const showing = () => app.state.job === id && !app.state.game && app.state.by === by;
   if (!showing()) return;
-  let job;
   try {
-    job = await api.job(id);
-    const data = await api.curves(id, by);
+    const { job, data } = await readJob(id, by);
     if (!showing() || app.timer !== null) return; // another view, or another reading, since
     showCurves(job, data);
+    refreshLater(job, by);
   } catch (err) {
     if (showing()) $("job-summary").textContent += ` (not read again: ${err.message})`;
-    return;
   }
-  if (!FINAL_STATES.has(job.state)) app.timer = setTimeout(() => refreshJob(id, by), REFRESH_MS);
 }
 
 function drawCurves() {
@@ -234,8 +246,7 @@ async function loadBackends() {
   sel.replaceChildren(...enabled.map(opt));
   $("compare-select").replaceChildren(new Option("No second backend", ""), ...enabled.map(opt));
   const first = enabled.find((b) => b.loaded) || enabled[0];
-  sel.value = app.state.backend && enabled.some((b) => b.name === app.state.backend) ? app.state.backend : first ? first.name : "";
-  if (app.state.compare) $("compare-select").value = app.state.compare;
+  sel.value = first ? first.name : ""; // the URL's choice, if any, is applied by route()
 }
 
 async function loadExamples() {
@@ -257,9 +268,8 @@ async function start() {
 async function route(data) {
   stopRefresh();
   const s = app.state;
-  const has = (id, v) => [...$(id).options].some((o) => o.value === v && !o.disabled);
-  if (s.backend && has("backend-select", s.backend)) $("backend-select").value = s.backend;
-  $("compare-select").value = s.compare && has("compare-select", s.compare) ? s.compare : "";
+  if (s.backend && offers("backend-select", s.backend)) $("backend-select").value = s.backend;
+  $("compare-select").value = s.compare && offers("compare-select", s.compare) ? s.compare : "";
   if (s.by) $("curve-group").value = s.by;
   if (s.example) return loadExample(s.example, s.game);
   if (s.job && s.game) return openJobGame(s.job, s.game, s.record);
@@ -269,9 +279,7 @@ async function route(data) {
   }
   const pasted = data && Number.isInteger(data.paste) ? app.pastes[data.paste] : null;
   if (pasted) {
-    showGames(pasted, s.game);
-    app.params = {};
-    $("example-select").value = "";
+    showPasted(pasted, s.game);
     return `Pasted: ${await scoreCurrent()}`;
   }
   $("view").hidden = true;
