@@ -67,11 +67,11 @@ class LibraryVariables(BaseSettings):
         """The library's variables that are set, by name, with their values (keys revealed:
         this goes to the library's ``variables`` options, never to output)."""
         out: dict[str, str] = {}
-        for name in LibraryVariables.model_fields:
+        for name, field in LibraryVariables.model_fields.items():
             value = getattr(self, name)
             if value is None:
                 continue
-            alias = LibraryVariables.model_fields[name].validation_alias
+            alias = field.validation_alias
             assert isinstance(alias, str)
             out[alias] = value.get_secret_value() if isinstance(value, SecretStr) else value
         return out
