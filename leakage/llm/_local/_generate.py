@@ -49,7 +49,7 @@ class _Generation(_LocalState):
                 logits = (
                     self._model(
                         input_ids=step_input,
-                        past_key_values=cache,
+                        **{self._cache_kw: cache},
                         use_cache=True,
                         logits_to_keep=1,
                     )

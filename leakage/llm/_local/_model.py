@@ -21,7 +21,7 @@ from leakage.llm._gguf import (
 from leakage.llm._local._generate import _eos_ids, _Generation
 from leakage.llm._local._head import NORMALISERS
 from leakage.llm._local._score import _Scoring
-from leakage.llm._local._state import _PromptStates
+from leakage.llm._local._state import _PromptStates, cache_keyword
 
 
 class LocalLM(_Scoring, _Generation):
@@ -106,6 +106,7 @@ class LocalLM(_Scoring, _Generation):
         self._model.eval()
         self._config = self._model.config
         self._decoder = self._model.get_decoder()
+        self._cache_kw = cache_keyword(self._decoder)
         self.normaliser = normaliser
         self._low_rank: tuple[Any, Any] | None = None  # see _low_rank_factors
         head = self._model.get_output_embeddings()

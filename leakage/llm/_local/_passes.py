@@ -5,9 +5,9 @@ of the cache otherwise, or the rows of several prompt groups in one packed pass.
 
 The transformers internals scoring relies on are all used here (``DynamicCache`` built from
 per-layer tensors, its ``layers[i].keys/values``, ``batch_repeat_interleave``,
-``batch_select_indices``, deep copies, ``config._attn_implementation``); the generation
-uses ``DynamicCache(config=)``. tests/test_llm_boundary.py checks each on the installed
-transformers.
+``batch_select_indices``, deep copies, ``config._attn_implementation``, the forward's cache
+keyword: ``cache_keyword``); the generation uses ``DynamicCache(config=)``.
+tests/test_llm_boundary.py checks each on the installed transformers.
 """
 
 from __future__ import annotations
@@ -116,7 +116,9 @@ class _DecoderPasses(_VocabularyHead):
         cache = DynamicCache(config=self._config)
         if shared:
             self._decoder(
-                input_ids=torch.tensor([prompts[0][:shared]]), past_key_values=cache, use_cache=True
+                input_ids=torch.tensor([prompts[0][:shared]]),
+                **{self._cache_kw: cache},
+                use_cache=True,
             )
             cache.batch_repeat_interleave(len(prompts))
         lens = torch.tensor([len(p) for p in prompts])
@@ -130,7 +132,7 @@ class _DecoderPasses(_VocabularyHead):
             input_ids=ids,
             attention_mask=mask,
             position_ids=(mask.cumsum(-1) - 1).clamp(min=0)[:, shared:],
-            past_key_values=cache,
+            **{self._cache_kw: cache},
             use_cache=True,
         ).last_hidden_state
         states = _PromptStates(cache, mask, lens, hidden[:, -1, :], None)
@@ -195,7 +197,7 @@ class _DecoderPasses(_VocabularyHead):
                 input_ids=inp,
                 attention_mask=mask,
                 position_ids=positions,
-                past_key_values=cache,
+                **{self._cache_kw: cache},
                 use_cache=True,
             ).last_hidden_state
             real = owner >= 0
@@ -229,7 +231,7 @@ class _DecoderPasses(_VocabularyHead):
                 input_ids=inp,
                 attention_mask=torch.cat([states.mask[rows], (owner >= 0).long()], dim=1),
                 position_ids=states.lens[rows, None] + torch.arange(span),
-                past_key_values=cache,
+                **{self._cache_kw: cache},
                 use_cache=True,
             ).last_hidden_state
             real = owner >= 0

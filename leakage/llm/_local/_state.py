@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
+
+
+def cache_keyword(module: Any) -> str:
+    """The keyword a transformers model's ``forward`` takes its KV cache by: ``cache`` from
+    transformers 5.24 (which deprecates ``past_key_values``, to be removed in 5.40), and
+    ``past_key_values`` before it. Read off the signature, so that each installed version
+    gets the name it documents and no deprecation warning."""
+    params = inspect.signature(module.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
 
 
 @dataclass
@@ -37,6 +47,8 @@ class _LocalState:
     _model: Any
     _config: Any
     _decoder: Any
+    _cache_kw: str
+    """``cache_keyword`` of the decoder and of the whole model (the same in every version)."""
     _head_w: Any
     _head_b: Any
     _softcap: float
