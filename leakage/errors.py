@@ -26,6 +26,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 
+def _printable(text: str) -> str:
+    """``text`` with any lone surrogate written as its ``\\udXXX`` escape."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class LeakageError(Exception):
     """Base class of every error leakage raises on purpose."""
 
@@ -55,7 +62,9 @@ class InvalidTranscript(InvalidInput):
         source: str | None = None,
         record: str | int | None = None,
     ) -> None:
-        self.problems = problems
+        # a message may quote what the user sent; a lone surrogate in it would stop the
+        # error itself from being written (UTF-8 output, JSON error lines)
+        self.problems = [(_printable(f), _printable(m)) for f, m in problems]
         self.source = source
         self.record = record
         super().__init__(self._render())

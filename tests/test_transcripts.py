@@ -383,7 +383,7 @@ _TYPES = {"object", "array", "string", "integer", "number", "boolean", "null"}
 _KEYWORDS = {
     "$id", "$ref", "$defs", "title", "description", "default", "type", "const", "enum",
     "properties", "required", "additionalProperties", "items", "minItems", "minLength",
-    "minimum", "anyOf", "oneOf", "discriminator",
+    "minimum", "maximum", "anyOf", "oneOf", "discriminator",
 }  # fmt: skip
 
 

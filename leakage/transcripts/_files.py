@@ -19,24 +19,20 @@ from __future__ import annotations
 import glob
 import gzip
 import io
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from pydantic import ValidationError
-
 from leakage.errors import InvalidInput, InvalidTranscript
 from leakage.transcripts._load import (
-    TOO_DEEP,
     AnyTranscript,
     _locate,
     _records,
     check_input_format,
     convert_record,
+    parse_record,
 )
-from leakage.transcripts._models import TRANSCRIPT_ADAPTER
 
 KINDS = (".json", ".jsonl", ".ndjson", ".parquet")
 _JSON_COLUMNS = ("record", "transcript", "json")
@@ -220,41 +216,21 @@ def count_records(path: Path) -> int:
     return 1
 
 
-_NATIVE_TAG = '"leakage.transcript/1"'
-
-
 def to_transcript(raw: RawRecord, input_format: str = "auto") -> AnyTranscript | InvalidInput:
     """Parse and convert one record (what ``iter_transcripts`` does for one record)."""
     payload = raw.payload
     if isinstance(payload, InvalidInput):
         return payload
     if isinstance(payload, str):
-        if input_format in ("auto", "leakage") and _NATIVE_TAG in payload:
-            native = _fast_native(payload)
-            if native is not None:
-                return native
-        try:
-            payload = json.loads(payload)
-        except json.JSONDecodeError as err:
-            problem = ("", f"malformed JSON: {err.msg.removesuffix(' at')} at column {err.colno}")
-            return InvalidTranscript([problem], source=raw.source, record=raw.label)
-        except RecursionError:
-            return InvalidTranscript([("", TOO_DEEP)], source=raw.source, record=raw.label)
+        payload = parse_record(payload, source=raw.source, record=raw.label)
+        if isinstance(payload, InvalidInput):
+            return payload
     try:
         return convert_record(
             payload, input_format=input_format, path=Path(raw.source), index=raw.record
         )
     except InvalidInput as err:
         return _locate(err, raw.source, raw.label)
-
-
-def _fast_native(text: str) -> AnyTranscript | None:
-    """A native record validated straight from its JSON text (pydantic's parser, no dict in
-    between); None when it does not validate, so that the slow path words the error."""
-    try:
-        return TRANSCRIPT_ADAPTER.validate_json(text)
-    except ValidationError:
-        return None
 
 
 def iter_transcripts(

@@ -7,14 +7,16 @@ free-form data goes in ``meta``.
 
 from __future__ import annotations
 
-import json
-import math
 import re
+import unicodedata
 from collections import Counter
+from collections.abc import Iterator
 from typing import Annotated, Any, ClassVar, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, model_validator
 from pydantic_core import PydanticCustomError
+
+from leakage.transcripts._json import json_problems
 
 TRANSCRIPT_FORMAT: Final = "leakage.transcript/1"
 
@@ -22,6 +24,21 @@ MAX_META_DEPTH: Final = 32
 """How deeply ``meta`` may nest (``meta`` itself is level 1, each object or array inside it
 one more). Reports echo ``meta``, and serialisers stop at a recursion limit (pydantic's is
 255), so a deeper ``meta`` would fail after the game was scored."""
+
+MAX_ROUND: Final = 2**53 - 1
+"""The largest round number: the largest integer a JSON number holds exactly everywhere (and
+well inside the step table's 64-bit integers)."""
+
+
+def _not_a_bool(value: Any) -> Any:
+    """``true`` is not round 1: pydantic's lax integers would read it so."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("int_type", "a round number from 1, not true or false")
+    return value
+
+
+RoundNumber = Annotated[int, Field(ge=1, le=MAX_ROUND), BeforeValidator(_not_a_bool)]
+"""A round number: an integer from 1 (never a boolean)."""
 
 ChameleonRole = Literal["chameleon", "non-chameleon"]
 SpyGameRole = Literal["civilian", "spy"]
@@ -47,19 +64,19 @@ class Turn(_Input):
     """Id of the speaking player."""
     text: str
     """What the player said: one word (Chameleon) or a short description (SpyGame)."""
-    round: int | None = Field(default=None, ge=1)
+    round: RoundNumber | None = None
     """Round number, from 1, when the game has rounds."""
 
 
 class Vote(_Input):
     voter: str
     target: str
-    round: int | None = Field(default=None, ge=1)
+    round: RoundNumber | None = None
 
 
 class Elimination(_Input):
     player: str
-    round: int = Field(ge=1)
+    round: RoundNumber
 
 
 class SpyWords(_Input):
@@ -104,8 +121,26 @@ class _TranscriptBase(_Input):
                 return p
         raise KeyError(player_id)
 
+    def _texts(self) -> Iterator[tuple[str, str]]:
+        """``(field, text)`` of every string of the game (``meta`` aside)."""
+        yield "id", self.id
+        for i, p in enumerate(self.players):
+            yield f"players[{i}].id", p.id
+            if p.agent is not None:
+                yield f"players[{i}].agent", p.agent
+            if p.word is not None:
+                yield f"players[{i}].word", p.word
+        for i, t in enumerate(self.turns):
+            yield f"turns[{i}].player", t.player
+            yield f"turns[{i}].text", t.text
+        for i, v in enumerate(self.votes):
+            yield f"votes[{i}].voter", v.voter
+            yield f"votes[{i}].target", v.target
+
     def _problems(self) -> list[tuple[str, str]]:
-        problems: list[tuple[str, str]] = []
+        problems = [(field, why) for field, text in self._texts() if (why := text_problem(text))][
+            :5
+        ]
         ids = [p.id for p in self.players]
         known = set(ids)
         if len(known) < len(ids):  # (a Counter only when there is something to count)
@@ -147,51 +182,101 @@ class _TranscriptBase(_Input):
         return self
 
 
-_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_UNFIT = re.compile("[\x00\ud800-\udfff]")
+"""What a game's text may not hold: NUL, and lone surrogates (no UTF-8 encoder writes them)."""
 
 
-def _sub_path(path: str, key: object) -> str:
-    """``meta.a[3]``; a key that is not plain is quoted, with the separators of the problems
-    list (``;`` and ``:``) escaped."""
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    if isinstance(key, str) and _PLAIN_KEY.match(key):
-        return f"{path}.{key}"
-    quoted = json.dumps(str(key)[:64]).replace(";", "\\u003b").replace(":", "\\u003a")
-    return f"{path}[{quoted}]"
+def text_problem(text: str) -> str | None:
+    """What makes ``text`` unfit for a game (NUL, a lone surrogate), else None."""
+    found = _UNFIT.search(text)
+    if found is None:
+        return None
+    if found.group() == "\x00":
+        return (
+            f"NUL character (U+0000) at character {found.start()}: not allowed in a game's "
+            "text (C libraries and indexes end a string there); remove it"
+        )
+    return json_problems(text)[0][1]
 
 
 def meta_problems(meta: dict[str, Any], *, prefix: str = "meta") -> list[tuple[str, str]]:
-    """What makes ``meta`` unfit for a JSON report: nesting deeper than ``MAX_META_DEPTH``
-    and numbers JSON does not have (NaN, Infinity, which Python's ``json`` reads and
-    writes). One ``(field, message)`` per problem, at most one per kind; walked without
-    recursion, so any depth is safe to check."""
+    """What makes ``meta`` unfit for a JSON report: nesting deeper than ``MAX_META_DEPTH``,
+    numbers JSON does not have (NaN, Infinity, which Python's ``json`` reads and writes),
+    integers too long to write (more than ``MAX_INT_DIGITS`` digits), lone surrogates in a
+    key or a string. One ``(field, message)`` per problem, at most one per kind; walked
+    without recursion, so any depth is safe to check."""
+    found = json_problems(meta, max_depth=MAX_META_DEPTH, limit=64)
     problems: list[tuple[str, str]] = []
-    too_deep = non_finite = False
-    stack: list[tuple[str, Any, int]] = [(prefix, meta, 1)]
-    while stack and not (too_deep and non_finite):
-        path, value, depth = stack.pop()
-        if isinstance(value, float) and not math.isfinite(value) and not non_finite:
-            non_finite = True
-            name = "NaN" if math.isnan(value) else ("-" if value < 0 else "") + "Infinity"
-            problems.append((path, f"{name} is not a JSON number: send a finite number"))
-        elif isinstance(value, dict | list):
-            if depth > MAX_META_DEPTH:
-                if not too_deep:
-                    too_deep = True
-                    problems.append(
-                        (path, f"nested more than {MAX_META_DEPTH} levels deep in meta")
-                    )
-                continue
-            items = value.items() if isinstance(value, dict) else enumerate(value)
-            for key, item in items:
-                stack.append((_sub_path(path, key), item, depth + 1))
+    kinds: set[str] = set()
+    for path, msg in found:
+        kind = msg.removeprefix("key: ").split(" ", 1)[0]
+        kind = "number" if "is not a JSON number" in msg else kind
+        if kind in kinds:
+            continue
+        kinds.add(kind)
+        if msg.startswith("nested more than"):
+            msg = f"nested more than {MAX_META_DEPTH} levels deep in meta"
+        problems.append((f"{prefix}{_after_root(path)}", msg))
     return problems
 
 
+def _after_root(path: str) -> str:
+    """A ``json_problems`` path (``a[3]``, ``["x y"]``) put after ``meta``."""
+    return path if not path or path.startswith("[") else f".{path}"
+
+
+def _fold(word: str) -> str:
+    """A word as words are compared: NFKC (``Café`` composed or not, full-width letters,
+    ligatures), stripped and case-folded (empty for a blank word)."""
+    if not word.isascii():
+        word = unicodedata.normalize("NFKC", word)
+    return word.strip().casefold()
+
+
 def _folded(words: list[str]) -> list[str]:
-    """The words as they are compared: stripped and case-folded (empty for a blank word)."""
-    return [w.strip().casefold() for w in words]
+    return [_fold(w) for w in words]
+
+
+def _duplicated(words: list[str]) -> str:
+    """The problem of candidates that are the same word (``_fold``); spelt out as code points
+    too when they are not ASCII (``Café`` composed and not look the same)."""
+    text = f"duplicate candidates: {', '.join(words)}"
+    if not all(w.isascii() for w in words):
+        text += f" ({', '.join(ascii(w) for w in words)}: the same once Unicode-normalised)"
+    return text
+
+
+_LOOK_ALIKE_SCRIPTS: Final = frozenset({"LATIN", "GREEK", "CYRILLIC"})
+"""Scripts whose letters look alike (Latin e, Cyrillic е, Greek ε): a word that mixes them
+is a look-alike of a word written in one, never a word of its own."""
+
+
+def mixed_scripts(word: str) -> list[str]:
+    """The look-alike scripts (``_LOOK_ALIKE_SCRIPTS``) ``word`` mixes; empty when it keeps
+    to one of them (or holds none)."""
+    if word.isascii():
+        return []
+    scripts = set()
+    for ch in word:
+        if ch.isalpha():
+            script = "LATIN" if ch.isascii() else unicodedata.name(ch, "").split(" ", 1)[0]
+            if script in _LOOK_ALIKE_SCRIPTS:
+                scripts.add(script)
+    return sorted(scripts) if len(scripts) > 1 else []
+
+
+def word_problems(field: str, words: list[str]) -> list[tuple[str, str]]:
+    """Look-alike words (``mixed_scripts``) among candidates, one problem each."""
+    out = []
+    for i, w in enumerate(words):
+        scripts = mixed_scripts(w)
+        if scripts:
+            names = " and ".join(s.title() for s in scripts)
+            out.append(
+                (f"{field}[{i}]", f"{w!r} mixes {names} letters: a look-alike of a word "
+                 "written in one script; write it in one")
+            )  # fmt: skip
+    return out
 
 
 def _duplicates(words: list[str], folded: list[str]) -> list[str]:
@@ -217,15 +302,26 @@ class ChameleonTranscript(_TranscriptBase):
 
     _roles: ClassVar[tuple[str, ...]] = ("chameleon", "non-chameleon")
 
+    def _texts(self) -> Iterator[tuple[str, str]]:
+        yield from super()._texts()
+        yield "category", self.category
+        for i, w in enumerate(self.candidates):
+            yield f"candidates[{i}]", w
+        if self.secret is not None:
+            yield "secret", self.secret
+        if self.chameleon_guess is not None:
+            yield "chameleon_guess", self.chameleon_guess
+
     def _problems(self) -> list[tuple[str, str]]:
         problems = super()._problems()
+        problems += word_problems("candidates", self.candidates)
         folded = _folded(self.candidates)
         for i, f in enumerate(folded):
             if not f:
                 problems.append((f"candidates[{i}]", "empty candidate"))
         dup = sorted(set(_duplicates(self.candidates, folded)))
         if dup:
-            problems.append(("candidates", f"duplicate candidates: {', '.join(dup)}"))
+            problems.append(("candidates", _duplicated(dup)))
         if self.secret is not None and self.secret not in self.candidates:
             problems.append(("secret", f"secret {self.secret!r} is not among the candidates"))
         if not any(p.role == "chameleon" for p in self.players):
@@ -247,9 +343,21 @@ class SpyGameTranscript(_TranscriptBase):
 
     _roles: ClassVar[tuple[str, ...]] = ("civilian", "spy")
 
+    def _texts(self) -> Iterator[tuple[str, str]]:
+        yield from super()._texts()
+        yield "words.civilian", self.words.civilian
+        yield "words.spy", self.words.spy
+        for i, w in enumerate(self.distractors):
+            yield f"distractors[{i}]", w
+        for i, e in enumerate(self.eliminations):
+            yield f"eliminations[{i}].player", e.player
+
     def _problems(self) -> list[tuple[str, str]]:
         problems = super()._problems()
-        if self.words.civilian.strip().casefold() == self.words.spy.strip().casefold():
+        problems += word_problems("words.civilian", [self.words.civilian])[:1]
+        problems += word_problems("words.spy", [self.words.spy])[:1]
+        problems += word_problems("distractors", self.distractors)
+        if _fold(self.words.civilian) == _fold(self.words.spy):
             problems.append(("words", "the civilian and spy words are the same"))
         if not any(p.role == "spy" for p in self.players):
             problems.append(("players", "no player has role 'spy'"))
@@ -261,7 +369,7 @@ class SpyGameTranscript(_TranscriptBase):
                 )
         dup = sorted(set(_duplicates(self.candidates, _folded(self.candidates))))
         if dup:
-            problems.append(("distractors", f"duplicate candidates: {', '.join(dup)}"))
+            problems.append(("distractors", _duplicated(dup)))
         known = {p.id for p in self.players}
         for i, e in enumerate(self.eliminations):
             if e.player not in known:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import re
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from fastapi import Request, Response
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
 from leakage.backends import SupportsTokenCount, cost_factor
@@ -26,8 +26,9 @@ from leakage.transcripts import (
     input_formats,
     parse_transcript,
 )
-from leakage.transcripts._load import TOO_DEEP
-from leakage_service.errors import GameTooLarge
+from leakage.transcripts._json import deeper_than, json_problems, loads
+from leakage.transcripts._load import TOO_DEEP, array_elements
+from leakage_service.errors import GameTooLarge, ServiceError
 from leakage_service.redact import redact_paths
 
 if TYPE_CHECKING:
@@ -113,58 +114,57 @@ def decode_text(body: bytes) -> str:
         ) from None
 
 
-def _needs_a_look(doc: Any) -> bool:
-    """Whether ``doc`` nests deeper than ``MAX_JSON_DEPTH`` or holds NaN or Infinity (which
-    Python's ``json`` reads, though JSON has neither). A fast walk without paths."""
-    stack: list[tuple[Any, int]] = [(doc, 1)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        value, depth = pop()
-        kind = type(value)
-        if kind is float:
-            if not math.isfinite(value):
-                return True
-        elif kind is dict or kind is list:
-            if depth > MAX_JSON_DEPTH:
-                return True
-            for item in value.values() if kind is dict else value:
-                if type(item) in (dict, list, float):
-                    push((item, depth + 1))
-    return False
-
-
-def _child(path: str, key: int | str) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    key = key if len(key) <= 64 else key[:61] + "..."
-    return f"{path}.{key}" if path else key
-
-
-def _json_problem(doc: Any) -> tuple[str, str]:
-    """The first place (a path like ``meta.scores[2]``) where ``doc`` nests too deeply or
-    holds a number JSON does not have, and what is wrong there (the slow walk, with paths,
-    for a record ``_needs_a_look`` flagged)."""
-    stack: list[tuple[Any, int, str]] = [(doc, 1, "")]
-    while stack:
-        value, depth, path = stack.pop(0)  # breadth first: the shallowest problem
-        if isinstance(value, float) and not math.isfinite(value):
-            name = "NaN" if math.isnan(value) else ("-" if value < 0 else "") + "Infinity"
-            return path, f"{name} is not a JSON number: send a finite number"
-        if isinstance(value, dict | list):
-            if depth > MAX_JSON_DEPTH:
-                return path, f"nested more than {MAX_JSON_DEPTH} levels deep"
-            items = value.items() if isinstance(value, dict) else enumerate(value)
-            for key, item in items:
-                stack.append((item, depth + 1, _child(path, key)))
-    raise AssertionError("no problem found")  # pragma: no cover (only after _needs_a_look)
-
-
-def checked_json(doc: Any, *, record: int | None = None) -> Any:
+def checked_json(
+    doc: Any, *, record: int | None = None, flagged: bool = True, field: str = ""
+) -> Any:
     """``doc`` when it is plain JSON: not nested deeper than ``MAX_JSON_DEPTH``, no NaN or
-    Infinity; else the ``InvalidTranscript`` naming the field."""
-    if _needs_a_look(doc):
-        raise InvalidTranscript([_json_problem(doc)], record=record)
+    Infinity, no integer too long to write, no lone surrogate, no repeated key; else the
+    ``InvalidTranscript`` naming the field (under ``field``, e.g. ``body``). ``flagged``:
+    what ``loads`` said of the text ``doc`` came from (False: only the depth is left to
+    check)."""
+    if flagged or deeper_than(doc, MAX_JSON_DEPTH):
+        problems = json_problems(doc, max_depth=MAX_JSON_DEPTH)
+        if problems:
+            located = [(_under(field, f), m) for f, m in problems]
+            raise InvalidTranscript(located, record=record)
     return doc
+
+
+def _under(field: str, path: str) -> str:
+    if not field:
+        return path
+    return f"{field}{path}" if path.startswith("[") else f"{field}.{path}" if path else field
+
+
+class StrictJsonRequest(Request):
+    """A request whose JSON body (read by FastAPI for a route's body model) is read by the
+    library's reader (``loads``): an over-long integer, a lone surrogate, NaN or a repeated
+    key is a 422 naming its field under ``body``, as a transcript's are, never a value
+    silently dropped or a failure FastAPI can only call unreadable."""
+
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            doc, flagged = loads((await self.body()).decode("utf-8"))
+            problems = json_problems(doc) if flagged else []
+            if problems:
+                located = [(_under("body", f), m) for f, m in problems]
+                message = "; ".join(f"{f}: {m}" for f, m in located)
+                raise ServiceError(422, "invalid_request", message, field=located[0][0])
+            self._json = doc
+        return self._json
+
+
+class StrictJsonRoute(APIRoute):
+    """A route whose JSON body is read as ``StrictJsonRequest`` reads it (what cannot be
+    read at all, FastAPI's handlers and ``leakage_service.errors`` answer as before)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def strict(request: Request) -> Response:
+            return await handler(StrictJsonRequest(request.scope, request.receive))
+
+        return strict
 
 
 def parse_json(text: str, *, record: int | None = None) -> Any:
@@ -172,7 +172,7 @@ def parse_json(text: str, *, record: int | None = None) -> Any:
     checked by ``checked_json``."""
     field = "" if record is not None else "body"
     try:
-        doc = json.loads(text)
+        doc, flagged = loads(text)
     except json.JSONDecodeError as err:
         where = (
             f"column {err.colno}" if record is not None else f"line {err.lineno} column {err.colno}"
@@ -182,37 +182,7 @@ def parse_json(text: str, *, record: int | None = None) -> Any:
         ) from None
     except RecursionError:
         raise InvalidTranscript([(field, TOO_DEEP)], record=record) from None
-    return checked_json(doc, record=record)
-
-
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},]')
-"""A JSON text's strings and structural characters (what splitting an array needs)."""
-
-
-def _array_elements(text: str) -> list[str] | None:
-    """The texts of the elements of the JSON array ``text`` (split by its brackets and
-    commas, outside strings), for an array ``json`` cannot read whole; None when ``text``
-    is not one array."""
-    start = len(text) - len(text.lstrip())
-    if text[start : start + 1] != "[":
-        return None
-    depth, begin = 0, start + 1
-    out: list[str] = []
-    for m in _TOKENS.finditer(text, start):
-        tok = m.group()
-        if tok in "[{":
-            depth += 1
-        elif tok in "]}":
-            depth -= 1
-            if depth == 0:
-                last = text[begin : m.start()]
-                if last.strip() or out:
-                    out.append(last)
-                return out if not text[m.end() :].strip() else None
-        elif tok == "," and depth == 1:
-            out.append(text[begin : m.start()])
-            begin = m.end()
-    return None
+    return checked_json(doc, record=record, flagged=flagged)
 
 
 def _each(texts: list[str]) -> list[Any]:
@@ -235,13 +205,13 @@ def split_records(body: bytes, *, jsonl: bool) -> list[Any]:
         raise InvalidTranscript([("body", "empty body: send a JSON array or JSONL lines")])
     if not jsonl:
         try:
-            doc = json.loads(text)
+            doc, flagged = loads(text)
         except json.JSONDecodeError:
             lines = [line for line in text.splitlines() if line.strip()]
             if len(lines) < 2:
                 return [parse_json(text)]
         except RecursionError:
-            elements = _array_elements(text)
+            elements = array_elements(text)
             if elements is not None:
                 return _each(elements)
             lines = [line for line in text.splitlines() if line.strip()]
@@ -257,7 +227,7 @@ def split_records(body: bytes, *, jsonl: bool) -> list[Any]:
             out: list[Any] = []
             for i, record in enumerate(records):
                 try:
-                    out.append(checked_json(record, record=i))
+                    out.append(checked_json(record, record=i, flagged=flagged))
                 except InvalidTranscript as err:
                     out.append(err)
             return out
@@ -377,8 +347,8 @@ def game_cost(game: AnyTranscript, backend: str, model: object | None = None) ->
     texts = [t.text for t in game.turns]
     return GameCost(
         candidates=len(game.candidates),
-        text_bytes=sum(len(t.text.encode()) for t in game.turns),
-        candidate_bytes=sum(len(w.encode()) for w in game.candidates),
+        text_bytes=sum(len(t.text.encode("utf-8", "surrogatepass")) for t in game.turns),
+        candidate_bytes=sum(len(w.encode("utf-8", "surrogatepass")) for w in game.candidates),
         factor=_cost_factor(backend),
         tokens=None if model is None else model_tokens(model, texts),
     )

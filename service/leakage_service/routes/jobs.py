@@ -27,6 +27,8 @@ from starlette.routing import Match
 from starlette.types import Receive, Scope, Send
 
 from leakage.errors import InvalidTranscript, validation_problems
+from leakage.transcripts._json import json_problems, loads
+from leakage.transcripts._load import TOO_DEEP
 from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import JSONL_TYPES
@@ -252,11 +254,17 @@ def _path_request(path: Path) -> JobPathRequest | None:
     """The saved body as a ``{"path": ...}`` request (a JSON object with a ``path`` or
     ``paths`` key), or None when it is an upload (blocking: run on a thread)."""
     try:
-        doc = json.loads(path.read_text("utf-8-sig"))
+        doc, flagged = loads(path.read_text("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None  # JSONL, say: an upload
+    except RecursionError:  # one object no JSON reader here can read: refused whole
+        raise ServiceError(422, "invalid_input", TOO_DEEP, field="body") from None
     if not isinstance(doc, dict) or not ({"path", "paths"} & doc.keys()):
         return None
+    problems = json_problems(doc) if flagged else []
+    if problems:  # an over-long number, a lone surrogate, a repeated key
+        field, msg = problems[0]
+        raise ServiceError(422, "invalid_request", msg, field=field or "body")
     try:
         return JobPathRequest.model_validate(doc)
     except ValidationError as err:
