@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing
@@ -195,6 +196,52 @@ def test_a_path_job_reads_the_files_checked_when_it_was_submitted(
         assert (job["state"], job["done"]) == ("failed", 0)
         assert "games.jsonl: outside the folders this server allows" in job["error"]
     finally:
+        api.close()
+
+
+# -- 3b. cancel is a barrier -----------------------------------------------------------------
+
+
+def test_no_game_is_stored_after_the_cancel_answered(
+    tmp_path: Path, default_index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker checked the cancel between games but stored the game in hand after it, so
+    a job could store one more game after ``POST .../cancel`` had answered. Here the worker
+    is held after scoring game g2, before storing it, until the cancel has answered."""
+    api = Api(settings_for(tmp_path, default_index))
+    backends = api.state.backends
+    score = backends.score
+    in_hand, release = threading.Event(), threading.Event()
+
+    def score_then_wait(*args: Any, **kw: Any) -> Any:
+        data = score(*args, **kw)
+        if args[1].id == "g2":  # (slot, game, options)
+            in_hand.set()
+            release.wait(30)
+        return data
+
+    monkeypatch.setattr(backends, "score", score_then_wait)
+    db = api.state.settings.jobs_path
+    try:
+        job_id = submit(api, many_games(6))
+        assert in_hand.wait(30)
+        r = api.post(f"/v1/jobs/{job_id}/cancel")
+        assert r.status_code == 200, r.text
+        answered = r.json()
+        assert (answered["state"], answered["done"]) == ("cancelled", 2)
+        release.set()
+        after = submit(api)  # one worker, one job at a time: the cancelled one is over first
+        assert wait_job(api, after)["ok"] == 6
+        job = api.get(f"/v1/jobs/{job_id}").json()
+        assert (job["state"], job["done"], job["ok"]) == ("cancelled", 2, 2)
+        rows = db_rows(db, "SELECT idx FROM results WHERE job_id = ? ORDER BY idx", job_id)
+        assert rows == [(0,), (1,)]
+        assert [x["game_id"] for x in ndjson(api.get(f"/v1/jobs/{job_id}/results"))] == [
+            "g0",
+            "g1",
+        ]
+    finally:
+        release.set()
         api.close()
 
 

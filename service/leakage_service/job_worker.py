@@ -221,7 +221,7 @@ class JobWorker:
         )
         for r in score_records(self.backends, slot, games, params, stop=halted):
             if not self.store.add_result(job, r.index, ok=r.ok, game_id=r.game_id, body=r.body):
-                return "cancelled"  # deleted meanwhile
+                return "cancelled"  # cancelled or deleted meanwhile: this result not stored
             self._housekeeping()
         return why() if halted() else "done"
 

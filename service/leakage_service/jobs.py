@@ -282,14 +282,17 @@ class JobStore:
         return {i for (i,) in rows}
 
     def add_result(self, job: Job, idx: int, *, ok: bool, game_id: str | None, body: str) -> bool:
-        """Store one record's result and count it, in one transaction; False (nothing
-        stored) when the job was deleted meanwhile."""
+        """Store one record's result and count it, in one transaction, if the job is still
+        running; False (nothing stored) when it was cancelled or deleted meanwhile. The
+        state is read in the transaction that stores, so a cancel is a barrier: once
+        :meth:`cancel` has committed, no result of the job is stored, not even that of the
+        game the worker had in hand."""
         con = self._con()
         con.execute("BEGIN IMMEDIATE")
         try:
             counted = con.execute(
                 "UPDATE jobs SET done = done + 1, failed = failed + ?, bytes = bytes + ? "
-                "WHERE id = ?",
+                "WHERE id = ? AND state = 'running'",
                 (0 if ok else 1, len(body.encode()), job.id),
             ).rowcount
             if counted:
