@@ -6,6 +6,7 @@ and ``from_env`` reads ``os.environ`` (or the mapping it is given) with the serv
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,30 @@ def test_the_library_variables_are_settings_handed_to_the_backends(
         assert sources["google-cse"]["configured"] is False
     finally:
         api.close()
+
+
+def test_trusted_proxies_are_addresses_or_networks_and_none_by_default():
+    assert Settings().trusted_proxies == [] and Settings.from_env({}).trusted_proxies == []
+    assert Settings.from_env({"LEAKAGE_TRUSTED_PROXIES": "  "}).trusted_proxies == []
+    s = Settings.from_env({"LEAKAGE_TRUSTED_PROXIES": " 10.0.0.5, ,172.16.0.0/12,::1 "})
+    assert s.trusted_proxies == ["10.0.0.5", "172.16.0.0/12", "::1"]
+    # uvicorn would take these as names no peer has: trusting nobody, silently
+    for value, fault, hint in [
+        ("10.0.0.5,proxy.local", "LEAKAGE_TRUSTED_PROXIES.1", "e.g. 10.0.0.5"),
+        ("10.0.0.1/8", "LEAKAGE_TRUSTED_PROXIES.0", "did you mean 10.0.0.0/8?"),
+    ]:
+        with pytest.raises(InvalidInput, match=re.escape(fault)) as err:
+            Settings.from_env({"LEAKAGE_TRUSTED_PROXIES": value})
+        assert hint in str(err.value)
+
+
+def test_uvicorn_believes_forwarded_headers_from_the_named_proxies_only():
+    from leakage_service.server import proxy_options
+
+    # uvicorn's default (proxy_headers=True, 127.0.0.1) is never left in place
+    assert proxy_options(Settings()) == {"proxy_headers": False, "forwarded_allow_ips": []}
+    named = proxy_options(Settings(trusted_proxies=["10.0.0.5", "::1"]))
+    assert named == {"proxy_headers": True, "forwarded_allow_ips": ["10.0.0.5", "::1"]}
+    # "*" trusts every peer only alone; in a list uvicorn reads it as a name
+    every = proxy_options(Settings(trusted_proxies=["10.0.0.5", "*"]))
+    assert every == {"proxy_headers": True, "forwarded_allow_ips": ["*"]}

@@ -1,7 +1,8 @@
 """Pure ASGI middleware (no per-request task or body buffering, so streaming stays streaming).
 
 ``AccessLog`` (outermost): request id, one structured log line and the metrics per request,
-and the last line of defence: an exception nothing else handled becomes a generic 500.
+the security headers of every response (``security_headers``), and the last line of
+defence: an exception nothing else handled becomes a generic 500.
 ``Guard`` (inside CORS): the limit on failed authentication attempts per client address (on
 by default), the rate limit (per API key; per client address for requests without a valid
 key, so that guessing keys is limited too), API keys and the request size limit.
@@ -40,7 +41,38 @@ Swagger UI files ``/docs`` loads, served by the app), the explorer page."""
 PUBLIC_PREFIXES = ("/ui/assets/",)
 """Folders that need no API key: the explorer page's files (no data in them; its data comes
 from the API, with the key)."""
+STATIC_PREFIXES = ("/docs/assets/", "/ui/assets/")
+"""Folders of static files (Swagger UI's, the explorer's): cached by the browser as their
+responses say, so no ``Cache-Control: no-store`` is added to them."""
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+_ALWAYS = (
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+)
+# Swagger UI's pages (FastAPI's HTML) start the bundle from an inline script, so their
+# policy only forbids framing (and plugins, and another base); the explorer page sets its
+# own, stricter one (routes/ui.py). Anything else (JSON, NDJSON, files) is never a page to
+# render: nothing may load from it, and nothing may frame it.
+_DOCS_PAGES = frozenset({"/docs", "/docs/oauth2-redirect"})
+_DOCS_CSP = b"frame-ancestors 'none'; base-uri 'self'; object-src 'none'"
+_DATA_CSP = b"default-src 'none'; frame-ancestors 'none'"
+
+
+def security_headers(path: str, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``headers`` with the security headers a response lacks: ``nosniff``, no referrer,
+    no framing (``X-Frame-Options`` and CSP ``frame-ancestors``), a CSP (the route's own
+    wins), and ``Cache-Control: no-store`` (API answers hold a caller's data) unless the
+    route says how to cache or the path is a static file's."""
+    have = {name.lower() for name, _ in headers}
+    out = list(headers)
+    out += [(name, value) for name, value in _ALWAYS if name not in have]
+    if b"content-security-policy" not in have:
+        out.append((b"content-security-policy", _DOCS_CSP if path in _DOCS_PAGES else _DATA_CSP))
+    if b"cache-control" not in have and not path.startswith(STATIC_PREFIXES):
+        out.append((b"cache-control", b"no-store"))
+    return out
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -71,7 +103,10 @@ class AccessLog:
             if message["type"] == "http.response.start":
                 status = message["status"]
                 started = True
-                message["headers"] = [*message.get("headers", []), (b"x-request-id", rid.encode())]
+                message["headers"] = security_headers(
+                    scope.get("path", ""),
+                    [*message.get("headers", []), (b"x-request-id", rid.encode())],
+                )
             await send(message)
 
         try:

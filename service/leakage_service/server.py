@@ -9,6 +9,7 @@ import ipaddress
 import json
 import logging
 import sys
+from typing import Any
 
 import uvicorn
 
@@ -91,7 +92,22 @@ def serve(
         log_config=None,
         access_log=False,  # the service logs one structured line per request itself
         timeout_graceful_shutdown=15,
+        server_header=False,  # no "server: uvicorn" banner
+        **proxy_options(settings),
     )
+
+
+def proxy_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn's forwarded-header options: believe ``X-Forwarded-For`` and
+    ``X-Forwarded-Proto`` from the proxies ``LEAKAGE_TRUSTED_PROXIES`` names, and from no one
+    when it names none. uvicorn's own default trusts 127.0.0.1 (and reads
+    ``FORWARDED_ALLOW_IPS``), which let any local client choose the address its failed key
+    attempts count against, and what the access log records, by sending the header."""
+    proxies = settings.trusted_proxies
+    if not proxies:
+        return {"proxy_headers": False, "forwarded_allow_ips": []}
+    # uvicorn trusts every peer only for "*" alone; in a list it would be a literal name
+    return {"proxy_headers": True, "forwarded_allow_ips": ["*"] if "*" in proxies else proxies}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,13 +16,14 @@ library's ``from_env`` factories runs in the service.
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import os
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import AfterValidator, Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -45,6 +46,26 @@ OTHER_VARIABLES: dict[str, str] = {
 who reads it). ``Settings.from_env`` refuses any other ``LEAKAGE_*`` variable, so that a
 misspelt setting (``LEAKAGE_API_KEYS`` without its S) stops the server instead of being
 ignored; a new variable read anywhere in the project belongs here."""
+
+
+def _proxy_address(value: str) -> str:
+    """A trusted proxy as uvicorn's ``forwarded_allow_ips`` reads it: ``*``, an address or a
+    network (its host bits zero). uvicorn takes anything else as a literal name that a TCP
+    peer never has, so a typo would silently trust nobody: refused here instead."""
+    if value == "*":
+        return value
+    try:
+        return str(ipaddress.ip_network(value) if "/" in value else ipaddress.ip_address(value))
+    except ValueError:
+        pass
+    try:
+        hint = f"; did you mean {ipaddress.ip_network(value, strict=False)}?"
+    except ValueError:
+        hint = ""
+    raise ValueError(
+        f"{value!r} is not an IP address, a network (its host bits zero) or *: give the "
+        f"proxies' addresses, e.g. 10.0.0.5,172.16.0.0/12,::1{hint}"
+    )
 
 
 class Settings(LibraryVariables):
@@ -110,6 +131,15 @@ class Settings(LibraryVariables):
     0: no limit."""
     auth_failure_burst: int = Field(default=10, ge=1)
     """How many failed authentication attempts an address may make at once."""
+    trusted_proxies: list[Annotated[str, AfterValidator(_proxy_address)]] = Field(
+        default_factory=list
+    )
+    """Addresses or networks (``10.0.0.5``, ``172.16.0.0/12``, ``::1``; ``*`` for every peer)
+    of the reverse proxies whose ``X-Forwarded-For`` and ``X-Forwarded-Proto`` headers are
+    believed (uvicorn's ``forwarded_allow_ips``): a request from one of them counts as coming
+    from the client the header names, for the limits per client address and the access log.
+    Empty (the default): no forwarded header is believed, whoever sends it, so that a client
+    cannot pick the address its failed key attempts count against."""
     report_cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
     """Bytes of serialised reports kept in memory, keyed by request (body, backend, options),
     least recently used dropped first; 0: off."""
@@ -169,6 +199,13 @@ class Settings(LibraryVariables):
     @field_validator("api_keys", "cors_origins", "preload", "backends", mode="before")
     @classmethod
     def _split_lists(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _split_proxies(cls, value: object) -> object:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value

@@ -37,6 +37,7 @@ from leakage_service.runtime import score_records
 from leakage_service.schemas import (
     EXAMPLE_TRANSCRIPT,
     TRANSCRIPT_REF,
+    ErrorBody,
     PreviewAfter,
     PreviewFigures,
     PreviewRequest,
@@ -61,6 +62,32 @@ def _score_one(state: ServiceState, body: bytes, params: ScoreParams, deadline: 
     return report_json(data)
 
 
+def _check_json_body(request: Request) -> None:
+    """A 415 for a body declared as anything but JSON (``application/json`` or a
+    ``+json`` type). No Content-Type at all is read as JSON: clients that send raw bytes
+    (httpx ``content=``, requests ``data=``) name none, and such a body was never anything
+    else. A body declared as a form (what curl ``--data-binary`` declares unless told),
+    text or a multipart upload is refused: its client meant something else, and a 415
+    naming the header says how to fix it where reading it as JSON would not."""
+    given = request.headers.get("content-type", "")
+    media = given.split(";")[0].strip().lower()
+    if not media or media == "application/json" or media.endswith("+json"):
+        return
+    if media in JSONL_TYPES:
+        hint = "; for JSONL (one game a line) use POST /v1/score/batch"
+    elif media.startswith("multipart/"):
+        hint = "; to upload a file of games use POST /v1/jobs"
+    else:
+        hint = ""
+    raise ServiceError(
+        415, "unsupported_media_type",
+        f"Content-Type {given.strip()!r} is not JSON: send the transcript as JSON with "
+        "'Content-Type: application/json' (curl: -H 'Content-Type: application/json'; "
+        f"--data-binary alone declares a form){hint}",
+        field="content-type",
+    )  # fmt: skip
+
+
 @router.post(
     "/score",
     summary="Score one transcript",
@@ -68,6 +95,11 @@ def _score_one(state: ServiceState, body: bytes, params: ScoreParams, deadline: 
     responses={
         200: {"model": Report, "description": "The report (leakage.report/1)."},
         **error_responses(401, 413, 422, 429, 502, 503),
+        415: {
+            "model": ErrorBody,
+            "description": "The body is declared as something other than JSON (Content-Type); "
+            "send application/json, or no Content-Type.",
+        },
     },
     openapi_extra={
         "requestBody": {
@@ -82,6 +114,7 @@ def _score_one(state: ServiceState, body: bytes, params: ScoreParams, deadline: 
 )
 async def score(request: Request, state: State, params: Params) -> Response:
     """The per-turn posteriors and leakage of one game (``leakage.report/1``)."""
+    _check_json_body(request)
     state.backends.check(params.backend)
     body = await request.body()
     key = request_key(params, body)
