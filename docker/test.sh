@@ -116,7 +116,7 @@ for asset in $(grep -Eo '(src|href)="[^"]+"' <<<"$page" | sed -E 's/^(src|href)=
 done
 
 step "score a transcript"
-rank=$(api "$URL/v1/score" --data-binary @"$EXAMPLES/chameleon_sports.json" \
+rank=$(api "$URL/v1/score" -H 'Content-Type: application/json' --data-binary @"$EXAMPLES/chameleon_sports.json" \
   | json summary.final_secret_rank)
 [ "$rank" = 1 ] || fail "final secret rank $rank, expected 1"
 echo "chameleon_sports.json: the secret ranks $rank"
