@@ -8,8 +8,11 @@ that every case reaches the scoring code. Schemathesis runs as its command line 
 (``schemathesis run``, with the config written by ``config_toml``) and writes an NDJSON
 report; from it this script counts the cases generated, the check failures (unique per
 operation, check and message) and the responses of 500 or more, which it also counts in
-the server's own access log. The run is bounded by ``--max-seconds`` and by the number of
-examples per operation and phase.
+the server's own access log. The hooks mix bad records the schema cannot describe into the
+transcript bodies (lone surrogates, huge integers, deep nesting, repeated keys, NUL,
+look-alike candidates: ``benchmarks/_fuzz_poison.py``), checked by ``_fuzz_checks``; the
+report counts those requests by kind and status (``poisoned``). The run is bounded by
+``--max-seconds`` and by the number of examples per operation and phase.
 
     .venv/bin/python -m benchmarks.service_fuzz                  # >= 10,000 cases, ~20 min
     .venv/bin/python -m benchmarks.service_fuzz --max-examples 6 --max-seconds 60
@@ -33,6 +36,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from benchmarks._fuzz_poison import HEADER as POISON_HEADER
 
 REPO = Path(__file__).resolve().parents[1]
 CHECKS_MODULE = "benchmarks._fuzz_checks"
@@ -79,6 +84,9 @@ class FuzzResult:
     """Responses of 500 or more."""
     failures: list[dict[str, str]] = field(default_factory=list)
     """Unique check failures: operation, check, message."""
+    poisoned: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Requests carrying a bad record the schema cannot describe (``_fuzz_poison``), by kind
+    and status code."""
     errors: int = 0
     """Scenarios that errored (a crash of the runner or the connection, not a check)."""
     seconds: float = 0.0
@@ -92,6 +100,7 @@ class FuzzResult:
             "server_errors": self.server_errors,
             "check_failures": len(self.failures),
             "failures": self.failures,
+            "poisoned": self.poisoned,
             "errors": self.errors,
             "seconds": round(self.seconds, 1),
         }
@@ -108,6 +117,7 @@ def read_report(path: Path) -> FuzzResult:
     result = FuzzResult(report=str(path))
     phases: Counter[str] = Counter()
     statuses: Counter[str] = Counter()
+    poisoned: Counter[tuple[str, str]] = Counter()
     seen: set[tuple[str, str, str]] = set()
     for line in path.read_text(encoding="utf-8").split("\n"):  # (not at U+2028 in a string)
         if not line.strip():
@@ -124,6 +134,9 @@ def read_report(path: Path) -> FuzzResult:
             response = interaction.get("response") or {}
             if "status_code" in response:
                 statuses[str(response["status_code"])] += 1
+                kind = _header(interaction.get("request", {}), POISON_HEADER)
+                if kind is not None:
+                    poisoned[(kind, str(response["status_code"]))] += 1
         for case_id, checks in recorder.get("checks", {}).items():
             for check in checks:
                 if check.get("status") != "failure":
@@ -153,7 +166,16 @@ def read_report(path: Path) -> FuzzResult:
     result.by_phase = dict(phases)
     result.by_status = dict(sorted(statuses.items()))
     result.server_errors = sum(n for s, n in statuses.items() if int(s) >= 500)
+    for (kind, status), n in sorted(poisoned.items()):
+        result.poisoned.setdefault(kind, {})[status] = n
     return result
+
+
+def _header(request: dict[str, Any], name: str) -> str | None:
+    for key, value in (request.get("headers") or {}).items():
+        if key.lower() == name.lower():
+            return value[0] if isinstance(value, list) else str(value)
+    return None
 
 
 def run_schemathesis(

@@ -734,7 +734,10 @@ def test_fuzzing_the_api_finds_no_server_error_and_no_check_failure(
 ):
     """A few hundred cases of ``benchmarks/service_fuzz.py`` (every check, the stateful
     phase included) against a real server on 127.0.0.1: no server error and no check
-    failure on any route."""
+    failure on any route. Every kind of bad record the schema cannot describe
+    (``benchmarks/_fuzz_poison.py``) reached the server, none answered with a 5xx (and
+    ``bad_records_fail_alone`` found each answered as promised)."""
+    from benchmarks._fuzz_poison import KINDS
     from benchmarks.service_fuzz import run_schemathesis
 
     env = server_env(
@@ -749,6 +752,9 @@ def test_fuzzing_the_api_finds_no_server_error_and_no_check_failure(
     assert result.cases >= 300 and result.by_phase.get("stateful", 0) > 0, result.summary()
     assert result.server_errors == 0 and result.errors == 0, result.summary()
     assert result.failures == [], result.failures
+    assert set(result.poisoned) == set(KINDS), result.poisoned
+    for kind, statuses in result.poisoned.items():
+        assert all(int(status) < 500 for status in statuses), (kind, statuses)
     # split on newlines only: a logged path may hold U+2028 or \x85, which splitlines() breaks on
     log_lines = (tmp_path / "server.log").read_text().split("\n")
     statuses = [json.loads(x)["status"] for x in log_lines if '"event": "request"' in x]
