@@ -84,14 +84,14 @@ def test_json_problems_name_each_field_shallowest_first():
     )
     found = json_problems(doc)
     assert [f for f, _ in found] == [
-        "",
+        "k",
         'meta["\\udc00"]',  # a key's problem is found with its object's keys
         "meta.n",
         'meta["x y"]',
         "turns[0].text",
     ]
     messages = dict(found)
-    assert messages[""] == 'repeated key "k": each key once per object'
+    assert messages["k"].startswith("given more than once in its object")
     assert messages["meta.n"].startswith("an integer of 4,400 digits; at most 4,300")
     assert messages['meta["x y"]'].startswith("NaN is not a JSON number")
     assert messages['meta["\\udc00"]'].startswith("key: lone surrogate \\udc00 at character 0")
@@ -212,4 +212,4 @@ def test_a_file_with_bad_records_keeps_the_good_ones(tmp_path: Path):
         assert [g.id for g in games] == ["good", "good2"][:n_good]
         assert len(errors) == 4, errors
         fields = [_fields(e)[0] for e in errors if isinstance(e, InvalidTranscript)]
-        assert fields == ["turns[0].round", "meta", "turns[0].text", ""]
+        assert fields == ["turns[0].round", "meta.k", "turns[0].text", ""]

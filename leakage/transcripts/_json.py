@@ -202,8 +202,11 @@ def json_problems(
                     deeper.extend((item, f"{path}[{i}]") for i, item in enumerate(value))
                     continue
                 if isinstance(value, DuplicateKeys):
-                    names = ", ".join(json.dumps(k)[:66] for k in value.repeated[:3])
-                    problems.append((path, f"repeated key {names}: each key once per object"))
+                    problems += [
+                        (sub_path(path, key), "given more than once in its object (JSON readers "
+                         "differ on which value wins): give each key once")
+                        for key in value.repeated[:3]
+                    ]  # fmt: skip
                 for key, item in value.items():
                     if not key.isascii() and surrogate_problem(key):
                         problems.append((sub_path(path, key), f"key: {surrogate_problem(key)}"))
