@@ -25,6 +25,7 @@ from leakage_service.errors import ServiceError
 from leakage_service.inputs import (
     JSONL_TYPES,
     ScoreParams,
+    StrictJsonRoute,
     check_size,
     checked_json,
     decode_text,
@@ -46,7 +47,7 @@ from leakage_service.schemas import (
 )
 from leakage_service.state import ServiceState
 
-router = APIRouter(prefix="/v1", tags=["score"])
+router = APIRouter(prefix="/v1", tags=["score"], route_class=StrictJsonRoute)
 log = logging.getLogger("leakage.service")
 
 
