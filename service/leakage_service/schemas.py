@@ -253,7 +253,9 @@ class SplitsRequest(_In):
     pairs: list[Annotated[tuple[Word, Word], Field(json_schema_extra={"uniqueItems": True})]] = (
         Field(min_length=1, max_length=50_000)
     )
-    """Each pair as a two-element list of different words, e.g. ``["sun", "moon"]``."""
+    """Each pair as a two-element list of different words, e.g. ``["sun", "moon"]``. The
+    server bounds the work of a request (``LEAKAGE_MAX_SPLITS_COST``: 64 units per word plus
+    the bytes of its description) and its time (``LEAKAGE_SCORE_TIMEOUT``)."""
     method: Literal["terciles", "thresholds"] = "terciles"
     hard_above: float = Field(default=GU_HARD_ABOVE, ge=-1, le=1, strict=True, allow_inf_nan=False)
     easy_below: float = Field(default=GU_EASY_BELOW, ge=-1, le=1, strict=True, allow_inf_nan=False)
@@ -261,7 +263,7 @@ class SplitsRequest(_In):
     seed: JsonInt = Field(default=0, ge=0)
     descriptions: dict[str, Annotated[str, Field(max_length=5000)]] | None = None
     """Descriptions to use instead of WordNet's (word -> two or three sentences); a word not
-    here is unknown."""
+    here is unknown. Their bytes count towards the request's cost."""
 
     @model_validator(mode="after")
     def _pairs(self) -> SplitsRequest:

@@ -169,6 +169,16 @@ class Settings(LibraryVariables):
     ``/v1/score/batch`` request until its stream starts); past it the request gets 503 +
     Retry-After, a task still queued never runs, and one waiting for its backend gives up.
     A game already being scored is finished (the size limits bound it)."""
+    max_splits_cost: int = Field(default=250_000, ge=1)
+    """Most work one ``/v1/splits`` request may ask of the embedding model, in units of
+    64 per description + its UTF-8 bytes (``routes.splits.SplitsCost``; a word WordNet will
+    describe counts 128 bytes, about their mean, until it is described). Checked before any
+    work, and for WordNet again once the descriptions are written, before any is embedded;
+    more is a 413 naming ``pairs`` or ``descriptions``. Measured on this 2-core machine (bf16)
+    under a load of 4 to 5 by ``python -m benchmarks.service_splits``: MiniLM takes 35 to 55 us
+    a unit; a request at the limit (110 pairs, 1 KB descriptions: 239,360 units) about 11 s
+    alone, and CK-Arena's 527 pairs with WordNet (182,208 units) about 8 s, under the
+    scoring deadline (``score_timeout``), which a splits request has too."""
     job_max_age_days: float = Field(default=7.0, ge=0)
     """Finished jobs (and their results and uploads) older than this are deleted; 0: kept."""
     job_max_bytes: int = Field(default=1024 * 1024 * 1024, ge=0)
