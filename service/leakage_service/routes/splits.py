@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from leakage.errors import BackendUnavailable, InvalidInput, UnknownBackend
 from leakage_service.deps import State
 from leakage_service.errors import ScoreTimeout, ServiceError
+from leakage_service.inputs import StrictJsonRoute
 from leakage_service.schemas import (
     ScoredPair,
     SplitsRequest,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from leakage.splits import Describer, PairTable
     from leakage_service.runtime import BackendSlot
 
-router = APIRouter(prefix="/v1", tags=["splits"])
+router = APIRouter(prefix="/v1", tags=["splits"], route_class=StrictJsonRoute)
 _describer_lock = threading.Lock()  # WordNetDescriber opens and closes its files per call
 
 
