@@ -20,8 +20,28 @@ from tests.fakes.openai_api import MODEL, FakeOpenAI
 from tests.games_support import SPORTS, tables_fixture  # noqa: F401  (fixture)
 
 
-def check_pgm_game(t, pgm_roles):
-    """Every reflection of a PGM player states valid beliefs; its votes follow them."""
+class AtVote:
+    """A PGM agent, and the beliefs it held at each of its votes: a vote sees every statement
+    of its round, the voter's own last one included, which its last reflection (asked after
+    each other player's statement) may not have seen."""
+
+    def __init__(self, agent):
+        self.agent = agent
+        self.beliefs: dict[tuple[str, int], dict] = {}
+
+    def __getattr__(self, name):
+        return getattr(self.agent, name)
+
+    def __call__(self, obs):
+        move = self.agent(obs)
+        if obs.phase == "vote":
+            self.beliefs[(obs.player, obs.round)] = self.agent.last_beliefs.reflection()
+        return move
+
+
+def check_pgm_game(t, pgm_roles, at_vote=None):
+    """Every reflection of a PGM player states valid beliefs; its votes follow the beliefs it
+    held when it voted (``at_vote``: the ``AtVote`` agents), else its last reflection."""
     parse_transcript(json.loads(t.model_dump_json()))
     assert t.meta["outcome"] != "invalid"
     assert not [m for m in t.meta["invalid_moves"] if m["phase"] == "reflect"]
@@ -42,7 +62,11 @@ def check_pgm_game(t, pgm_roles):
     for v in t.votes:
         if v.voter not in mine:
             continue
-        r = [x for x in refl if x["player"] == v.voter and x["round"] == v.round][-1]
+        held = {} if at_vote is None else {k: r for a in at_vote for k, r in a.beliefs.items()}
+        r = (
+            held.get((v.voter, v.round))
+            or [x for x in refl if x["player"] == v.voter and x["round"] == v.round][-1]
+        )
         if r["self"] == "civilian":  # the most likely spy
             score = r["beliefs"]
         else:  # whom the others suspect most
@@ -55,7 +79,7 @@ def check_pgm_game(t, pgm_roles):
 
 
 def test_pgm_players_state_beliefs_every_reflection_and_vote_by_them(tables):
-    pgm, assoc = PGMSpyPlayer(tables), AssociativeSpyPlayer(tables)
+    pgm, assoc = AtVote(PGMSpyPlayer(tables)), AssociativeSpyPlayer(tables)
     cfg = SpyGameConfig(max_rounds=3)
     n_refl = 0
     for seed in range(3):
@@ -64,7 +88,7 @@ def test_pgm_players_state_beliefs_every_reflection_and_vote_by_them(tables):
             ({"civilian": assoc, "spy": pgm}, {"spy"}),
         ):
             t = play_spygame(agents, seed=seed, cards=SPORTS, config=cfg)
-            n_refl += len(check_pgm_game(t, roles))
+            n_refl += len(check_pgm_game(t, roles, [pgm]))
             # one reflection per other living player after each statement, all stated
             assert len(t.meta["reflections"]) == sum(
                 len({x.player for x in t.turns if x.round == y.round}) - 1 for y in t.turns
@@ -163,8 +187,8 @@ def smollm2(tmp_path_factory):
 
 
 def test_the_llm_pgm_agent_plays_with_the_bundled_local_model(tables, smollm2):
-    agent = PGMSpyLLMAgent(tables, smollm2, retries=1)
+    agent = AtVote(PGMSpyLLMAgent(tables, smollm2, retries=1))
     t = play_spygame({"civilian": agent, "spy": agent}, seed=3, cards=SPORTS,
                      config=SpyGameConfig(max_rounds=1))  # fmt: skip
-    check_pgm_game(t, {"civilian", "spy"})
+    check_pgm_game(t, {"civilian", "spy"}, [agent])
     assert len(t.turns) == 5 and agent.last_move is not None
