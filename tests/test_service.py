@@ -645,3 +645,20 @@ def test_a_game_logged_before_anyone_spoke_is_scored_not_a_server_error(api: Api
     r = api.post("/v1/score", params={"top_k": 1, "include_chameleon": "true"}, json=game)
     assert r.status_code == 200, r.text
     assert r.json()["steps"] == []
+
+
+def test_a_query_parameter_given_twice_is_422_unless_it_is_a_list(api: Api):
+    """FastAPI keeps the last of a repeated one-value parameter (``?top_k=x&top_k=9`` was read
+    as 9, a schema-violating request accepted, which the fuzzer found); lists repeat."""
+    r = api.post("/v1/score?top_k=x&top_k=9", content=SPORTS)
+    err = assert_error(r, 422, "invalid_request", "top_k")
+    assert "given more than once" in err["message"]
+    r = api.post(
+        "/v1/score/batch?backend=cooccurrence&backend=embedding",
+        content=BATCH,
+        headers={"content-type": "application/x-ndjson"},
+    )
+    assert_error(r, 422, "invalid_request", "backend")
+    r = api.post("/v1/score?top_k=3&distractors=Badminton&distractors=Squash", content=SPORTS)
+    assert r.status_code == 200, r.text
+    assert r.json()["settings"]["distractors"] == ["Badminton", "Squash"]

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.docs import get_swagger_ui_html, get_swagger_ui_oauth2_redirect_html
 from fastapi.openapi.utils import get_openapi
@@ -26,6 +26,7 @@ from swagger_ui_bundle import swagger_ui_path
 
 from leakage import __version__
 from leakage.transcripts import Transcript
+from leakage_service.deps import one_value_each
 from leakage_service.errors import install_error_handlers
 from leakage_service.inputs import NOT_BLANK
 from leakage_service.middleware import AccessLog, Guard
@@ -138,6 +139,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
         docs_url=None,  # _add_docs: Swagger UI without a CDN
         redoc_url=None,
+        dependencies=[Depends(one_value_each)],
     )
     _add_docs(app)
     app.state.service = ServiceState(settings)
