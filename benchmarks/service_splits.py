@@ -1,9 +1,9 @@
 """How long one ``POST /v1/splits`` request holds the HTTP service, and what happens to the
 small scoring requests sent meanwhile, against a local ``leakage serve`` on 127.0.0.1.
 
-Before splits were bounded, 1,000 pairs with 2 MB of supplied descriptions ran 377 s holding the embedding
-model, and 12 of 22 small embedding requests and 3 of 27 co-occurrence requests sent
-meanwhile got 503. Each scenario here sends one splits request while two clients each send
+Before splits were bounded, 1,000 pairs with 2 MB of supplied descriptions ran 377 s holding
+the embedding model, and 12 of 22 small embedding requests and 3 of 27 co-occurrence requests
+sent meanwhile got 503. Each scenario here sends one splits request while two clients each send
 a small 16-candidate game every 0.2 s, one to ``/v1/score?backend=embedding`` and one to
 ``/v1/score`` (co-occurrence), each game new (the report cache is off), and times every
 answer. Scenarios, scaled to a 2-core machine:
