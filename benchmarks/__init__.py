@@ -17,6 +17,7 @@ BENCHMARKS = (
     "service_load",
     "adversary",
     "guess_cli",
+    "reader",
 )
 
 __all__ = ["BENCHMARKS"]

@@ -386,11 +386,15 @@ def points_at(field: str | None, poison: Poison) -> bool:
     if field in (None, "body") or poison.path is None:  # the record, or the body, as a whole
         return True
     if poison.prefix:
-        if field == poison.prefix.rstrip("."):
+        head = poison.prefix.rstrip(".")
+        if field == head:
             return True
-        if not field.startswith(poison.prefix):
+        if field.startswith(poison.prefix):
+            field = field[len(poison.prefix) :]
+        elif field.startswith(head + "["):  # a quoted key: body.transcript["\ud800x"]
+            field = field[len(head) :]
+        else:
             return False
-        field = field[len(poison.prefix) :]
     parts = field_parts(field)
     if parts is None or not parts:
         return False

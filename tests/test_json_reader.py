@@ -213,3 +213,16 @@ def test_a_file_with_bad_records_keeps_the_good_ones(tmp_path: Path):
         assert len(errors) == 4, errors
         fields = [_fields(e)[0] for e in errors if isinstance(e, InvalidTranscript)]
         assert fields == ["turns[0].round", "meta.k", "turns[0].text", ""]
+
+
+def test_a_jsonl_record_holding_a_raw_line_separator_is_one_record(tmp_path: Path):
+    """JSON allows U+2028, U+2029, U+0085 and form feeds raw inside a string; JSONL lines end
+    at "\\n" only (``str.splitlines`` would cut such a record in two and lose it)."""
+    game = _game(id="sep")
+    game["turns"][0]["text"] = "ball\u2028game\x85x\u2029y"
+    text = json.dumps(game, ensure_ascii=False) + "\r\n" + json.dumps(_game(id="next")) + "\n"
+    path = tmp_path / "games.json"  # JSONL under a .json name: read line by line
+    path.write_text(text, encoding="utf-8")
+    games, errors = load_transcripts([path])
+    assert errors == [] and [g.id for g in games] == ["sep", "next"]
+    assert games[0].turns[0].text == "ball\u2028game\x85x\u2029y"

@@ -92,7 +92,8 @@ def assert_error(r: httpx.Response, status: int, type_: str, field: str | None =
 
 
 def ndjson(r: httpx.Response) -> list[dict]:
-    return [json.loads(line) for line in r.text.splitlines() if line.strip()]
+    # lines end at "\n" only: splitlines would also cut at a U+2028 inside a JSON string
+    return [json.loads(line) for line in r.text.split("\n") if line.strip()]
 
 
 # -- POST /v1/score -----------------------------------------------------------------------
@@ -662,3 +663,26 @@ def test_a_query_parameter_given_twice_is_422_unless_it_is_a_list(api: Api):
     r = api.post("/v1/score?top_k=3&distractors=Badminton&distractors=Squash", content=SPORTS)
     assert r.status_code == 200, r.text
     assert r.json()["settings"]["distractors"] == ["Badminton", "Squash"]
+
+
+def test_a_jsonl_record_holding_a_raw_line_separator_is_scored_whole(api: Api):
+    game = json.loads(SPORTS)
+    game["turns"][0]["text"] = "racket\u2028net"
+    body = "\n".join([json.dumps(game, ensure_ascii=False), BATCH.decode().splitlines()[0]])
+    for ctype in ("application/json", "application/x-ndjson"):
+        r = api.post("/v1/score/batch", content=body.encode(), headers={"content-type": ctype})
+        lines = ndjson(r)
+        assert [x.get("game_id") for x in lines][:1] == ["example-chameleon-sports"], lines
+        assert len(lines) == 2 and not any("error" in x for x in lines)
+
+
+@pytest.mark.parametrize("body", [b"[;", b"{;", b"\x16\x0c:\x19"])
+def test_one_line_that_is_not_json_is_refused_at_once(api: Api, body: bytes):
+    """A batch or a job body of one malformed line holds no record: 422 naming the body (a
+    form feed is not a line break: JSONL lines end at \\n)."""
+    r = api.post("/v1/score/batch", content=body, headers={"content-type": "application/json"})
+    assert_error(r, 422, "?", "body")
+    if body[:1] in b"[{":
+        r = api.post("/v1/jobs", content=body, headers={"content-type": "application/json"})
+        err = assert_error(r, 422, "invalid_input", "body")
+        assert err["message"].startswith("malformed JSON")

@@ -259,17 +259,30 @@ def read_pairs(path: str | Path, *, columns: tuple[str, str] | None = None) -> P
             data = json.loads(text)
         except json.JSONDecodeError as err:
             raise InvalidInput(f"{path}: line {err.lineno}: not JSON: {err.msg}") from err
+        except (ValueError, RecursionError) as err:  # an over-long integer, deep nesting
+            raise InvalidInput(f"{path}: not JSON that can be read: {_why(err)}") from err
         if not isinstance(data, list):
             raise InvalidInput(f"{path}: expected a JSON array of pairs, got {type(data).__name__}")
         return _read_records(path, list(enumerate(data, 1)), "item", "json", columns)
     if suffix == ".jsonl" or (suffix not in (".csv", ".tsv") and start == "{"):
         records: list[tuple[int, Any]] = []
-        for i, line in enumerate(text.splitlines(), 1):
+        # lines end at "\n" only (splitlines would cut at a U+2028 inside a JSON string)
+        for i, line in enumerate(text.split("\n"), 1):
             if not line.strip():
                 continue
             try:
                 records.append((i, json.loads(line)))
             except json.JSONDecodeError as err:
                 raise InvalidInput(f"{path}: line {i}: not JSON: {err.msg}") from err
+            except (ValueError, RecursionError) as err:
+                raise InvalidInput(
+                    f"{path}: line {i}: not JSON that can be read: {_why(err)}"
+                ) from err
         return _read_records(path, records, "line", "jsonl", columns)
     return _read_csv(path, text, columns)
+
+
+def _why(err: Exception) -> str:
+    if isinstance(err, RecursionError):
+        return "nested too deeply"
+    return "an integer of more than 4,300 digits (write it as a string)"

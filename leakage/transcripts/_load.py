@@ -111,6 +111,13 @@ TOO_DEEP = "JSON nested too deeply to read (about 1,000 levels or more)"
 ``RecursionError``, which is not a ``JSONDecodeError``)."""
 
 
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSONL text: split at ``\n`` (a ``\r`` before it dropped) and nowhere
+    else. ``str.splitlines`` also splits at U+2028, U+2029, U+0085 and form feeds, which JSON
+    allows raw inside a string: a record holding one would be cut in two."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def _malformed(err: json.JSONDecodeError, *, line: bool) -> str:
     where = f"line {err.lineno} column {err.colno}" if line else f"column {err.colno}"
     return f"malformed JSON: {err.msg.removesuffix(' at')} at {where}"
@@ -217,7 +224,7 @@ def _records(text: str, path: Path) -> Iterator[tuple[int | str, Any | InvalidIn
             else:
                 yield 0, _checked(doc, flagged, source=source, label=0)
             return
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(jsonl_lines(text), start=1):
         if line.strip():
             label = f"line {lineno}"
             yield label, parse_record(line, source=source, record=label)

@@ -27,7 +27,7 @@ from leakage.transcripts import (
     parse_transcript,
 )
 from leakage.transcripts._json import deeper_than, json_problems, loads
-from leakage.transcripts._load import TOO_DEEP, array_elements
+from leakage.transcripts._load import TOO_DEEP, array_elements, jsonl_lines
 from leakage_service.errors import GameTooLarge, ServiceError
 from leakage_service.redact import redact_paths
 
@@ -207,14 +207,14 @@ def split_records(body: bytes, *, jsonl: bool) -> list[Any]:
         try:
             doc, flagged = loads(text)
         except json.JSONDecodeError:
-            lines = [line for line in text.splitlines() if line.strip()]
+            lines = [line for line in jsonl_lines(text) if line.strip()]
             if len(lines) < 2:
                 return [parse_json(text)]
         except RecursionError:
             elements = array_elements(text)
             if elements is not None:
                 return _each(elements)
-            lines = [line for line in text.splitlines() if line.strip()]
+            lines = [line for line in jsonl_lines(text) if line.strip()]
             if len(lines) < 2:
                 raise InvalidTranscript([("body", TOO_DEEP)]) from None
         else:
@@ -231,7 +231,7 @@ def split_records(body: bytes, *, jsonl: bool) -> list[Any]:
                 except InvalidTranscript as err:
                     out.append(err)
             return out
-    return _each([line for line in text.splitlines() if line.strip()])
+    return _each([line for line in jsonl_lines(text) if line.strip()])
 
 
 def with_distractors(game: AnyTranscript, distractors: list[str]) -> AnyTranscript:

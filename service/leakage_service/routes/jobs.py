@@ -28,7 +28,7 @@ from starlette.types import Receive, Scope, Send
 
 from leakage.errors import InvalidTranscript, validation_problems
 from leakage.transcripts._json import json_problems, loads
-from leakage.transcripts._load import TOO_DEEP
+from leakage.transcripts._load import TOO_DEEP, jsonl_lines
 from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import JSONL_TYPES
@@ -76,7 +76,8 @@ JobId = Annotated[
     PathParam(pattern=r"^[0-9a-f]{32}$", description="The id POST /v1/jobs returned."),
 ]
 _PATH_PEEK = 8 * 1024 * 1024
-"""Largest JSON object read as a possible ``{"path": ...}`` request; larger is an upload."""
+"""Largest JSON body read at submission (a possible ``{"path": ...}`` request, or one line of
+malformed JSON to refuse at once); larger is an upload, read record by record by the job."""
 _HEAD = 64 * 1024
 """Bytes read to tell an empty body, and JSON, from the rest."""
 _MAX_FIELDS = 10
@@ -250,14 +251,32 @@ def _path_job(state: ServiceState, req: JobPathRequest) -> tuple[list[str], list
     return [str(p) for _, _, p in named], files
 
 
+def _lines(text: str) -> int:
+    return sum(1 for line in jsonl_lines(text) if line.strip())
+
+
 def _path_request(path: Path) -> JobPathRequest | None:
     """The saved body as a ``{"path": ...}`` request (a JSON object with a ``path`` or
-    ``paths`` key), or None when it is an upload (blocking: run on a thread)."""
+    ``paths`` key), or None when it is an upload (blocking: run on a thread). A body that is
+    one line of malformed JSON (not JSONL, whose lines fail one by one) is refused here: it
+    holds no record to score."""
     try:
-        doc, flagged = loads(path.read_text("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return None  # JSONL, say: an upload
-    except RecursionError:  # one object no JSON reader here can read: refused whole
+        text = path.read_text("utf-8-sig")
+        doc, flagged = loads(text)
+    except UnicodeDecodeError:
+        return None  # an upload: the job says which record is not UTF-8
+    except json.JSONDecodeError as err:
+        if _lines(text) > 1:
+            return None  # JSONL, say: an upload
+        where = f"line {err.lineno} column {err.colno}"
+        raise ServiceError(
+            422, "invalid_input", f"malformed JSON: {err.msg.removesuffix(' at')} at {where}",
+            field="body",
+        ) from None  # fmt: skip
+    except RecursionError:
+        if text.lstrip()[:1] == "[" or _lines(text) > 1:
+            return None  # an array or JSONL: each record fails or is read alone
+        # one object no JSON reader here can read: refused whole
         raise ServiceError(422, "invalid_input", TOO_DEEP, field="body") from None
     if not isinstance(doc, dict) or not ({"path", "paths"} & doc.keys()):
         return None
@@ -372,7 +391,7 @@ async def submit(request: Request, state: State, params: Params, response: Respo
                     " send a JSON array of transcripts, one transcript object, or JSONL (as "
                     "Content-Type application/x-ndjson)", field="body",
                 )  # fmt: skip
-            if head[:1] == b"{" and size <= _PATH_PEEK:
+            if size <= _PATH_PEEK:
                 req = await run_in_threadpool(_path_request, part)
         if req is not None:
             part.unlink()

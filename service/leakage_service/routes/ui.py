@@ -23,6 +23,7 @@ from fastapi.responses import FileResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.types import Scope
 
+from leakage.transcripts._load import jsonl_lines
 from leakage_service.errors import ServiceError
 from leakage_service.schemas import ExampleGame, ExampleInfo, ExamplesResponse, error_responses
 
@@ -122,7 +123,7 @@ def _example_files() -> dict[str, Traversable]:
 
 def _records(text: str, suffix: str) -> list[Any]:
     if suffix == ".jsonl":
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return [json.loads(line) for line in jsonl_lines(text) if line.strip()]
     doc = json.loads(text)
     return doc if isinstance(doc, list) else [doc]
 
