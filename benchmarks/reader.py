@@ -11,6 +11,15 @@ the library has had, on the same records in one run.
   and named, lone surrogates found), with the text rules of the transcript (NUL, look-alike
   candidates) in the validation.
 
+``validate_python`` alone (the records parsed beforehand) is the transcript's own rules, so
+running this module on an older tree's library measures what the rules added (a folder that
+holds the old ``leakage`` and these ``benchmarks``; the paths the old tree lacks are left
+out)::
+
+    git worktree add /tmp/before 5e72e89 && mkdir /tmp/mix
+    ln -s /tmp/before/leakage /tmp/mix/leakage && ln -s "$PWD/benchmarks" /tmp/mix/benchmarks
+    (cd /tmp/mix && "$OLDPWD/.venv/bin/python" -m benchmarks reader)
+
 Records: 20,000 synthetic Chameleon games (``benchmarks._games``, the ``batch`` benchmark's)
 and, when ``../shared/data`` is there, the CK-Arena dev logs converted to native records.
 Each path reads every record; the best of 5 passes is kept (the machine is shared).
@@ -27,8 +36,12 @@ from typing import Any
 
 from benchmarks._common import SHARED_DATA, write_result
 from leakage.transcripts import load_transcripts
-from leakage.transcripts._json import loads
 from leakage.transcripts._models import TRANSCRIPT_ADAPTER
+
+try:
+    from leakage.transcripts._json import loads
+except ImportError:  # a tree before the JSON reader (run on it through PYTHONPATH)
+    loads = None  # type: ignore[assignment]
 
 N_SYNTHETIC = 20_000
 PASSES = 5
@@ -50,7 +63,7 @@ def _reader(text: str) -> Any:
 PATHS: dict[str, Callable[[str], Any]] = {
     "json.loads + validate_python": _plain,
     "validate_json (the former fast path)": _fast,
-    "read + validate_python (now)": _reader,
+    **({"read + validate_python (now)": _reader} if loads is not None else {}),
 }
 
 
@@ -66,14 +79,14 @@ def _records() -> dict[str, list[str]]:
     return out
 
 
-def _best_us(fn: Callable[[str], Any], texts: list[str]) -> float:
+def _best_us(fn: Callable[[Any], Any], items: list[Any]) -> float:
     best = float("inf")
     for _ in range(PASSES):
         start = time.perf_counter()
-        for text in texts:
-            fn(text)
+        for item in items:
+            fn(item)
         best = min(best, time.perf_counter() - start)
-    return best / len(texts) * 1e6
+    return best / len(items) * 1e6
 
 
 def run() -> None:
@@ -81,6 +94,10 @@ def run() -> None:
     for name, texts in _records().items():
         size = sum(len(t) for t in texts) / len(texts)
         row = {path: round(_best_us(fn, texts), 2) for path, fn in PATHS.items()}
+        parsed = [json.loads(t) for t in texts]
+        row["validate_python alone"] = round(
+            _best_us(TRANSCRIPT_ADAPTER.validate_python, parsed), 2
+        )
         results[name] = {"records": len(texts), "mean_bytes": round(size), "us_per_record": row}
         print(f"{name}: {len(texts):,} records of {size:,.0f} bytes")
         for path, us in row.items():

@@ -121,6 +121,17 @@ class _TranscriptBase(_Input):
                 return p
         raise KeyError(player_id)
 
+    def _strings(self) -> list[str]:
+        """Every string of the game (``meta`` aside): ``_texts`` without the field names."""
+        out = [self.id]
+        for p in self.players:
+            out += (p.id, p.agent or "", p.word or "")
+        for t in self.turns:
+            out += (t.player, t.text)
+        for v in self.votes:
+            out += (v.voter, v.target)
+        return out
+
     def _texts(self) -> Iterator[tuple[str, str]]:
         """``(field, text)`` of every string of the game (``meta`` aside)."""
         yield "id", self.id
@@ -138,9 +149,9 @@ class _TranscriptBase(_Input):
             yield f"votes[{i}].target", v.target
 
     def _problems(self) -> list[tuple[str, str]]:
-        problems = [(field, why) for field, text in self._texts() if (why := text_problem(text))][
-            :5
-        ]
+        problems: list[tuple[str, str]] = []
+        if _UNFIT.search("".join(self._strings())):  # rare: then name the fields
+            problems = [(f, why) for f, text in self._texts() if (why := text_problem(text))][:5]
         ids = [p.id for p in self.players]
         known = set(ids)
         if len(known) < len(ids):  # (a Counter only when there is something to count)
@@ -234,6 +245,9 @@ def _fold(word: str) -> str:
 
 
 def _folded(words: list[str]) -> list[str]:
+    """``_fold`` of each word (inlined: this runs on every game's candidates)."""
+    if "".join(words).isascii():  # the usual case
+        return [w.strip().casefold() for w in words]
     return [_fold(w) for w in words]
 
 
@@ -267,6 +281,8 @@ def mixed_scripts(word: str) -> list[str]:
 
 def word_problems(field: str, words: list[str]) -> list[tuple[str, str]]:
     """Look-alike words (``mixed_scripts``) among candidates, one problem each."""
+    if "".join(words).isascii():  # the usual case: no script but Latin
+        return []
     out = []
     for i, w in enumerate(words):
         scripts = mixed_scripts(w)
@@ -301,6 +317,10 @@ class ChameleonTranscript(_TranscriptBase):
     """The chameleon's guess at the secret, when it was caught and guessed."""
 
     _roles: ClassVar[tuple[str, ...]] = ("chameleon", "non-chameleon")
+
+    def _strings(self) -> list[str]:
+        extra = [self.category, *self.candidates, self.secret or "", self.chameleon_guess or ""]
+        return super()._strings() + extra
 
     def _texts(self) -> Iterator[tuple[str, str]]:
         yield from super()._texts()
@@ -342,6 +362,10 @@ class SpyGameTranscript(_TranscriptBase):
     eliminations: list[Elimination] = Field(default_factory=list)
 
     _roles: ClassVar[tuple[str, ...]] = ("civilian", "spy")
+
+    def _strings(self) -> list[str]:
+        extra = [self.words.civilian, self.words.spy, *self.distractors]
+        return super()._strings() + extra + [e.player for e in self.eliminations]
 
     def _texts(self) -> Iterator[tuple[str, str]]:
         yield from super()._texts()
