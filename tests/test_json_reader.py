@@ -20,7 +20,6 @@ from leakage.transcripts._json import (
     deeper_than,
     json_problems,
     loads,
-    read,
 )
 from leakage.transcripts._models import meta_problems, mixed_scripts, text_problem
 
@@ -112,9 +111,12 @@ def test_depth_is_counted_from_the_document():
     assert json_problems({"a": [{"b": 1}]}, max_depth=2) == [
         ("a[0]", "nested more than 2 levels deep")
     ]
-    doc, problems = read('{"a": {"b": {}}}', max_depth=2)
+    doc, _ = loads('{"a": {"b": {}}}')
+    assert deeper_than(doc, 2)
+    problems = json_problems(doc, max_depth=2)
     assert doc == {"a": {"b": {}}} and problems == [("a.b", "nested more than 2 levels deep")]
-    assert read('{"a": 1}', max_depth=2) == ({"a": 1}, [])
+    doc, flagged = loads('{"a": 1}')
+    assert (doc, flagged, deeper_than(doc, 2)) == ({"a": 1}, False, False)
 
 
 # -- the transcript's own rules ---------------------------------------------------------------

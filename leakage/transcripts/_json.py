@@ -126,14 +126,6 @@ def deeper_than(doc: Any, max_depth: int) -> bool:
     return False
 
 
-def read(text: str, *, max_depth: int | None = None) -> tuple[Any, list[tuple[str, str]]]:
-    """The JSON of ``text`` (``loads``) and its problems (``json_problems``; none in the
-    usual case, found without walking the document)."""
-    doc, flagged = loads(text)
-    deep = max_depth is not None and isinstance(doc, dict | list) and deeper_than(doc, max_depth)
-    return doc, json_problems(doc, max_depth=max_depth) if flagged or deep else []
-
-
 def sub_path(path: str, key: object) -> str:
     """``meta.a[3]``; a key that is not plain is quoted (JSON, cut to 64 characters), with the
     separators of a problems list (``;`` and ``:``) and any lone surrogate escaped."""
@@ -208,9 +200,10 @@ def json_problems(
                         for key in value.repeated[:3]
                     ]  # fmt: skip
                 for key, item in value.items():
-                    if not key.isascii() and surrogate_problem(key):
-                        problems.append((sub_path(path, key), f"key: {surrogate_problem(key)}"))
-                    deeper.append((item, sub_path(path, key)))
+                    where = sub_path(path, key)
+                    if not key.isascii() and (why := surrogate_problem(key)):
+                        problems.append((where, f"key: {why}"))
+                    deeper.append((item, where))
         level = deeper
         depth += 1
-    return [(path or "", msg) for path, msg in problems[:limit]]
+    return problems[:limit]

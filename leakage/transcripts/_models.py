@@ -16,7 +16,7 @@ from typing import Annotated, Any, ClassVar, Final, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, model_validator
 from pydantic_core import PydanticCustomError
 
-from leakage.transcripts._json import json_problems
+from leakage.transcripts._json import json_problems, surrogate_problem
 
 TRANSCRIPT_FORMAT: Final = "leakage.transcript/1"
 
@@ -207,7 +207,7 @@ def text_problem(text: str) -> str | None:
             f"NUL character (U+0000) at character {found.start()}: not allowed in a game's "
             "text (C libraries and indexes end a string there); remove it"
         )
-    return json_problems(text)[0][1]
+    return surrogate_problem(text)
 
 
 def meta_problems(meta: dict[str, Any], *, prefix: str = "meta") -> list[tuple[str, str]]:

@@ -114,26 +114,23 @@ def decode_text(body: bytes) -> str:
         ) from None
 
 
-def checked_json(
-    doc: Any, *, record: int | None = None, flagged: bool = True, field: str = ""
-) -> Any:
+def checked_json(doc: Any, *, record: int | None = None, flagged: bool = True) -> Any:
     """``doc`` when it is plain JSON: not nested deeper than ``MAX_JSON_DEPTH``, no NaN or
     Infinity, no integer too long to write, no lone surrogate, no repeated key; else the
-    ``InvalidTranscript`` naming the field (under ``field``, e.g. ``body``). ``flagged``:
-    what ``loads`` said of the text ``doc`` came from (False: only the depth is left to
-    check)."""
+    ``InvalidTranscript`` naming the field. ``flagged``: what ``loads`` said of the text
+    ``doc`` came from (False: only the depth is left to check)."""
     if flagged or deeper_than(doc, MAX_JSON_DEPTH):
         problems = json_problems(doc, max_depth=MAX_JSON_DEPTH)
         if problems:
-            located = [(_under(field, f), m) for f, m in problems]
-            raise InvalidTranscript(located, record=record)
+            raise InvalidTranscript(problems, record=record)
     return doc
 
 
-def _under(field: str, path: str) -> str:
-    if not field:
-        return path
-    return f"{field}{path}" if path.startswith("[") else f"{field}.{path}" if path else field
+def _in_body(path: str) -> str:
+    """A ``json_problems`` path put under ``body`` (``body.meta``, ``body["x y"]``)."""
+    if not path:
+        return "body"
+    return f"body{path}" if path.startswith("[") else f"body.{path}"
 
 
 class StrictJsonRequest(Request):
@@ -147,7 +144,7 @@ class StrictJsonRequest(Request):
             doc, flagged = loads((await self.body()).decode("utf-8"))
             problems = json_problems(doc) if flagged else []
             if problems:
-                located = [(_under("body", f), m) for f, m in problems]
+                located = [(_in_body(f), m) for f, m in problems]
                 message = "; ".join(f"{f}: {m}" for f, m in located)
                 raise ServiceError(422, "invalid_request", message, field=located[0][0])
             self._json = doc

@@ -206,16 +206,11 @@ class Settings(LibraryVariables):
         # from_env alone, which checks the names first (a misspelt setting stops the server).
         return (init_settings,)
 
-    @field_validator("api_keys", "cors_origins", "preload", "backends", mode="before")
+    @field_validator(
+        "api_keys", "cors_origins", "preload", "backends", "trusted_proxies", mode="before"
+    )
     @classmethod
     def _split_lists(cls, value: object) -> object:
-        if isinstance(value, str):
-            return [part.strip() for part in value.split(",") if part.strip()]
-        return value
-
-    @field_validator("trusted_proxies", mode="before")
-    @classmethod
-    def _split_proxies(cls, value: object) -> object:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value

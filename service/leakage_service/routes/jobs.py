@@ -262,9 +262,12 @@ def _path_request(path: Path) -> JobPathRequest | None:
     holds no record to score."""
     try:
         text = path.read_text("utf-8-sig")
-        doc, flagged = loads(text)
     except UnicodeDecodeError:
         return None  # an upload: the job says which record is not UTF-8
+    if text.lstrip()[:1] == "[" and _lines(text) > 1:
+        return None  # an array over several lines: the job reads it (no need to twice)
+    try:
+        doc, flagged = loads(text)
     except json.JSONDecodeError as err:
         if _lines(text) > 1:
             return None  # JSONL, say: an upload

@@ -271,7 +271,8 @@ def _preview(
     state: ServiceState, req: PreviewRequest, params: ScoreParams, deadline: float
 ) -> PreviewResponse:
     try:
-        given = to_game(checked_json(req.transcript), params)
+        # the body was read by StrictJsonRequest: only the depth is left to check
+        given = to_game(checked_json(req.transcript, flagged=False), params)
     except InvalidTranscript as err:  # its fields are inside the body's "transcript"
         raise InvalidTranscript(
             [(f"body.transcript.{f}" if f else "body.transcript", m) for f, m in err.problems]
