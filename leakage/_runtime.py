@@ -1,18 +1,38 @@
 """Process settings for the model runtimes (torch, transformers), applied before they load,
 and the preamble every model load shares (``open_model_runtime``, ``load_local_weights``):
-the sentence encoders, the local LLM and the GGUF conversion."""
+the sentence encoders, the local LLM and the GGUF conversion.
+
+**The device policy**, one for every model the project loads (``device``: the library's
+option, ``--device`` on the command line, ``LEAKAGE_DEVICE`` in the service):
+
+- ``auto``: the first CUDA device when torch sees one, else the CPU (MPS only when asked:
+  its numerics and operator coverage vary by macOS release);
+- ``cpu``, ``cuda`` (the current CUDA device, ``cuda:0`` unless ``CUDA_VISIBLE_DEVICES`` or
+  Ray says otherwise), ``cuda:N``, ``mps``.
+
+A device that is not there is ``DeviceUnavailable`` (exit 3, a 503) with one line saying what
+torch found: never a silent fall-back to the CPU. A spelling that is none of these is a
+``ValueError`` before torch is imported. ``precision="auto"`` is bf16 on a CUDA device that
+has it (compute capability 8.0 and later), bf16 on a CPU with native bf16, fp32 otherwise
+(MPS included). Work is cut by a token budget per pass that grows with the device
+(``ModelRuntime.budget``).
+"""
 
 from __future__ import annotations
 
 import importlib
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, TypeVar
 
-from leakage.errors import BackendUnavailable
+from leakage.errors import BackendUnavailable, DeviceUnavailable
+
+DEVICES = ("auto", "cpu", "cuda", "cuda:N", "mps")
+"""The spellings of a ``device`` option (``N`` a CUDA device index)."""
 
 
 def prepare_model_runtime() -> None:
@@ -39,14 +59,143 @@ def cpu_supports_bf16() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
-def resolve_precision(precision: str) -> str:
-    """``fp32`` or ``bf16`` for a model's ``precision`` option; ``auto`` is bf16 where the CPU
-    has native bf16, else fp32."""
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), or the platform's processor string."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def resolve_precision(precision: str, device: str = "cpu", torch: Any = None) -> str:
+    """``fp32`` or ``bf16`` for a model's ``precision`` option on ``device`` (resolved:
+    ``cpu``, ``cuda:N``, ``mps``); ``auto`` is bf16 where the CPU has native bf16 or the
+    CUDA device supports it (``torch`` is asked, and must be given, for a CUDA device),
+    fp32 otherwise."""
     if precision not in ("auto", "fp32", "bf16"):
         raise ValueError("precision must be auto, fp32 or bf16")
-    if precision == "auto":
-        return "bf16" if cpu_supports_bf16() else "fp32"
-    return precision
+    if precision != "auto":
+        return precision
+    if device.startswith("cuda"):
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
+    if device == "mps":
+        return "fp32"
+    return "bf16" if cpu_supports_bf16() else "fp32"
+
+
+def check_device(device: str) -> str:
+    """A ``device`` option's spelling, lower-cased (``auto``, ``cpu``, ``cuda``, ``cuda:N``,
+    ``mps``); anything else is a ``ValueError`` naming them. Imports nothing."""
+    value = device.strip().lower() if isinstance(device, str) else ""
+    if value in ("auto", "cpu", "cuda", "mps") or re.fullmatch(r"cuda:[0-9]{1,4}", value):
+        return value
+    raise ValueError(f"device must be auto, cpu, cuda, cuda:N or mps, not {device!r}")
+
+
+def _torch_build(torch: Any) -> str:
+    cuda = getattr(torch.version, "cuda", None)
+    return f"torch {torch.__version__}" + (f" (CUDA {cuda})" if cuda else " (a CPU-only build)")
+
+
+def resolve_device(device: str, torch: Any) -> str:
+    """The torch device a ``device`` option names, checked: ``cpu``, ``cuda:N`` or ``mps``.
+
+    ``auto`` is ``cuda:<current>`` when torch sees a CUDA device, else ``cpu``. A device that
+    is not there is ``DeviceUnavailable``, one line with what torch found (the build, the
+    CUDA devices it sees, ``CUDA_VISIBLE_DEVICES``)."""
+    wanted = check_device(device)
+    if wanted == "cpu":
+        return "cpu"
+    if wanted == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return "mps"
+        built = mps is not None and mps.is_built()
+        raise DeviceUnavailable(
+            f"device 'mps' was asked for, but {_torch_build(torch)} "
+            + (
+                "sees no MPS device (it needs Apple silicon and macOS 12.3 or later)"
+                if built
+                else "was built without MPS"
+            )
+            + "; device cpu or auto runs here"
+        )
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if wanted == "auto":
+        return f"cuda:{torch.cuda.current_device()}" if count else "cpu"
+    index = torch.cuda.current_device() if wanted == "cuda" and count else None
+    if wanted.startswith("cuda:"):
+        index = int(wanted.partition(":")[2])
+    if index is not None and index < count:
+        return f"cuda:{index}"
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    seen = (
+        "no CUDA device"
+        if not count
+        else f"{count} CUDA device{'s' if count > 1 else ''} "
+        f"({', '.join(f'cuda:{i}' for i in range(count))})"
+    )
+    why = (
+        f"{_torch_build(torch)} sees {seen}"
+        + (f" with CUDA_VISIBLE_DEVICES={visible!r}" if visible is not None else "")
+        if getattr(torch.version, "cuda", None)
+        else f"{_torch_build(torch)} cannot use one (install a CUDA build of torch)"
+    )
+    raise DeviceUnavailable(
+        f"device {device.strip()!r} was asked for, but {why}; device cpu or auto runs here"
+    )
+
+
+def device_name(device: str, torch: Any) -> str:
+    """What runs a resolved device: the GPU's name, or the CPU's model name."""
+    if device.startswith("cuda"):
+        return str(torch.cuda.get_device_name(torch.device(device)))
+    if device == "mps":
+        return "Apple MPS"
+    return cpu_name()
+
+
+@dataclass(frozen=True)
+class PassBudget:
+    """How much work one forward pass takes on a device: enough to fill it, bounded so that
+    activations and logit buffers stay small next to its memory."""
+
+    prompt_tokens: int
+    """Prompt tokens (padding included) per prompt-encoding pass."""
+    step_tokens: int
+    """Continuation tokens (padding included) per teacher-forced pass."""
+    head_rows: int
+    """Positions projected onto the vocabulary at once."""
+    call_prompts: int
+    """Prompts per bulk scoring call (their KV states live until it ends)."""
+    encoder_tokens: int
+    """Tokens (padding included) per sentence-encoder batch."""
+
+
+CPU_BUDGET = PassBudget(
+    prompt_tokens=4096, step_tokens=1024, head_rows=128, call_prompts=256, encoder_tokens=8192
+)
+"""On a CPU larger passes gain nothing (two cores are busy at a few hundred tokens) and the
+logit buffers would only grow (128 x 262k float32 = 134 MB for Gemma)."""
+GPU_BUDGET = PassBudget(
+    prompt_tokens=65536,
+    step_tokens=16384,
+    head_rows=2048,
+    call_prompts=8192,
+    encoder_tokens=131072,
+)
+"""On a GPU a pass needs thousands of tokens to fill the device; 2,048 x 262k float32 logits
+are 2.1 GB, and 8,192 Gemma prompts' KV states about 4 GB in bf16."""
+
+
+def pass_budget(device: str) -> PassBudget:
+    """The budget of a resolved device (a GPU's for ``cuda:N`` and ``mps``)."""
+    return CPU_BUDGET if device == "cpu" else GPU_BUDGET
 
 
 @dataclass(frozen=True)
@@ -56,7 +205,24 @@ class ModelRuntime:
     torch: Any
     """The torch module."""
     precision: str
-    """``fp32`` or ``bf16`` (``auto`` resolved)."""
+    """``fp32`` or ``bf16`` (``auto`` resolved for the device)."""
+    device: str = "cpu"
+    """``cpu``, ``cuda:N`` or ``mps`` (``auto`` resolved, checked to be there)."""
+
+    @property
+    def budget(self) -> PassBudget:
+        """The device's ``PassBudget``."""
+        return pass_budget(self.device)
+
+    def describe(self) -> dict[str, str]:
+        """``device``, ``device_name``, ``runtime`` (torch's version and build) and
+        ``precision``: what every ``info()`` and report records."""
+        return {
+            "device": self.device,
+            "device_name": device_name(self.device, self.torch),
+            "runtime": _torch_build(self.torch),
+            "precision": self.precision,
+        }
 
     @property
     def dtype(self) -> Any:
@@ -76,15 +242,20 @@ def open_model_runtime(
     modules: Sequence[str] = (),
     precision: str = "auto",
     threads: int | None = None,
+    device: str = "auto",
 ) -> ModelRuntime:
-    """What every model load does first: ``precision`` resolved (a bad one is a
-    ``ValueError`` before anything is imported), the process set up
+    """What every model load does first: ``precision`` and ``device`` checked (a bad
+    spelling is a ``ValueError`` before anything is imported), the process set up
     (``prepare_model_runtime``), torch, transformers and ``modules`` imported, transformers'
-    progress bars off, and torch's intra-op threads set when ``threads`` is given.
+    progress bars off, torch's intra-op threads set when ``threads`` is given, and the device
+    resolved (``resolve_device``: one that is not there is ``DeviceUnavailable``) and the
+    precision for it.
 
     A module that cannot be imported is ``BackendUnavailable("{needs}: {hint}")``, with
     ``{missing}`` in ``needs`` standing for the modules that are not installed."""
-    resolved = resolve_precision(precision)
+    if precision not in ("auto", "fp32", "bf16"):
+        raise ValueError("precision must be auto, fp32 or bf16")
+    check_device(device)
     prepare_model_runtime()
     wanted = ("torch", "transformers", *modules)
     try:
@@ -99,7 +270,8 @@ def open_model_runtime(
     transformers.utils.logging.disable_progress_bar()
     if threads is not None:
         torch.set_num_threads(threads)
-    return ModelRuntime(torch, resolved)
+    where = resolve_device(device, torch)
+    return ModelRuntime(torch, resolve_precision(precision, where, torch), where)
 
 
 T = TypeVar("T")

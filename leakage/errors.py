@@ -107,6 +107,13 @@ class BackendUnavailable(LeakageError):
     error_type = "backend_unavailable"
 
 
+class DeviceUnavailable(BackendUnavailable):
+    """The device a model was asked to run on (``--device cuda:1``, ``mps``) is not there;
+    the message says what torch found. Never a silent fall-back to the CPU."""
+
+    error_type = "device_unavailable"
+
+
 class CountSourceError(LeakageError):
     """A count source failed after its retries."""
 
@@ -256,6 +263,7 @@ __all__ = [
     "BudgetExhausted",
     "CorpusError",
     "CountSourceError",
+    "DeviceUnavailable",
     "ErrorRecord",
     "InvalidInput",
     "InvalidTranscript",

@@ -60,7 +60,12 @@ Games = Iterable[tuple[Sequence[str], Sequence[str], str | None]]
 """Many games' ``(clues, candidates, category)``, as ``prepare`` takes them."""
 
 Precision = Literal["auto", "fp32", "bf16"]
-"""A model's ``precision`` option (``auto``: bf16 where the CPU has it natively)."""
+"""A model's ``precision`` option (``auto``: bf16 on a GPU that has it and where the CPU has
+it natively)."""
+
+Device = str
+"""A model's ``device`` option: ``auto`` (a CUDA device when torch sees one, else the CPU),
+``cpu``, ``cuda``, ``cuda:N`` or ``mps`` (``leakage._runtime.DEVICES``)."""
 
 
 @runtime_checkable

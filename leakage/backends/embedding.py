@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from leakage.backends.base import Closing, Precision
+from leakage.backends.base import Closing, Device, Precision
 from leakage.encoders import DEFAULT_ENCODER, DEFAULT_TAU, CachedEncoder, Encoder
 
 __all__ = ["DEFAULT_TAU", "EmbeddingBackend"]
@@ -114,9 +114,11 @@ def _embedding(
     cache_path: str | None = None,
     disk_cache: bool = True,
     encoder_kind: str = DEFAULT_ENCODER,
+    device: Device = "auto",
 ) -> EmbeddingBackend:
     """``encoder_kind``: the kind of encoder (``leakage.encoders.ENCODERS``) that builds
-    ``model``, unless an ``encoder`` is given."""
+    ``model``, unless an ``encoder`` is given; ``device``: where it runs (``auto``: a CUDA
+    device when torch sees one; ``leakage._runtime``)."""
     opened = encoder is None
     if encoder is None:
         from leakage.encoders import open_encoder
@@ -128,6 +130,7 @@ def _embedding(
             cache_path=cache_path,
             disk_cache=disk_cache,
             kind=encoder_kind,
+            device=device,
         )
     return EmbeddingBackend(
         encoder, tau=tau, candidate_template=candidate_template, owns_encoder=opened

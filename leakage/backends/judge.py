@@ -49,7 +49,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 from numpy.typing import NDArray
 
-from leakage.backends.base import Closing, Precision, costs
+from leakage.backends.base import Closing, Device, Precision, costs
 from leakage.errors import LLMError
 from leakage.llm import (
     LLMClient,
@@ -91,10 +91,19 @@ CLUE_TEMPLATE = " {clue}"
 
 _LOG_FLOOR = -30.0
 _PREPARE_GROUPS = 64
-"""(prompts, clues) groups scored per ``score_groups`` call in ``prepare`` (bounds memory)."""
+"""(prompts, clues) groups scored per ``score_groups`` call in ``prepare`` (bounds memory),
+for a client that scores ``_PREPARE_PROMPTS`` prompts a call; scaled with its own
+``call_prompts`` (``LocalLM``: the device's budget, 32x more on a GPU)."""
 _PREPARE_PROMPTS = 256
-"""Listener prompts scored per ``score_each`` call in ``prepare``: their KV states live until
-the call ends (about 1 MB per CK-Arena statement with Gemma in fp32)."""
+"""Listener prompts scored per ``score_each`` call in ``prepare`` unless the client says how
+many fill its device (``call_prompts``): their KV states live until the call ends (about
+1 MB per CK-Arena statement with Gemma in fp32)."""
+
+
+def _per_call(client: object) -> int:
+    """Prompts per bulk call the client asks for (``call_prompts``), else ``_PREPARE_PROMPTS``."""
+    value = getattr(client, "call_prompts", None)
+    return value if isinstance(value, int) and value > 0 else _PREPARE_PROMPTS
 
 
 def _check_direction(direction: str) -> None:
@@ -239,8 +248,9 @@ class JudgeBackend(Closing):
                 _, prompts, conts = self._requests(clues, candidates, category)
                 wanted.setdefault(prompts, {}).update(dict.fromkeys(conts))
         items = [(prompts, list(conts)) for prompts, conts in wanted.items()]
-        for at in range(0, len(items), _PREPARE_GROUPS):
-            batch = items[at : at + _PREPARE_GROUPS]
+        per_call = max(1, _PREPARE_GROUPS * _per_call(self.client) // _PREPARE_PROMPTS)
+        for at in range(0, len(items), per_call):
+            batch = items[at : at + per_call]
             for (prompts, conts), block in zip(batch, groups_of(batch), strict=True):
                 for c, column in zip(conts, np.asarray(block, dtype=np.float64).T, strict=True):
                     self._prepared[(prompts, c)] = column
@@ -284,7 +294,7 @@ class JudgeBackend(Closing):
     ) -> None:
         """The listener's prompts of every game, each once (the empty description once per
         template and category, not once per game) with the union of the continuations asked
-        after it, scored ``_PREPARE_PROMPTS`` at a time (by length) by the client's
+        after it, scored ``_per_call`` prompts at a time (by length) by the client's
         ``score_each``: the prompts of all games go through the decoder in length-sorted
         batches. Same numbers as game by game, up to the rounding of another batch shape."""
         if not isinstance(self.client, SupportsScoreEach):
@@ -297,8 +307,9 @@ class JudgeBackend(Closing):
                 for p in prompts:
                     wanted.setdefault(p, {}).update(dict.fromkeys(conts))
         items = sorted(((p, list(conts)) for p, conts in wanted.items()), key=lambda x: len(x[0]))
-        for at in range(0, len(items), _PREPARE_PROMPTS):  # similar lengths in each call
-            batch = items[at : at + _PREPARE_PROMPTS]
+        per_call = _per_call(self.client)
+        for at in range(0, len(items), per_call):  # similar lengths in each call
+            batch = items[at : at + per_call]
             for (prompt, conts), row in zip(batch, each(batch), strict=True):
                 for c, value in zip(conts, np.asarray(row, dtype=np.float64), strict=True):
                     self._prepared[((prompt,), c)] = np.array([value])
@@ -437,12 +448,14 @@ def _judge(
     models_dir: str | None = None,
     client_kind: str | None = None,
     variables: Mapping[str, str] | None = None,
+    device: Device = "auto",
 ) -> JudgeBackend:
     """``client_kind``: the kind of LLM client (``leakage.llm.LLM_CLIENTS``: ``local``,
     ``openai`` or one an installed distribution adds; default: ``openai`` with an
     ``endpoint``, else ``local``); ``open_llm`` builds it from the model options.
     ``variables``: the endpoint's ``LEAKAGE_LLM_*`` values as the caller read them (the
-    command line's and the service's settings; ``None``: the environment)."""
+    command line's and the service's settings; ``None``: the environment). ``device``: where
+    a local model runs (``auto``: a CUDA device when torch sees one; ``leakage._runtime``)."""
     _check_direction(direction)  # before a model is loaded, which takes seconds
     llm = client or open_llm(
         model,
@@ -455,6 +468,7 @@ def _judge(
         cache_path=cache_path,
         models_dir=models_dir,
         variables=variables,
+        device=device,
     )
     return JudgeBackend(
         llm, mode=mode, prompt=prompt, clue_template=clue_template, direction=direction
@@ -475,6 +489,7 @@ def _listener(
     models_dir: str | None = None,
     client_kind: str | None = None,
     variables: Mapping[str, str] | None = None,
+    device: Device = "auto",
 ) -> JudgeBackend:
     """The judge in the ``listener`` direction (log P(secret | clue) − log P(secret | no
     clue), see the module docstring) under a name of its own: ``-b listener`` is ``-b judge
@@ -490,6 +505,7 @@ def _listener(
         cache_path=cache_path,
         models_dir=models_dir,
         variables=variables,
+        device=device,
     )
     backend = JudgeBackend(llm, prompt=prompt, direction="listener")
     backend.name = "listener"

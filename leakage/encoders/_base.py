@@ -5,7 +5,7 @@ batching, caching by content hash, skipping what is already embedded) is derived
 ``CachedEncoder``.
 
 The kinds of encoder are a registry (``ENCODERS``, entry-point group ``leakage.encoders``):
-name -> a factory ``(model, *, precision, threads) -> Encoder``; ``open_encoder`` builds one
+name -> a factory ``(model, *, precision, threads, device) -> Encoder``; ``open_encoder`` builds one
 by kind, sentence-transformers by default.
 """
 
@@ -48,9 +48,10 @@ class Encoder(Protocol):
 
 
 EncoderFactory = Callable[..., Encoder]
-"""``(model, *, precision, threads) -> Encoder``: ``precision`` is ``auto``, ``fp32`` or
-``bf16``, ``threads`` the CPU threads (None: the runtime's choice); a factory that has no use
-for one ignores it."""
+"""``(model, *, precision, threads, device) -> Encoder``: ``precision`` is ``auto``,
+``fp32`` or ``bf16``, ``threads`` the CPU threads (None: the runtime's choice), ``device``
+the device policy's value (``auto``, ``cpu``, ``cuda``, ``cuda:N``, ``mps``; a factory
+without one is only ever asked for ``auto``); a factory that has no use for one ignores it."""
 
 DEFAULT_ENCODER = "sentence-transformers"
 """The kind ``open_encoder`` builds unless told otherwise."""

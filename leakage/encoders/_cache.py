@@ -38,6 +38,8 @@ class CachedEncoder:
 
     ``cache_path=None`` keeps the cache in memory only. ``max_memory`` bounds the number of
     vectors held in memory (the oldest are dropped; the disk cache keeps them).
+    ``batch_size``: texts handed to the encoder per call (it cuts them into passes by its
+    own token budget: ``SentenceTransformerEncoder``), large enough to fill a GPU.
     """
 
     def __init__(
@@ -45,7 +47,7 @@ class CachedEncoder:
         encoder: Encoder,
         *,
         cache_path: str | Path | None = None,
-        batch_size: int = 256,
+        batch_size: int = 4096,
         max_memory: int = 500_000,
     ) -> None:
         self.encoder = encoder

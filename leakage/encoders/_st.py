@@ -53,10 +53,17 @@ def resolve_model(model: str) -> tuple[str, str | Path]:
 
 
 class SentenceTransformerEncoder:
-    """An ``Encoder`` over a sentence-transformers model, on the CPU.
+    """An ``Encoder`` over a sentence-transformers model.
 
-    ``precision``: ``fp32``, ``bf16``, or ``auto`` (bf16 where the CPU has native bf16,
-    else fp32). ``threads`` sets torch's intra-op threads (default: torch's choice).
+    ``device``: ``auto`` (a CUDA device when torch sees one, else the CPU), ``cpu``,
+    ``cuda``, ``cuda:N`` or ``mps`` (``leakage._runtime``: one that is not there is
+    ``DeviceUnavailable``). ``precision``: ``fp32``, ``bf16``, or ``auto`` (bf16 on a GPU
+    that has it and on a CPU with native bf16, else fp32). ``threads`` sets torch's intra-op
+    threads (default: torch's choice). Texts go to the model sorted by length in batches of
+    at most ``batch_tokens`` tokens, padding included (default: the device's
+    ``PassBudget.encoder_tokens``, 8,192 on a CPU and 131,072 on a GPU), so that a batch of
+    short words is as large as it can be and one of long statements does not run out of
+    memory.
     """
 
     def __init__(
@@ -65,7 +72,8 @@ class SentenceTransformerEncoder:
         *,
         precision: str = "auto",
         threads: int | None = None,
-        batch_size: int = 128,
+        device: str = "auto",
+        batch_tokens: int | None = None,
     ) -> None:
         runtime = open_model_runtime(
             "the embedding backend needs torch and sentence-transformers",
@@ -73,15 +81,18 @@ class SentenceTransformerEncoder:
             modules=("sentence_transformers",),
             precision=precision,
             threads=threads,
+            device=device,
         )
         from sentence_transformers import SentenceTransformer
 
         torch = runtime.torch
         self.name, source = resolve_model(model)
         self.precision = runtime.precision
-        self.batch_size = batch_size
+        self.device = runtime.device
+        self._runtime = runtime
+        self.batch_tokens = batch_tokens or runtime.budget.encoder_tokens
         self._model = load_local_weights(
-            lambda path, **kw: SentenceTransformer(path, device="cpu", **kw),
+            lambda path, **kw: SentenceTransformer(path, device=runtime.device, **kw),
             source,
             not_here=lambda why: (
                 f"embedding model {model!r} is not on this machine and nothing is downloaded "
@@ -102,26 +113,57 @@ class SentenceTransformerEncoder:
         self.threads = torch.get_num_threads()
 
     def encode_batch(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        vecs = self._model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            convert_to_numpy=False,
-            convert_to_tensor=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        )
-        out = vecs.float().cpu().numpy().astype(np.float32, copy=False)
+        texts = list(texts)
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for batch in token_batches(self._token_lengths(texts), self.batch_tokens):
+            vecs = self._model.encode(
+                [texts[i] for i in batch],
+                batch_size=len(batch),
+                convert_to_numpy=False,
+                convert_to_tensor=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+            out[batch] = vecs.float().cpu().numpy()
         # bf16 models normalise in bf16 (norms 0.996-1.004); renormalise in float32.
         out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return out
+
+    def _token_lengths(self, texts: list[str]) -> list[int]:
+        """Each text's length in the model's tokens (special tokens and truncation as the
+        model's own tokenisation: what a batch pads to)."""
+        if not texts:
+            return []
+        limit = self._model.max_seq_length
+        ids = self._model.tokenizer(
+            texts, add_special_tokens=True, truncation=limit is not None, max_length=limit
+        )["input_ids"]
+        return [len(x) for x in ids]
 
     def info(self) -> dict[str, Any]:
         return {
             "model": self.name,
             "dimension": self.dimension,
-            "precision": self.precision,
+            **self._runtime.describe(),
             "threads": self.threads,
+            "batch_tokens": self.batch_tokens,
         }
+
+
+def token_batches(lengths: Sequence[int], budget: int) -> list[list[int]]:
+    """Indices sorted by length and cut into batches whose padded size (rows x the longest)
+    stays within ``budget`` tokens (a text longer than the budget goes alone)."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:  # ascending: lengths[i] is the batch's longest so far
+        if current and lengths[i] * (len(current) + 1) > budget:
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
 
 
 def default_cache_path() -> Path:

@@ -44,10 +44,10 @@ def register_llm_client(name: str) -> Callable[[ClientFactory], ClientFactory]:
 
 
 _OPEN_MODELS: weakref.WeakValueDictionary[tuple[Any, ...], Any] = weakref.WeakValueDictionary()
-"""Local models in use, by (model, precision, threads, normaliser, models_dir): the judge and the
-listener of one ensemble (or two backends of one service, or two game agents) load a model
-once and share it (``LocalLM`` serialises its calls); a model nobody holds any more is
-freed."""
+"""Local models in use, by (model, precision, threads, normaliser, models_dir, device): the
+judge and the listener of one ensemble (or two backends of one service, or two game agents)
+load a model once and share it (``LocalLM`` serialises its calls); a model nobody holds any
+more is freed."""
 
 
 def _local(
@@ -57,15 +57,17 @@ def _local(
     threads: int | None = None,
     normaliser: str = "exact",
     models_dir: str | None = None,
+    device: str = "auto",
 ) -> LLMClient:
     """A local model by name or path (``LocalLM``), shared with the callers that ask for the
     same one with the same settings. ``models_dir``: where a GGUF model is converted
-    (default ``Paths.models``)."""
+    (default ``Paths.models``); ``device``: where it runs (``auto``, ``cpu``, ``cuda``,
+    ``cuda:N``, ``mps``)."""
     try:
         from leakage.llm import LocalLM
     except ImportError as err:  # pragma: no cover - the layer ships with the package
         raise BackendUnavailable(f"the local LLM layer cannot be imported: {err}") from err
-    key = (model or DEFAULT_LOCAL_MODEL, precision, threads, normaliser, models_dir)
+    key = (model or DEFAULT_LOCAL_MODEL, precision, threads, normaliser, models_dir, device)
     shared = _OPEN_MODELS.get(key)
     if shared is None:
         shared = LocalLM(
@@ -74,6 +76,7 @@ def _local(
             threads=threads,
             normaliser=normaliser,
             models_dir=models_dir,
+            device=device,
         )
         _OPEN_MODELS[key] = shared
     return shared
@@ -131,12 +134,14 @@ def open_llm(
     normaliser: str = "exact",
     models_dir: str | None = None,
     variables: Mapping[str, str] | None = None,
+    device: str = "auto",
     **options: Any,
 ) -> LLMClient:
     """A client of the kind ``kind`` (``LLM_CLIENTS``; default: ``openai`` when ``endpoint``
     is set, else ``local``) for ``model``.
 
-    ``local``: a model by name or path (default ``gemma-3-270m``), ``precision``,
+    ``local``: a model by name or path (default ``gemma-3-270m``), ``device`` (``auto``: a
+    CUDA device when torch sees one; ``cpu``, ``cuda``, ``cuda:N``, ``mps``), ``precision``,
     ``threads``, ``normaliser`` (``exact`` or ``shortlist``, ``LocalLM``) and ``models_dir``
     (where a GGUF model is converted; default ``Paths.models``); one loaded model is shared
     by the callers that ask for the same one with the same settings. ``openai``: the
@@ -163,6 +168,8 @@ def open_llm(
         given["precision"] = precision
     if normaliser != "exact":
         given["normaliser"] = normaliser
+    if device != "auto":
+        given["device"] = device
     given.update(options)
     named, any_name = _taken(factory)
     for key in sorted(given):

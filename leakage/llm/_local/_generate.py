@@ -44,7 +44,7 @@ class _Generation(_LocalState):
         text = ""
         with self._lock, torch.inference_mode():
             cache = DynamicCache(config=self._config)
-            step_input = torch.tensor([ids])
+            step_input = torch.tensor([ids], device=self.device)
             for _ in range(params.max_tokens):
                 logits = (
                     self._model(
@@ -58,7 +58,7 @@ class _Generation(_LocalState):
                 )
                 logp = torch.log_softmax(logits, dim=-1)
                 if temperature > 0:
-                    probs = torch.softmax(logits / temperature, dim=-1)
+                    probs = torch.softmax(logits / temperature, dim=-1).cpu()  # CPU generator
                     token = int(torch.multinomial(probs, 1, generator=generator))
                 else:
                     token = int(torch.argmax(logits))
@@ -76,7 +76,7 @@ class _Generation(_LocalState):
                 if cut is not None:
                     text = text[:cut]
                     break
-                step_input = torch.tensor([[token]])
+                step_input = torch.tensor([[token]], device=self.device)
         return Generation(
             text=text,
             prompt_tokens=len(ids),

@@ -14,10 +14,10 @@ _SHORTLIST_RANK = 128
 """Rank of the output embedding's approximation that picks the shortlist (``shortlist``)."""
 _SHORTLIST_TOP = 4096
 """Tokens per position, by the low-rank logit, whose logits are then computed exactly."""
-_HEAD_ROWS = 128
-"""Positions projected onto the vocabulary at once. Each pass reads the whole output
-embedding (335 MB for Gemma in bf16), so fewer, larger passes are faster; the buffers grow to
-the largest pass seen (at most 128 x 262k x 6 bytes = 200 MB for Gemma in bf16)."""
+# Positions projected onto the vocabulary at once: the device's ``PassBudget.head_rows``
+# (128 on a CPU, 2,048 on a GPU). Each pass reads the whole output embedding (335 MB for
+# Gemma in bf16), so fewer, larger passes are faster; the buffers grow to the largest pass
+# seen (on a CPU at most 128 x 262k x 6 bytes = 200 MB for Gemma in bf16).
 
 
 class _VocabularyHead(_LocalState):
@@ -28,7 +28,8 @@ class _VocabularyHead(_LocalState):
         what the model's own forward pass does, for this architecture."""
         torch = self._torch
         ids = torch.tensor(
-            [self._bos + self._tok("The secret word is", add_special_tokens=False)["input_ids"]]
+            [self._bos + self._tok("The secret word is", add_special_tokens=False)["input_ids"]],
+            device=self.device,
         )
         with torch.inference_mode():
             logits = self._model(input_ids=ids).logits[0].float()
@@ -57,7 +58,7 @@ class _VocabularyHead(_LocalState):
         return max(1e-3, 4 * 2.0**-8 * largest_logit)
 
     def _logits(self, hidden: Any) -> Any:
-        """float32 next-token logits for hidden states (N <= _HEAD_ROWS, H): the model's head.
+        """float32 next-token logits for hidden states (N <= head rows, H): the model's head.
 
         Written into buffers kept between calls: a fresh 100 MB tensor per call costs as much
         in page faults as the exponentials (measured: 64 rows of Gemma, 68 ms -> 44 ms).
@@ -65,9 +66,13 @@ class _VocabularyHead(_LocalState):
         torch = self._torch
         n = hidden.shape[0]
         if self._raw is None or self._raw.shape[0] < n:
-            self._raw = torch.empty((n, self._vocab_size), dtype=self._head_w.dtype)
+            self._raw = torch.empty(
+                (n, self._vocab_size), dtype=self._head_w.dtype, device=self.device
+            )
             if self._head_w.dtype != torch.float32:
-                self._f32 = torch.empty((n, self._vocab_size), dtype=torch.float32)
+                self._f32 = torch.empty(
+                    (n, self._vocab_size), dtype=torch.float32, device=self.device
+                )
         raw = self._raw[:n]
         torch.matmul(hidden, self._head_w.t(), out=raw)
         if self._head_b is not None:
@@ -88,21 +93,22 @@ class _VocabularyHead(_LocalState):
         return logits
 
     def _lse(self, hidden: Any, *, exact: bool = False) -> Any:
-        """float32 log Σ_v exp(logit_v) for hidden states (N, H), ``_HEAD_ROWS`` at a time:
-        over the whole vocabulary, or with the ``shortlist`` normaliser (unless ``exact``)."""
+        """float32 log Σ_v exp(logit_v) for hidden states (N, H), the budget's head rows at a
+        time: over the whole vocabulary, or with the ``shortlist`` normaliser (unless
+        ``exact``)."""
         torch = self._torch
         parts = []
-        for chunk in hidden.split(_HEAD_ROWS):
+        for chunk in hidden.split(self._budget.head_rows):
             if self.normaliser == "shortlist" and not exact:
                 logits = self._shortlist_logits(chunk)
             else:
                 logits = self._logits(chunk)
             top = logits.amax(-1, keepdim=True)
             parts.append(logits.sub_(top).exp_().sum(-1).log_() + top[:, 0])
-        return torch.cat(parts) if parts else torch.zeros(0)
+        return torch.cat(parts) if parts else torch.zeros(0, device=self.device)
 
     def _shortlist_logits(self, hidden: Any) -> Any:
-        """float32 logits (N <= _HEAD_ROWS, V) for the ``shortlist`` normaliser: every token's
+        """float32 logits (N <= head rows, V) for the ``shortlist`` normaliser: every token's
         logit through a rank-``_SHORTLIST_RANK`` approximation of the output embedding (its
         leading right singular vectors), then, for the union over the N positions of each
         position's ``_SHORTLIST_TOP`` highest tokens by that approximation, the exact logit.
@@ -113,7 +119,9 @@ class _VocabularyHead(_LocalState):
         n = hidden.shape[0]
         basis, reduced = self._low_rank_factors()
         if self._approx is None or self._approx.shape[0] < n:
-            self._approx = torch.empty((n, self._vocab_size), dtype=torch.float32)
+            self._approx = torch.empty(
+                (n, self._vocab_size), dtype=torch.float32, device=self.device
+            )
         logits = self._approx[:n]
         h = hidden.float()
         torch.matmul(h @ basis.t(), reduced.t(), out=logits)

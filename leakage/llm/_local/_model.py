@@ -25,15 +25,19 @@ from leakage.llm._local._state import _PromptStates, cache_keyword
 
 
 class LocalLM(_Scoring, _Generation):
-    """An ``LLMClient`` over a local causal LM (transformers, CPU).
+    """An ``LLMClient`` over a local causal LM (transformers).
 
     ``model``: ``"gemma-3-270m"`` (default), ``"smollm2-135m"``, a ``.gguf`` file, a
     transformers model folder, or a Hugging Face hub name already in the local cache (nothing
-    is downloaded). ``precision``: ``fp32``, ``bf16``, or ``auto`` (bf16 where the CPU has
-    native bf16 arithmetic). ``normaliser``: ``exact`` (default: log Σ exp over the whole
-    vocabulary) or ``shortlist`` (exact over the tokens that a low-rank approximation of the
-    output embedding ranks highest, the approximation elsewhere: about 1.5x faster for Gemma
-    on a CPU without bf16, approximate; docs/llm.md gives its measured error). ``threads``
+    is downloaded). ``device``: ``auto`` (a CUDA device when torch sees one, else the CPU),
+    ``cpu``, ``cuda``, ``cuda:N`` or ``mps`` (``leakage._runtime``: one that is not there is
+    ``DeviceUnavailable``); passes are cut by the device's token budget
+    (``leakage._runtime.PassBudget``). ``precision``: ``fp32``, ``bf16``, or ``auto`` (bf16
+    on a GPU that has it and where the CPU has native bf16 arithmetic). ``normaliser``:
+    ``exact`` (default: log Σ exp over the whole vocabulary) or ``shortlist`` (exact over the
+    tokens that a low-rank approximation of the output embedding ranks highest, the
+    approximation elsewhere: about 1.5x faster for Gemma on a CPU without bf16, approximate;
+    docs/llm.md gives its measured error). ``threads``
     sets torch's intra-op threads (process-wide).
     ``cache_dir`` holds the converted GGUF folder (default ``<models_dir>/<name>``, and
     ``models_dir`` defaults to ``$LEAKAGE_HOME/models``: ``Paths.models``).
@@ -54,6 +58,7 @@ class LocalLM(_Scoring, _Generation):
         prompt_cache: int = 512,
         normaliser: str = "exact",
         models_dir: str | Path | None = None,
+        device: str = "auto",
     ) -> None:
         if normaliser not in NORMALISERS:
             raise ValueError(f"normaliser must be one of {', '.join(NORMALISERS)}")
@@ -62,6 +67,7 @@ class LocalLM(_Scoring, _Generation):
             INSTALL_HINT,
             precision=precision,
             threads=threads,
+            device=device,
         )
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -85,6 +91,9 @@ class LocalLM(_Scoring, _Generation):
         self.source = load_from
         self.threads = runtime.threads
         self.precision = runtime.precision
+        self.device = runtime.device
+        self._runtime = runtime
+        self._budget = runtime.budget
 
         def load(path: str, **kw: Any) -> tuple[Any, Any]:
             tokenizer = AutoTokenizer.from_pretrained(path, **kw)
@@ -103,7 +112,7 @@ class LocalLM(_Scoring, _Generation):
         self._tok: Any
         self._model: Any
         self._tok, self._model = load_local_weights(load, load_from, not_here=not_here)
-        self._model.eval()
+        self._model.to(self.device).eval()
         self._config = self._model.config
         self._decoder = self._model.get_decoder()
         self._cache_kw = cache_keyword(self._decoder)
@@ -131,11 +140,17 @@ class LocalLM(_Scoring, _Generation):
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         self._pad = int(pad or 0)
         self._eos = _eos_ids(self._model.generation_config.eos_token_id, tok.eos_token_id)
-        self._generator = torch.Generator().manual_seed(seed)
+        self._generator = torch.Generator().manual_seed(seed)  # samples on the CPU
         self._lock = threading.Lock()
         self._cache_prompts = prompt_cache
         self._states: OrderedDict[tuple[tuple[int, ...], ...], _PromptStates] = OrderedDict()
         self._check_head(model)
+
+    @property
+    def call_prompts(self) -> int:
+        """Prompts a bulk caller (the judge's ``prepare``) should hand ``score_each`` per
+        call to fill this device: ``PassBudget.call_prompts`` (256 on a CPU)."""
+        return self._budget.call_prompts
 
     @property
     def tokenizer(self) -> Any:
@@ -155,7 +170,7 @@ class LocalLM(_Scoring, _Generation):
             "backend": "transformers",
             "source": self.source,
             "converted_from": self.converted_from,
-            "precision": self.precision,
+            **self._runtime.describe(),
             "normaliser": self.normaliser,
             "dtype": str(self._model.dtype).removeprefix("torch."),
             "threads": self._torch.get_num_threads(),

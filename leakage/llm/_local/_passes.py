@@ -21,8 +21,9 @@ from leakage.llm._local._state import _PromptStates
 
 _MIN_SHARED_SAVING = 32
 """Encode a shared prompt prefix once when that saves at least this many tokens."""
-_MAX_STEP_TOKENS = 1024
-"""Continuation tokens (padding included) per scoring forward pass."""
+# Continuation tokens (padding included) per scoring forward pass: the device's
+# ``PassBudget.step_tokens`` (1,024 on a CPU). Index tensors (ids, targets, positions, masks)
+# are filled element by element on the CPU and moved to the model's device once per pass.
 
 
 class _DecoderPasses(_VocabularyHead):
@@ -85,7 +86,7 @@ class _DecoderPasses(_VocabularyHead):
         for _, i, g in rows:
             row = items[i][1][g]
             conts_all.append([*row, *([[]] * (n_max - len(row)))])
-        where = torch.tensor([[i, g] for _, i, g in rows])
+        where = torch.tensor([[i, g] for _, i, g in rows], device=self.device)
         out: list[list[Any]] = [[] for _ in items]
         for h, target, owner in self._later_packed(merged, conts_all, n_max):
             item, g = where[owner // n_max].unbind(-1)
@@ -114,24 +115,27 @@ class _DecoderPasses(_VocabularyHead):
         if (len(prompts) - 1) * shared < _MIN_SHARED_SAVING:
             shared = 0
         cache = DynamicCache(config=self._config)
+        dev = self.device
         if shared:
             self._decoder(
-                input_ids=torch.tensor([prompts[0][:shared]]),
+                input_ids=torch.tensor([prompts[0][:shared]], device=dev),
                 **{self._cache_kw: cache},
                 use_cache=True,
             )
             cache.batch_repeat_interleave(len(prompts))
-        lens = torch.tensor([len(p) for p in prompts])
+        lens = torch.tensor([len(p) for p in prompts], device="cpu")
         width = int(lens.max()) - shared
-        ids = torch.full((len(prompts), width), self._pad, dtype=torch.long)
-        mask = torch.ones((len(prompts), shared + width), dtype=torch.long)
+        ids = torch.full((len(prompts), width), self._pad, dtype=torch.long, device="cpu")
+        mask = torch.ones((len(prompts), shared + width), dtype=torch.long, device="cpu")
         for row, p in enumerate(prompts):  # left padding: every prompt ends at the last column
-            ids[row, width - len(p) + shared :] = torch.tensor(p[shared:])
+            ids[row, width - len(p) + shared :] = torch.tensor(p[shared:], device="cpu")
             mask[row, shared : shared + width - len(p) + shared] = 0
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, shared:]
+        mask = mask.to(dev)
         hidden = self._decoder(
-            input_ids=ids,
+            input_ids=ids.to(dev),
             attention_mask=mask,
-            position_ids=(mask.cumsum(-1) - 1).clamp(min=0)[:, shared:],
+            position_ids=positions.to(dev),
             **{self._cache_kw: cache},
             use_cache=True,
         ).last_hidden_state
@@ -165,43 +169,46 @@ class _DecoderPasses(_VocabularyHead):
         torch = self._torch
         width = int(states.mask.shape[1])
         found: list[tuple[Any, Any, Any]] = []
+        prompt_mask = states.mask.bool().cpu()
         for group in _row_chunks(
-            [sum(len(c) - 1 for c in row if len(c) > 1) for row in conts], _MAX_STEP_TOKENS
+            [sum(len(c) - 1 for c in row if len(c) > 1) for row in conts],
+            self._budget.step_tokens,
         ):
             span = max(sum(len(c) - 1 for c in conts[g] if len(c) > 1) for g in group)
             n = len(group)
-            inp = torch.full((n, span), self._pad, dtype=torch.long)
-            target = torch.zeros((n, span), dtype=torch.long)
-            positions = torch.zeros((n, span), dtype=torch.long)
-            owner = torch.full((n, span), -1, dtype=torch.long)  # index into out.flat
+            inp = torch.full((n, span), self._pad, dtype=torch.long, device="cpu")
+            target = torch.zeros((n, span), dtype=torch.long, device="cpu")
+            positions = torch.zeros((n, span), dtype=torch.long, device="cpu")
+            owner = torch.full((n, span), -1, dtype=torch.long, device="cpu")  # into out.flat
             # queries attend to the prompt (padding queries too, so that no row is empty)
-            mask = torch.zeros((n, 1, span, width + span), dtype=torch.bool)
-            mask[:, 0, :, :width] = states.mask[group, None, :].bool()
+            mask = torch.zeros((n, 1, span, width + span), dtype=torch.bool, device="cpu")
+            mask[:, 0, :, :width] = prompt_mask[group, None, :]
             for k, g in enumerate(group):
                 at = 0
                 for c, seq in enumerate(conts[g]):
                     m = len(seq) - 1
                     if m <= 0:
                         continue
-                    inp[k, at : at + m] = torch.tensor(seq[:-1])
-                    target[k, at : at + m] = torch.tensor(seq[1:])
-                    positions[k, at : at + m] = int(states.lens[g]) + torch.arange(m)
+                    inp[k, at : at + m] = torch.tensor(seq[:-1], device="cpu")
+                    target[k, at : at + m] = torch.tensor(seq[1:], device="cpu")
+                    positions[k, at : at + m] = int(states.lens[g]) + torch.arange(m, device="cpu")
                     owner[k, at : at + m] = g * n_cont + c
                     block = mask[k, 0, at : at + m, width + at : width + at + m]
-                    block.copy_(torch.ones((m, m), dtype=torch.bool).tril())
+                    block.copy_(torch.ones((m, m), dtype=torch.bool, device="cpu").tril())
                     at += m
             cache = copy.deepcopy(states.cache)  # the pass appends to it; the original is kept
+            dev = self.device
             if n < len(conts):
-                cache.batch_select_indices(torch.tensor(group))
+                cache.batch_select_indices(torch.tensor(group, device=dev))
             hidden = self._decoder(
-                input_ids=inp,
-                attention_mask=mask,
-                position_ids=positions,
+                input_ids=inp.to(dev),
+                attention_mask=mask.to(dev),
+                position_ids=positions.to(dev),
                 **{self._cache_kw: cache},
                 use_cache=True,
             ).last_hidden_state
             real = owner >= 0
-            found.append((hidden[real], target[real], owner[real]))
+            found.append((hidden[real.to(dev)], target[real].to(dev), owner[real].to(dev)))
         return found
 
     def _later_rows(
@@ -214,28 +221,33 @@ class _DecoderPasses(_VocabularyHead):
         later = [(g, c) for g, row in enumerate(conts) for c, seq in enumerate(row) if len(seq) > 1]
         later.sort(key=lambda gc: len(conts[gc[0]][gc[1]]))
         found: list[tuple[Any, Any, Any]] = []
-        for chunk in _chunks(later, [len(conts[g][c]) - 1 for g, c in later]):
+        for chunk in _chunks(
+            later, [len(conts[g][c]) - 1 for g, c in later], self._budget.step_tokens
+        ):
             seqs = [conts[g][c] for g, c in chunk]
             span = max(len(s) for s in seqs) - 1
-            inp = torch.full((len(chunk), span), self._pad, dtype=torch.long)
-            target = torch.zeros((len(chunk), span), dtype=torch.long)
-            owner = torch.full((len(chunk), span), -1, dtype=torch.long)
+            inp = torch.full((len(chunk), span), self._pad, dtype=torch.long, device="cpu")
+            target = torch.zeros((len(chunk), span), dtype=torch.long, device="cpu")
+            owner = torch.full((len(chunk), span), -1, dtype=torch.long, device="cpu")
             for k, ((g, c), seq) in enumerate(zip(chunk, seqs, strict=True)):
-                inp[k, : len(seq) - 1] = torch.tensor(seq[:-1])
-                target[k, : len(seq) - 1] = torch.tensor(seq[1:])
+                inp[k, : len(seq) - 1] = torch.tensor(seq[:-1], device="cpu")
+                target[k, : len(seq) - 1] = torch.tensor(seq[1:], device="cpu")
                 owner[k, : len(seq) - 1] = g * n_cont + c
-            rows = torch.tensor([g for g, _ in chunk])
+            dev = self.device
+            rows = torch.tensor([g for g, _ in chunk], device="cpu")
             cache = copy.deepcopy(states.cache)
-            cache.batch_select_indices(rows)
+            cache.batch_select_indices(rows.to(dev))
             hidden = self._decoder(
-                input_ids=inp,
-                attention_mask=torch.cat([states.mask[rows], (owner >= 0).long()], dim=1),
-                position_ids=states.lens[rows, None] + torch.arange(span),
+                input_ids=inp.to(dev),
+                attention_mask=torch.cat(
+                    [states.mask[rows.to(dev)], (owner >= 0).long().to(dev)], dim=1
+                ),
+                position_ids=(states.lens[rows, None] + torch.arange(span, device="cpu")).to(dev),
                 **{self._cache_kw: cache},
                 use_cache=True,
             ).last_hidden_state
             real = owner >= 0
-            found.append((hidden[real], target[real], owner[real]))
+            found.append((hidden[real.to(dev)], target[real].to(dev), owner[real].to(dev)))
         return found
 
 
@@ -267,12 +279,14 @@ def _row_chunks(spans: list[int], max_tokens: int) -> list[list[int]]:
     return chunks
 
 
-def _chunks(items: list[tuple[int, int]], steps: list[int]) -> list[list[tuple[int, int]]]:
-    """Split rows (sorted by length) so each chunk holds at most ``_MAX_STEP_TOKENS`` positions."""
+def _chunks(
+    items: list[tuple[int, int]], steps: list[int], max_tokens: int
+) -> list[list[tuple[int, int]]]:
+    """Split rows (sorted by length) so each chunk holds at most ``max_tokens`` positions."""
     chunks: list[list[tuple[int, int]]] = []
     current: list[tuple[int, int]] = []
     for item, n in zip(items, steps, strict=True):
-        if current and n * (len(current) + 1) > _MAX_STEP_TOKENS:
+        if current and n * (len(current) + 1) > max_tokens:
             chunks.append(current)
             current = []
         current.append(item)

@@ -13,8 +13,8 @@ from numpy.typing import NDArray
 from leakage.llm._local._passes import _DecoderPasses
 from leakage.llm._local._state import _PromptStates
 
-_MAX_PROMPT_TOKENS = 4096
-"""Prompt tokens (padding included) per prompt-encoding forward pass."""
+# Prompt tokens (padding included) per prompt-encoding forward pass: the device's
+# ``PassBudget.prompt_tokens`` (4,096 on a CPU, 65,536 on a GPU).
 
 
 class _Scoring(_DecoderPasses):
@@ -77,7 +77,8 @@ class _Scoring(_DecoderPasses):
                 rows = [[r for group in rows for r in group]]
             found: list[tuple[list[tuple[int, int, list[int], list[list[int]]]], Any, Any]] = []
             for group in rows:
-                for batch in _length_groups([len(r[2]) for r in group], _MAX_PROMPT_TOKENS):
+                lengths = [len(r[2]) for r in group]
+                for batch in _length_groups(lengths, self._budget.prompt_tokens):
                     chosen = [group[i] for i in batch]
                     states = self._encode_prompts(tuple(tuple(r[2]) for r in chosen), keep=not pool)
                     width = max(len(r[3]) for r in chosen)
@@ -145,17 +146,21 @@ class _Scoring(_DecoderPasses):
             if later:
                 h, target, owner = (torch.cat(x) for x in zip(*later, strict=True))
                 n = h.shape[0]
-                logp = (self._logit_of(h, target) - lse[:n]).double().numpy()
+                logp = (self._logit_of(h, target) - lse[:n]).double().cpu().numpy()
                 lse = lse[n:]
-                np.add.at(block.reshape(-1), owner.numpy(), logp)
+                np.add.at(block.reshape(-1), owner.cpu().numpy(), logp)
             # First tokens: predicted by each prompt's last state.
             firsts = [
                 (g, c, cont[0]) for g, row in enumerate(conts) for c, cont in enumerate(row) if cont
             ]
             if firsts:
-                g_idx, c_idx, tokens = (torch.tensor(x) for x in zip(*firsts, strict=True))
-                first = self._logit_of(states.last[g_idx], tokens) - states.lse[g_idx]
-                block[g_idx.numpy(), c_idx.numpy()] += first.double().numpy()
+                g_idx, c_idx, tokens = (np.array(x) for x in zip(*firsts, strict=True))
+                g_dev = torch.from_numpy(g_idx).to(self.device)
+                first = (
+                    self._logit_of(states.last[g_dev], torch.from_numpy(tokens).to(self.device))
+                    - states.lse[g_dev]
+                )
+                block[g_idx, c_idx] += first.double().cpu().numpy()
             blocks.append(block)
         return blocks
 

@@ -8,6 +8,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from leakage._runtime import PassBudget
+
 
 def cache_keyword(module: Any) -> str:
     """The keyword a transformers model's ``forward`` takes its KV cache by: ``cache`` from
@@ -25,9 +27,9 @@ class _PromptStates:
     cache: Any
     """``DynamicCache`` over the left-padded prompts (never extended: copied per use)."""
     mask: Any
-    """(P, W) attention mask, 0 on the left padding."""
+    """(P, W) attention mask, 0 on the left padding (on the model's device)."""
     lens: Any
-    """(P,) prompt lengths in tokens."""
+    """(P,) prompt lengths in tokens (on the CPU: read element by element)."""
     last: Any
     """(P, H) final hidden state at each prompt's last token."""
     lse: Any
@@ -41,6 +43,10 @@ class _LocalState:
 
     name: str
     precision: str
+    device: str
+    """The resolved torch device (``cpu``, ``cuda:N``, ``mps``): weights, caches and the
+    tensors each pass reads live there; index tensors are built on the CPU and moved once."""
+    _budget: PassBudget
     normaliser: str
     _torch: Any
     _tok: Any
