@@ -32,6 +32,8 @@ from leakage.batch._worker import (
     init_process,
     score_chunk_in_process,
     score_in_process,
+    visible_gpus,
+    worker_devices,
 )
 from leakage.errors import LeakageError
 from leakage.transcripts._files import RawRecord
@@ -62,18 +64,26 @@ class InProcessEngine:
 
 
 class ProcessEngine:
-    """A pool of ``workers`` spawned processes, each with its own backend."""
+    """A pool of ``workers`` spawned processes, each with its own backend; ``devices``: each
+    worker's device (``worker_devices``: one model per GPU), else ``spec.device`` for all."""
 
     name = "local"
 
-    def __init__(self, spec: ScorerSpec, workers: int) -> None:
+    def __init__(self, spec: ScorerSpec, workers: int, devices: Sequence[str] = ()) -> None:
         self.workers = workers
+        self.devices = list(devices)
         self._assembler = Assembler(spec)
+        context = multiprocessing.get_context("spawn")
+        queue = None
+        if self.devices:
+            queue = context.Queue()
+            for device in self.devices:
+                queue.put(device)
         self._pool = ProcessPoolExecutor(
             max_workers=workers,
-            mp_context=multiprocessing.get_context("spawn"),
+            mp_context=context,
             initializer=init_process,
-            initargs=(spec,),
+            initargs=(spec, queue),
         )
 
     def run(self, chunks: Iterable[Sequence[RawRecord]]) -> Iterator[ChunkResult]:
@@ -127,5 +137,14 @@ def _in_order(
         yield finish(future.result())
 
 
-def local_engine(spec: ScorerSpec, workers: int) -> LocalEngine:
-    return InProcessEngine(spec) if workers <= 0 else ProcessEngine(spec, workers)
+def local_engine(spec: ScorerSpec, workers: int | None) -> LocalEngine:
+    """``workers`` 0: in this process; ``None``: one worker per GPU when the backend's models
+    run on CUDA (``visible_gpus``), else one; each worker on a GPU of its own
+    (``worker_devices``)."""
+    gpus = visible_gpus(spec) if workers != 0 else 0
+    if workers is None:
+        workers = max(1, gpus)
+    if workers <= 0:
+        return InProcessEngine(spec)
+    devices = worker_devices(spec, workers, gpus) if gpus else []
+    return ProcessEngine(spec, workers, devices)

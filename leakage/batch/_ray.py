@@ -11,6 +11,13 @@ score them. Every batch comes back to the driver as one pickled :class:`ChunkRes
 which the driver writes and commits as the local engine does: the same Parquet schema,
 reports, errors and ledger.
 
+**GPUs.** When the backend loads models and the device is ``auto`` or ``cuda``, each actor
+asks Ray for one GPU (``num_gpus=1``: one model per GPU, Ray sets the actor's
+``CUDA_VISIBLE_DEVICES``) wherever the cluster has GPUs, and the pool has one actor per GPU
+unless ``--workers`` says otherwise; reading stays on CPU tasks. ``--device cuda`` on a
+cluster without GPUs is ``DeviceUnavailable`` at once (an actor asking for a GPU there would
+wait for ever), and ``cuda:N`` is refused: Ray, not the job, picks an actor's GPU.
+
 Ray is an optional extra (``pip install 'leakage[ray]'``), imported only here.
 ``address=None`` starts a local Ray with ``workers + 1`` CPUs (actors plus reading);
 ``address="auto"`` or ``ray://...`` joins a cluster, where the inputs, ``$LEAKAGE_HOME`` and,
@@ -30,8 +37,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from leakage.batch._worker import ChunkResult, SafeScorer, ScorerSpec, tune_gc
-from leakage.errors import BackendUnavailable, InvalidInput, InvalidTranscript
+from leakage.batch._worker import ChunkResult, SafeScorer, ScorerSpec, loads_models, tune_gc
+from leakage.errors import BackendUnavailable, DeviceUnavailable, InvalidInput, InvalidTranscript
 from leakage.transcripts._files import RawRecord, iter_file
 
 
@@ -117,6 +124,26 @@ class _ScoreActor:
             scorer.close()
 
 
+def gpu_plan(spec: ScorerSpec, cluster_gpus: float, workers: int | None) -> tuple[int, float]:
+    """(actors, GPUs per actor) for a cluster with ``cluster_gpus`` GPUs: one actor per GPU
+    (``workers`` if given) each holding one, when the backend loads models on ``auto`` or
+    ``cuda``; else ``workers`` (default 1) actors on CPUs."""
+    if spec.device.startswith("cuda:"):
+        raise InvalidInput(
+            f"--device {spec.device} with --engine ray: Ray assigns each actor its GPU; "
+            "use --device cuda (or auto)"
+        )
+    gpus = int(cluster_gpus) if loads_models(spec.backend) else 0
+    if spec.device == "cuda" and gpus == 0:
+        raise DeviceUnavailable(
+            "--device cuda was asked for, but the Ray cluster has no GPU "
+            f"(ray.cluster_resources() GPU: {cluster_gpus:g}); device cpu or auto runs there"
+        )
+    if spec.device in ("auto", "cuda") and gpus > 0:
+        return (workers or gpus), 1.0
+    return (workers or 1), 0.0
+
+
 def _env_vars() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k.startswith("LEAKAGE_")}
 
@@ -126,18 +153,19 @@ def ray_results(
     files: list[Path],
     *,
     ledger: Path | None,
-    workers: int,
+    workers: int | None,
     chunk_size: int,
     address: str | None = None,
 ) -> Iterator[ChunkResult]:
-    """Score ``files`` on Ray; yields one :class:`ChunkResult` per batch as they finish."""
+    """Score ``files`` on Ray; yields one :class:`ChunkResult` per batch as they finish.
+    ``workers``: the actors (``None``: one per GPU where the models run on GPUs, else 1)."""
     ray = _import_ray()
     started = False
     if not ray.is_initialized():
         local = address is None
         ray.init(
             address=address,
-            num_cpus=workers + 1 if local else None,
+            num_cpus=(workers or 1) + 1 if local else None,
             include_dashboard=False,
             log_to_driver=False,
             logging_level=logging.WARNING,
@@ -155,16 +183,23 @@ def ray_results(
             )
             ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = False
+        actors, gpus_each = gpu_plan(spec, ray.cluster_resources().get("GPU", 0), workers)
+        actor_spec = spec
+        if gpus_each:  # the actor's GPU is cuda:0 under the CUDA_VISIBLE_DEVICES Ray sets
+            from dataclasses import replace
+
+            actor_spec = replace(spec, device="cuda")
         ds = ray.data.from_items(
             [{"path": str(f)} for f in files], override_num_blocks=max(1, len(files))
         )
         ds = ds.flat_map(partial(_explode, ledger=str(ledger) if ledger else None))
         ds = ds.map_batches(
             _ScoreActor,
-            fn_constructor_args=(spec,),
-            compute=ray.data.ActorPoolStrategy(size=workers),
+            fn_constructor_args=(actor_spec,),
+            compute=ray.data.ActorPoolStrategy(size=actors),
             batch_size=chunk_size,
             batch_format="numpy",
+            **({"num_gpus": gpus_each} if gpus_each else {}),
         )
         for row in ds.iter_rows():
             result: ChunkResult = pickle.loads(row["result"])

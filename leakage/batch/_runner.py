@@ -46,8 +46,9 @@ class BatchJob:
     backend_options: dict[str, Any] = field(default_factory=dict)
     input_format: str = "auto"
     options: ScoreOptions = field(default_factory=ScoreOptions)
-    workers: int = 1
-    """Scoring processes; 0 scores in the calling process."""
+    workers: int | None = 1
+    """Scoring processes (Ray: actors); 0 scores in the calling process; ``None``: one per
+    GPU when the backend's models run on CUDA, else one."""
     engine: str = "local"
     """``local`` (this machine) or ``ray``."""
     ray_address: str | None = None
@@ -57,6 +58,10 @@ class BatchJob:
     checkpoint_seconds: float = 30.0
     difficulty: Path | None = None
     write_reports: bool = True
+    device: str = "auto"
+    """Where the backend's models run (``leakage._runtime``'s policy); not part of the job's
+    identity: a run resumed on other hardware continues the same job (each run records its
+    device in the manifest)."""
     variables: Mapping[str, str] | None = field(default=None, repr=False)
     """The values of the library's variables (the web count sources' keys, the LLM
     endpoint's ``LEAKAGE_LLM_*``) as the caller read them, given to the backend as its
@@ -195,6 +200,7 @@ def run_batch(
         difficulty=difficulty,
         write_reports=job.write_reports,
         variables=None if job.variables is None else dict(job.variables),
+        device=job.device,
     )
     results, manifest = _prepare(job, files)
     stats = BatchStats()
@@ -203,7 +209,11 @@ def run_batch(
     # Counting reads every JSONL file once more: only for a caller that shows progress.
     counted = sum(count_records(f) for f in files) if on_progress is not None else 0
     expected = max(0, counted - stats.skipped)
-    run_record: dict[str, Any] = {"started_at": now(), "command": command or sys.argv}
+    run_record: dict[str, Any] = {
+        "started_at": now(),
+        "command": command or sys.argv,
+        "device": job.device,
+    }
     manifest["runs"].append(run_record)
     write_manifest(Path(job.out) / "manifest.json", manifest)  # a killed run shows, unfinished
     start = time.perf_counter()
@@ -259,7 +269,7 @@ def _results(
             spec,
             files,
             ledger=results.out / "checkpoint.sqlite" if job.resume else None,
-            workers=max(1, job.workers),
+            workers=None if job.workers is None else max(1, job.workers),
             chunk_size=job.chunk_size,
             address=job.ray_address,
         )

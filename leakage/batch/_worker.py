@@ -145,6 +145,50 @@ class ScorerSpec:
     variables: dict[str, str] | None = field(default=None, repr=False)
     """The backend's ``variables`` option (``BatchJob.variables``), outside
     ``backend_options`` so that it is never written to the manifest."""
+    device: str = "auto"
+    """Where the backend's models run (``BatchJob.device``; each worker of a pool on GPUs
+    gets its own, ``worker_devices``). Given to the backend as its ``device`` option unless
+    ``auto`` (every backend's default), outside ``backend_options``: a job resumed on other
+    hardware is the same job."""
+
+
+def loads_models(backend: str) -> bool:
+    """Whether the backend takes a ``device`` option (its factory names it, or passes options
+    on to members that may: the ensemble)."""
+    from leakage.backends.base import BACKENDS, accepted_options
+
+    if backend not in BACKENDS:
+        return False
+    named, any_name = accepted_options(BACKENDS[backend])
+    return "device" in named or any_name
+
+
+def visible_gpus(spec: ScorerSpec) -> int:
+    """CUDA devices this machine's workers would use: those torch sees when the device is
+    ``auto`` or ``cuda`` and the backend loads models, else 0 (torch is imported only then)."""
+    if spec.device not in ("auto", "cuda") or not loads_models(spec.backend):
+        return 0
+    import sys
+    from importlib.util import find_spec
+    from pathlib import Path
+
+    if find_spec("torch") is None:
+        return 0
+    dev = Path("/dev")
+    if sys.platform == "linux" and not any(dev.glob("nvidia[0-9]*")) and not (dev / "dxg").exists():
+        return 0  # no NVIDIA device node (nor WSL's /dev/dxg): no need to import torch here
+    import torch
+
+    return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
+
+
+def worker_devices(spec: ScorerSpec, workers: int, gpus: int) -> list[str]:
+    """Each pool worker's device: with ``gpus`` CUDA devices and the device ``auto`` or
+    ``cuda``, one model per GPU (``cuda:0``, ``cuda:1``, ...; more workers than GPUs share
+    them round-robin), else ``spec.device`` for every worker."""
+    if gpus > 0 and spec.device in ("auto", "cuda"):
+        return [f"cuda:{i % gpus}" for i in range(workers)]
+    return [spec.device] * workers
 
 
 class Assembler:
@@ -209,6 +253,10 @@ class Scorer:
             options = dict(spec.backend_options)
             if spec.variables is not None:
                 options = with_variables(spec.backend, options, spec.variables)
+            if spec.device != "auto":
+                if "device" in options:
+                    raise InvalidInput("option 'device' is given twice: by --device and by -O")
+                options["device"] = spec.device
             backend = create_backend(spec.backend, **options)
         self.backend = backend
         self.assembler = Assembler(spec)
@@ -323,11 +371,15 @@ def fewer_collections() -> Iterator[None]:
         gc.unfreeze()
 
 
-def init_process(spec: ScorerSpec) -> None:
+def init_process(spec: ScorerSpec, devices: Any = None) -> None:
+    """A pool worker's start: its scorer, built once. ``devices``: a queue of the pool's
+    worker devices (``worker_devices``), one taken by each worker as it starts."""
     global _SCORER
     from leakage._runtime import prepare_model_runtime
 
     prepare_model_runtime()
+    if devices is not None:
+        spec = replace(spec, device=devices.get())
     _SCORER = SafeScorer(spec)
     # closed when the pool stops this process (multiprocessing runs its finalizers then;
     # a process that is killed releases its files with it)

@@ -163,6 +163,27 @@ BackendOptionsOption = Annotated[
 ]
 
 
+def _device(value: str) -> str:
+    """A ``--device`` value, checked before anything loads (``leakage._runtime.check_device``:
+    imports no model runtime); whether that device is there is asked when a model loads."""
+    from leakage._runtime import check_device
+
+    try:
+        return check_device(value)
+    except ValueError as err:
+        raise typer.BadParameter(str(err)) from None
+
+
+DEVICE_HELP = (
+    "Where models run: auto (a CUDA GPU when torch sees one, else the CPU), cpu, cuda, "
+    "cuda:N or mps; one that is not there stops with exit code 3."
+)
+DeviceOption = Annotated[
+    str, typer.Option("--device", metavar="<device>", parser=_device, help=DEVICE_HELP)
+]
+"""``--device``: the device policy of ``leakage._runtime`` for every model a command loads."""
+
+
 def parse_backend_options(pairs: Sequence[str]) -> dict[str, Any]:
     """``KEY=VALUE`` backend options; a VALUE that is JSON (numbers, true, lists, objects) is
     parsed, anything else is text. ``-`` in a KEY is ``_`` (``-O cache-path=x``)."""

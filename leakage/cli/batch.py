@@ -19,6 +19,7 @@ from leakage.cli._errors import EXIT_INVALID_INPUT
 from leakage.cli._options import (
     BackendOption,
     BackendOptionsOption,
+    DeviceOption,
     IncludeChameleonOption,
     InputFormatOption,
     NamesCommand,
@@ -87,8 +88,13 @@ def batch(
     backend: BackendOption = "cooccurrence",
     input_format: InputFormatOption = "auto",
     workers: Annotated[
-        int, typer.Option(help="Scoring processes (0: score in this process).", min=0)
-    ] = 1,
+        int | None,
+        typer.Option(
+            help="Scoring processes, or Ray actors (0: score in this process; default: one "
+            "per GPU when the models run on CUDA, else 1).",
+            min=0,
+        ),
+    ] = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue a killed or stopped run in --out.")
     ] = False,
@@ -123,6 +129,7 @@ def batch(
         bool, typer.Option(help="Write reports.jsonl (one leakage.report/1 per game).")
     ] = True,
     progress: Annotated[bool, typer.Option(help="Show the progress bar.")] = True,
+    device: DeviceOption = "auto",
 ) -> None:
     """Score many games into a Parquet step table, per-game reports and an errors file.
 
@@ -158,6 +165,7 @@ def batch(
         difficulty=difficulty,
         write_reports=reports,
         variables=cli_variables(),
+        device=device,
     )
     err = Console(stderr=True)
     start = time.perf_counter()

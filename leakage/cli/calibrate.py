@@ -14,12 +14,13 @@ from leakage.cli import app
 from leakage.cli._errors import EXIT_INVALID_INPUT
 from leakage.cli._options import (
     BackendOptionsOption,
+    DeviceOption,
     InputFormatOption,
     NamesCommand,
     parse_backend_options,
     with_variables,
 )
-from leakage.errors import BackendUnavailable, InvalidInput
+from leakage.errors import BackendUnavailable, DeviceUnavailable, InvalidInput
 
 CANDIDATE_MEMBERS = ("cooccurrence", "embedding", "listener")
 """Members tried when --members is not given: those of these that are registered. The LLM
@@ -113,6 +114,7 @@ def calibrate(
         str | None, typer.Option(help="Embedding model (default: the bundled all-MiniLM-L6-v2).")
     ] = None,
     note: Annotated[str | None, typer.Option(help="A note to store in the weights file.")] = None,
+    device: DeviceOption = "auto",
     backend_option: BackendOptionsOption = None,
 ) -> None:
     """Fit each member's temperature and the ensemble's weights on a training split of the
@@ -121,7 +123,8 @@ def calibrate(
     beyond noise, the weights written use that member alone. Bad records are reported on
     standard error and skipped (exit code 2 when any was bad).
 
-    Member options: --index, --model (the embedding member's), and any other as -O KEY=VALUE,
+    Member options: --index, --model (the embedding member's), --device (every member that
+    loads a model), and any other as -O KEY=VALUE,
     routed to the members that take it (-O 'listener={"model": "smollm2-135m"}' for one)."""
     from leakage.backends import SupportsClose, create_backend
     from leakage.backends.ensemble import route_options
@@ -168,6 +171,10 @@ def calibrate(
         if not isinstance(own, dict) or "model" in own:
             raise InvalidInput("the embedding model is given twice: by --model and by -O")
         own["model"] = model
+    if device != "auto":  # to every member that loads a model
+        if "device" in options:
+            raise InvalidInput("option 'device' is given twice: by --device and by -O device=...")
+        options["device"] = device
     routed = route_options(names, with_variables("ensemble", options))
     rows = {}
     member_info = {}
@@ -175,6 +182,8 @@ def calibrate(
     for name in names:
         try:
             backend = create_backend(name, **routed[name])
+        except DeviceUnavailable:
+            raise  # the device, not the member: leaving it out would not help
         except BackendUnavailable as exc:
             others = ",".join(n for n in names if n != name) or "OTHER"
             raise BackendUnavailable(

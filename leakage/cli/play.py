@@ -14,7 +14,14 @@ from rich.table import Table
 
 from leakage.cli import app
 from leakage.cli._errors import EXIT_INVALID_INPUT
-from leakage.cli._options import ROLES, InputFormatOption, Lessons, NamesCommand, names_option
+from leakage.cli._options import (
+    ROLES,
+    DeviceOption,
+    InputFormatOption,
+    Lessons,
+    NamesCommand,
+    names_option,
+)
 
 
 class GameKind(StrEnum):
@@ -153,6 +160,7 @@ def play(
             "LLM for an endpoint, rules for a local model)."
         ),
     ] = "auto",
+    device: DeviceOption = "auto",
 ) -> None:
     """Play games between agents; transcripts in leakage.transcript/1, metrics at the end."""
     from leakage.backends import open_backend
@@ -189,6 +197,7 @@ def play(
             memory=memory,
             curate_every=curate_every,
             lessons=lessons,
+            device=device,
         ) as factory,
     ):
         roster = factory.agents(game.value, agents)
@@ -312,6 +321,7 @@ def cheatsheet_tournament(
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Also write the result as JSON here.")
     ] = None,
+    device: DeviceOption = "auto",
 ) -> None:
     """Gu et al.'s Dynamic Cheatsheet ablation: the same seeds played by the role's LLM player
     without and with a fresh cheatsheet; the role's win rates, their paired difference and
@@ -332,6 +342,7 @@ def cheatsheet_tournament(
         table_cache=cli_paths().games,
         curate_every=curate_every,
         lessons=lessons,
+        device=device,
     ) as factory:
         engine: ChameleonGame | SpyGame
         if game is GameKind.chameleon:

@@ -17,6 +17,7 @@ from leakage.cli._options import (
     BackendOption,
     BackendOptionsOption,
     CountSourceOption,
+    DeviceOption,
     Direction,
     Estimator,
     IncludeChameleonOption,
@@ -61,6 +62,7 @@ FLAG_OPTIONS = {
     "candidate_template": "candidate_template",
     "precision": "precision",
     "threads": "threads",
+    "device": "device",
     "normaliser": "normaliser",
     "direction": "direction",
 }
@@ -150,6 +152,7 @@ def score(
         Precision, typer.Option(help="Embedding / judge precision (auto: bf16 where native).")
     ] = "auto",
     threads: Annotated[int | None, typer.Option(help="Torch threads for embedding.")] = None,
+    device: DeviceOption = "auto",
     normaliser: Annotated[
         Normaliser,
         typer.Option(

@@ -38,9 +38,17 @@ def serve(
     log_level: Annotated[
         str | None, typer.Option(help="debug, info, warning, error (LEAKAGE_LOG_LEVEL).")
     ] = None,
+    device: Annotated[
+        str | None,
+        typer.Option(
+            metavar="<device>",
+            help="Where the models run: auto, cpu, cuda, cuda:N or mps (LEAKAGE_DEVICE, "
+            "default auto: a CUDA GPU when torch sees one).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /docs). Settings come from LEAKAGE_* variables
     (docs/service.md): LEAKAGE_HOME, LEAKAGE_API_KEYS, LEAKAGE_ALLOWED_PATHS, ...
 
     The service is the separate package `leakage-service` (this repository's `service/`)."""
-    _service_serve()(host, port, workers=workers, log_level=log_level)
+    _service_serve()(host, port, workers=workers, log_level=log_level, device=device)

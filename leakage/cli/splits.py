@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from leakage.cli import app
-from leakage.cli._options import Names, NamesCommand, names_option
+from leakage.cli._options import DeviceOption, Names, NamesCommand, names_option
 
 # Gu et al.'s cut points, written out so that registering this command does not import
 # leakage.splits (numpy, pydantic; tests/test_cli_startup.py checks that they agree).
@@ -119,6 +119,7 @@ def build(
             "LEAKAGE_LLM_API_KEY); default: the bundled local model."
         ),
     ] = None,
+    device: DeviceOption = "auto",
 ) -> None:
     """Rank word pairs by how similar their words' descriptions are; cut into hard (most
     similar), medium and easy. Pairs with a word the describer does not know go to
@@ -163,6 +164,8 @@ def build(
     options: dict[str, object] = {k: v for k, v in given.items() if v is not None}
     if "llm_cache" in takes:  # where an LLM describer's answers are kept
         options["llm_cache"] = str(paths.llm_responses)
+    if device != "auto" and "device" in takes:  # where a local describer model runs
+        options["device"] = device
     if "variables" in takes:  # an endpoint's LEAKAGE_LLM_*, read through the settings
         from leakage.cli import cli_variables
 
@@ -172,7 +175,7 @@ def build(
         source = CachedDescriber(source, paths.descriptions)
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    encoder = open_encoder(model, disk_cache=cache, cache_path=str(paths.embeddings))
+    encoder = open_encoder(model, disk_cache=cache, cache_path=str(paths.embeddings), device=device)
     try:
         result = build_splits(
             table,

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from leakage.cli import app, cli_paths
+from leakage.cli._options import DeviceOption
 from leakage.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def _model_ref(model: str) -> tuple[str, str]:
     return name, str(folder.resolve()) if folder.exists() else name
 
 
-def _build(words: str, model: str, kind: str, out: Path, err: Console, paths: Paths):
+def _build(words: str, model: str, kind: str, out: Path, err: Console, paths: Paths, device: str):
     """Embed and index a word list with a progress bar; returns (index, encoder)."""
     from rich.progress import (
         BarColumn,
@@ -75,7 +76,7 @@ def _build(words: str, model: str, kind: str, out: Path, err: Console, paths: Pa
     word_list = load_words(words)
     _, ref = _model_ref(model)
     err.print(f"loading {model} ...", highlight=False)
-    encoder = open_encoder(model, cache_path=str(paths.embeddings))
+    encoder = open_encoder(model, cache_path=str(paths.embeddings), device=device)
     with Progress(
         TextColumn("[bold]embedding[/bold]"),
         BarColumn(),
@@ -128,6 +129,7 @@ def build(
         Path | None,
         typer.Option(help="Index folder (default: $LEAKAGE_HOME/vocab/<model>-<words>/)."),
     ] = None,
+    device: DeviceOption = "auto",
 ) -> None:
     """Embed a word list and save a vector index of it (replaced only on success)."""
     from leakage.vocab import default_vocab_dir
@@ -136,7 +138,7 @@ def build(
     if out is None:
         name, _ = _model_ref(model)
         out = default_vocab_dir(name, words, home=paths.home)
-    _build(words, model, kind.value, out, Console(stderr=True), paths)
+    _build(words, model, kind.value, out, Console(stderr=True), paths, device)
 
 
 @vocab_app.command("info")
@@ -155,13 +157,16 @@ def info(
         typer.echo(f"{key}: {value}")
 
 
-def _lazy_encoder(index: VectorIndex, model: str, paths: Paths) -> CachedEncoder:
+def _lazy_encoder(index: VectorIndex, model: str, paths: Paths, device: str) -> CachedEncoder:
     """The encoder of ``open_encoder(model)`` (disk cache, precision auto), whose model is
-    loaded, and torch imported, only when a text is neither in the index nor in the cache."""
+    loaded on ``device``, and torch imported, only when a text is neither in the index nor in
+    the cache."""
     from leakage.encoders import CachedEncoder, SentenceTransformerEncoder
     from leakage.vocab import LazyEncoder
 
-    lazy = LazyEncoder(index.model, index.dimension, lambda: SentenceTransformerEncoder(model))
+    lazy = LazyEncoder(
+        index.model, index.dimension, lambda: SentenceTransformerEncoder(model, device=device)
+    )
     return CachedEncoder(lazy, cache_path=paths.embeddings)
 
 
@@ -201,6 +206,7 @@ def guess(
     fmt: Annotated[GuessFormat, typer.Option("--format", "-f", help="Output format.")] = (
         GuessFormat.table
     ),
+    device: DeviceOption = "auto",
 ) -> None:
     """What would an adversary guess from these clues, without the candidate list?
 
@@ -223,11 +229,11 @@ def guess(
                 soft_wrap=True,
             )
             index, encoder = _build(
-                "wordfreq:50000", model or DEFAULT_MODEL, "auto", path, err, paths
+                "wordfreq:50000", model or DEFAULT_MODEL, "auto", path, err, paths, device
             )
         else:
             index = VectorIndex.load(path, model=name)
-            encoder = _lazy_encoder(index, model or DEFAULT_MODEL, paths)
+            encoder = _lazy_encoder(index, model or DEFAULT_MODEL, paths, device)
     else:
         if not vocab.exists():
             raise InvalidInput(
@@ -237,7 +243,7 @@ def guess(
         meta = read_meta(vocab)
         # Check the model before loading it: a mismatch is the user's to fix (exit 2).
         index = VectorIndex.load(vocab, model=_model_ref(model)[0] if model else None)
-        encoder = _lazy_encoder(index, model or meta.model_ref or meta.model, paths)
+        encoder = _lazy_encoder(index, model or meta.model_ref or meta.model, paths, device)
     result = OpenVocabulary(index, encoder, tau=tau).guess(
         clues, top=top, exclude=exclude or (), exclude_clues=not keep_clues, secret=secret
     )

@@ -211,12 +211,14 @@ def _llm(
     endpoint: str | None = None,
     llm_cache: str | None = None,
     variables: Mapping[str, str] | None = None,
+    device: str = "auto",
 ) -> LLMDescriber:
     """``LLMDescriber`` over ``leakage.llm.open_llm``: the bundled SmolLM2-135M-Instruct, a
     GGUF file or model folder, or ``endpoint``'s model (default there: LEAKAGE_LLM_MODEL),
     its answers cached in ``llm_cache`` (default ``Paths.llm_responses``). ``variables``:
     the endpoint's ``LEAKAGE_LLM_*`` values as the caller read them (the command line's
-    settings; ``None``: the environment)."""
+    settings; ``None``: the environment). ``device``: where a local model runs (``auto``,
+    ``cpu``, ``cuda``, ``cuda:N``, ``mps``; an endpoint's model runs elsewhere)."""
     from leakage.llm import open_llm
 
     client = open_llm(
@@ -224,6 +226,7 @@ def _llm(
         endpoint=endpoint,
         cache_path=llm_cache,
         variables=variables,
+        device="auto" if endpoint else device,
     )
     return LLMDescriber(client)
 

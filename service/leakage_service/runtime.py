@@ -84,13 +84,16 @@ class Backends:
         web count sources' keys and the LLM endpoint's settings (``variables``:
         ``Settings.variables``), so the library reads no environment. The ensemble gives each
         member its own as a per-member option (``route_options``), which is ignored for a
-        backend that is not a member."""
+        backend that is not a member. Embedding, judge and listener get the device
+        (``Settings.device``) unless it is ``auto``, their default."""
         paths = self.settings.paths
         variables = self.settings.variables()
+        device = {} if self.settings.device == "auto" else {"device": self.settings.device}
         llm = {
             "cache_path": str(paths.llm_responses),
             "models_dir": str(paths.models),
             "variables": variables,
+            **device,
         }
         own: dict[str, dict[str, Any]] = {
             "cooccurrence": {
@@ -98,7 +101,7 @@ class Backends:
                 "cache_path": str(paths.web_counts),
                 "variables": variables,
             },
-            "embedding": {"cache_path": str(paths.embeddings)},
+            "embedding": {"cache_path": str(paths.embeddings), **device},
             "judge": llm,
             "listener": dict(llm),
         }

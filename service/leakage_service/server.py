@@ -78,12 +78,16 @@ def serve(
     *,
     workers: int | None = None,
     log_level: str | None = None,
+    device: str | None = None,
 ) -> None:
-    """Serve the API until stopped. Settings come from ``LEAKAGE_*`` variables; ``workers``
-    and ``log_level`` override theirs. Bad settings raise ``InvalidInput`` naming the
-    variable, and so does a public ``host`` without API keys (``check_exposure``)."""
-    settings = Settings.from_env(workers=workers, log_level=log_level)
+    """Serve the API until stopped. Settings come from ``LEAKAGE_*`` variables; ``workers``,
+    ``log_level`` and ``device`` override theirs. Bad settings raise ``InvalidInput`` naming
+    the variable, and so does a public ``host`` without API keys (``check_exposure``); a
+    device that is not there is ``DeviceUnavailable`` before the server starts
+    (``check_device_setting``)."""
+    settings = Settings.from_env(workers=workers, log_level=log_level, device=device)
     check_exposure(host, settings)
+    check_device_setting(settings)
     configure_logging(settings.log_level)
     uvicorn.run(
         create_app(settings),
@@ -95,6 +99,21 @@ def serve(
         server_header=False,  # no "server: uvicorn" banner
         **proxy_options(settings),
     )
+
+
+def check_device_setting(settings: Settings) -> None:
+    """A device named in the settings (``LEAKAGE_DEVICE``, ``--device``) is there, or
+    ``DeviceUnavailable`` saying what torch found: the server does not start to answer 503s
+    for every model. ``auto`` needs no check, and without torch no backend loads a model."""
+    from importlib.util import find_spec
+
+    if settings.device == "auto" or find_spec("torch") is None:
+        return
+    import torch
+
+    from leakage._runtime import resolve_device
+
+    resolve_device(settings.device, torch)
 
 
 def proxy_options(settings: Settings) -> dict[str, Any]:
@@ -119,9 +138,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8000, help="port to listen on")
     parser.add_argument("--workers", type=int, default=None, help="scoring threads")
     parser.add_argument("--log-level", default=None, help="debug, info, warning, error")
+    parser.add_argument("--device", default=None, help="auto, cpu, cuda, cuda:N or mps")
     args = parser.parse_args(argv)
     try:
-        serve(args.host, args.port, workers=args.workers, log_level=args.log_level)
+        serve(
+            args.host,
+            args.port,
+            workers=args.workers,
+            log_level=args.log_level,
+            device=args.device,
+        )
     except LeakageError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -112,6 +112,11 @@ class Settings(LibraryVariables):
     """Backends a request may use (created on first use when not preloaded); default: all."""
     workers: int = Field(default=2, ge=1, le=64)
     """Scoring threads."""
+    device: str = "auto"
+    """Where the models of the embedding, judge and listener backends (and the ensemble's)
+    run: ``auto`` (a CUDA GPU when torch sees one, else the CPU), ``cpu``, ``cuda``,
+    ``cuda:N`` or ``mps``. A device that is not there makes those backends unavailable
+    (``/v1/backends`` and their 503 say what torch found); no silent fall-back to the CPU."""
     queue_size: int = Field(default=64, ge=0)
     """Scoring tasks that may wait for a thread; past this a request gets 503 + Retry-After."""
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
@@ -221,6 +226,13 @@ class Settings(LibraryVariables):
         if isinstance(value, str):
             return [part.strip() for part in value.split(os.pathsep) if part.strip()]
         return value
+
+    @field_validator("device", mode="before")
+    @classmethod
+    def _checked_device(cls, value: object) -> object:
+        from leakage._runtime import check_device
+
+        return check_device(value) if isinstance(value, str) else value
 
     @field_validator("log_level", mode="before")
     @classmethod

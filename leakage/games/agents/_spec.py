@@ -101,6 +101,9 @@ class AgentFactory:
     none, every request is sent."""
     models_dir: Path | None = None
     """Local LLM agents: where a GGUF model is converted (default ``Paths.models``)."""
+    device: str = "auto"
+    """Local LLM agents and the cheatsheet agents' encoder: where their models run
+    (``auto``: a CUDA device when torch sees one; ``cpu``, ``cuda``, ``cuda:N``, ``mps``)."""
     variables: Mapping[str, str] | None = None
     """LLM agents on an endpoint: the values of ``LEAKAGE_LLM_*`` (and ``OPENAI_API_KEY``) as
     the caller read them (the command line's settings); default: the environment."""
@@ -148,6 +151,7 @@ class AgentFactory:
                     model or None,
                     kind="local",
                     models_dir=None if self.models_dir is None else str(self.models_dir),
+                    device=self.device,
                 )
             else:
                 self._clients[name] = open_llm(
@@ -177,7 +181,7 @@ class AgentFactory:
         if self.encoder is None:
             from leakage.encoders import open_encoder
 
-            self.encoder = open_encoder()
+            self.encoder = open_encoder(device=self.device)
             self._opened.append(self.encoder)
         lessons = self.lessons
         if lessons == "auto":
