@@ -172,6 +172,31 @@ def _chameleon_loglik(inp: ChameleonInput, backend: LikelihoodBackend) -> np.nda
     return loglik
 
 
+class BackendRequest(NamedTuple):
+    """One question :func:`score_inputs` asks the backend about a game: ``loglik(clues,
+    candidates, category=...)``, and ``embed(clues)`` after it where ``embed`` is set and the
+    backend can embed (a SpyGame's outlier scores)."""
+
+    clues: tuple[str, ...]
+    candidates: tuple[str, ...]
+    category: str | None
+    embed: bool = False
+
+
+def backend_requests(inp: GameInput) -> list[BackendRequest]:
+    """What :func:`score_inputs` asks the backend about ``inp``, and nothing else: a stage
+    that answers these on a model's device (the Ray engine's GPU actors) and another that
+    replays the answers to :func:`score_inputs` elsewhere get the same traces. Kept beside
+    ``_chameleon_loglik`` and ``_spygame_trace``, whose questions these are."""
+    if isinstance(inp, ChameleonInput):
+        if not any(inp.counted):
+            return []
+        return [BackendRequest(tuple(inp.clues), tuple(inp.candidates), inp.category)]
+    if not inp.texts:
+        return []
+    return [BackendRequest(tuple(inp.texts), tuple(inp.candidates), None, embed=True)]
+
+
 def score_input(inp: GameInput, backend: LikelihoodBackend) -> Trace | SpyTrace:
     """Stage 1 for one game (:func:`score_inputs`); a game the backend rejects raises."""
     (trace,) = score_inputs([inp], backend)

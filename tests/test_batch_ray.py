@@ -78,3 +78,37 @@ def test_ray_resume_leaves_out_what_the_ledger_holds(tmp_path: Path, leakage_hom
     assert sorted((Path(s).name, r) for s, r in keys) == sorted(
         [("a.jsonl", i) for i in range(40)] + [("b.jsonl.gz", i) for i in range(25)]
     )
+
+
+def test_ray_model_stage_gives_the_local_engines_rows_and_reports(
+    tmp_path: Path, leakage_home: Path
+):
+    """A backend that embeds: its actor answers the likelihood rows and the statement
+    vectors, CPU tasks compute posteriors, outlier scores and reports from them, and the
+    results are the local engine's."""
+    src = tmp_path / "in"
+    src.mkdir()
+    for name in ("spygame_fruit.json", "spygame_two_spies.json", "chameleon_sports.json"):
+        (src / name).write_text((EXAMPLES / name).read_text())
+    local = run_batch(
+        BatchJob(inputs=[src], out=tmp_path / "local", backend="embedding", workers=0)
+    )
+    on_ray = run_batch(
+        BatchJob(inputs=[src], out=tmp_path / "ray", backend="embedding", engine="ray",
+                 workers=1, chunk_size=2)
+    )  # fmt: skip
+    assert (on_ray.games, on_ray.failed) == (local.games, local.failed) == (3, 0)
+    assert sorted_rows(read_steps(tmp_path / "ray")) == sorted_rows(read_steps(tmp_path / "local"))
+
+    def reports(out: Path) -> list[dict]:
+        lines = (out / "reports.jsonl").read_text().splitlines()
+        found = sorted((json.loads(x) for x in lines), key=lambda r: r["game_id"])
+        for r in found:  # a Ray actor of one CPU runs torch on one thread
+            del r["backend_info"]["threads"]
+        return found
+
+    assert reports(tmp_path / "ray") == reports(tmp_path / "local")
+    assert any("outlier" in json.dumps(r) for r in reports(tmp_path / "ray"))
+    manifest = json.loads((tmp_path / "ray" / "manifest.json").read_text())
+    assert manifest["backend_info"]["device"] == "cpu"
+    assert manifest["runs"][-1]["device"] == "auto"

@@ -214,3 +214,84 @@ def test_many_games_at_once_give_what_each_game_gives_alone(cooccurrence):
                 else:
                     assert getattr(got, f.name) == value
     assert any(isinstance(x, InvalidInput) for x in score_inputs(inputs, Picky()))
+
+
+# -- the model stage on its own (the Ray engine's actors) --------------------------------------
+
+
+def _records_of(*paths: Path) -> list[RawRecord]:
+    out = []
+    for path in paths:
+        out.append(RawRecord(str(path), 0, "0", path.read_text(encoding="utf-8")))
+    return out
+
+
+@pytest.mark.parametrize("backend", [EmbeddingLike(), Picky()], ids=["embeds", "rejects"])
+def test_answers_replayed_elsewhere_give_what_the_backend_gives(backend):
+    """``answer`` asks the backend every question scoring asks (after ``prepare``), the
+    answers travel pickled, and scoring over ``replay`` of them gives the same step rows,
+    reports and error lines as scoring with the backend itself: Chameleon games, SpyGame
+    games with outlier scores (the backend embeds), and a game the backend rejects."""
+    from leakage.batch._stages import Replay, ReplayEmbed, answer, replay
+
+    records = _records_of(
+        EXAMPLES / "chameleon_sports.json",
+        EXAMPLES / "spygame_fruit.json",
+        EXAMPLES / "spygame_two_spies.json",
+    )
+    games = [
+        json.loads(x)
+        for x in (EXAMPLES / "chameleon_batch.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    games[1]["turns"][0]["text"] = "tennis"
+    records += _chunk_with([json.dumps(g) for g in games])
+    spec = ScorerSpec(backend.name, {})
+    direct = Scorer(spec, backend=backend).score(records)
+
+    parsed = Assembler(spec).parse(records)
+    answers = pickle.loads(pickle.dumps(answer(backend, parsed.inputs)))
+    stand_in = replay(answers)
+    assert isinstance(stand_in, ReplayEmbed) and isinstance(stand_in, Replay)
+    scorer = Scorer(spec, backend=stand_in)
+    again = scorer.assembler.assemble(
+        parsed, scorer.score_inputs(parsed.inputs, parsed.report_contexts)
+    )
+
+    assert (again.games, again.failed, again.keys) == (direct.games, direct.failed, direct.keys)
+    assert again.steps.equals(direct.steps) and again.reports == direct.reports
+    assert again.errors == direct.errors
+    if isinstance(backend, Picky):
+        assert direct.failed >= 1 and "cannot score 'tennis'" in direct.errors
+    else:
+        assert direct.failed == 0 and b"outlier" in direct.reports
+
+
+def test_a_backend_without_embed_is_replayed_without_one(cooccurrence):
+    from leakage.backends.base import SupportsEmbed
+    from leakage.batch._stages import answer, replay
+
+    records = _records_of(EXAMPLES / "spygame_fruit.json", EXAMPLES / "chameleon_sports.json")
+    spec = ScorerSpec("cooccurrence", {})
+    parsed = Assembler(spec).parse(records)
+    answers = answer(cooccurrence, parsed.inputs)
+    assert answers.vectors is None and not isinstance(replay(answers), SupportsEmbed)
+    assert answers.info == cooccurrence.info() and answers.backend == "cooccurrence"
+    direct = Scorer(spec, backend=cooccurrence).score(records)
+    scorer = Scorer(spec, backend=replay(answers))
+    again = scorer.assembler.assemble(
+        parsed, scorer.score_inputs(parsed.inputs, parsed.report_contexts)
+    )
+    assert again.steps.equals(direct.steps) and again.reports == direct.reports
+
+
+def test_a_fatal_failure_in_the_model_stage_is_kept_for_the_driver():
+    from leakage.batch._stages import answer
+    from leakage.errors import CountSourceError
+
+    class Broke(EmbeddingLike):
+        def loglik(self, clues, candidates, *, category=None):
+            raise CountSourceError("no queries left")
+
+    parsed = Assembler(ScorerSpec("x", {})).parse(_records_of(EXAMPLES / "chameleon_sports.json"))
+    answers = answer(Broke(), parsed.inputs)
+    assert answers.fatal == ("CountSourceError", "no queries left") and not answers.rows

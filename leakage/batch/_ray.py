@@ -5,18 +5,24 @@ Ray Data spreads the input files over read tasks (``from_items``, one block per 
 keeping its file and position, leaving out those the ledger has committed (on
 ``--resume``). Ray's own file reader (``read_binary_files``) is not used: it undoes gzip
 itself and fails the whole dataset on one truncated file or one missing file, where the
-record readers make that file an error line and the rest is scored. ``map_batches`` sends
-batches of ``chunk_size`` records to a pool of actors that build the backend once each and
-score them. Every batch comes back to the driver as one pickled :class:`ChunkResult`,
-which the driver writes and commits as the local engine does: the same Parquet schema,
-reports, errors and ledger.
+record readers make that file an error line and the rest is scored. Then three stages,
+each a ``map_batches``: CPU tasks parse batches of ``chunk_size`` records into the plain
+values scoring needs (``Assembler.parse``); a pool of actors, each with the backend built
+once (on a GPU of its own where there are GPUs, below), answers every question scoring
+those games asks the backend (``_stages.answer``: likelihood rows, statement vectors); CPU
+tasks compute the posteriors, step rows and reports from those answers (``_stages.replay``)
+and put the chunk together. So the actors do only model work, and parsing and the
+posterior engine never hold a GPU. Every batch comes back to the driver as one pickled
+:class:`ChunkResult`, which the driver writes and commits as the local engine does: the
+same Parquet schema, reports, errors and ledger.
 
 **GPUs.** When the backend loads models and the device is ``auto`` or ``cuda``, each actor
 asks Ray for one GPU (``num_gpus=1``: one model per GPU, Ray sets the actor's
 ``CUDA_VISIBLE_DEVICES``) wherever the cluster has GPUs, and the pool has one actor per GPU
-unless ``--workers`` says otherwise; reading stays on CPU tasks. ``--device cuda`` on a
-cluster without GPUs is ``DeviceUnavailable`` at once (an actor asking for a GPU there would
-wait for ever), and ``cuda:N`` is refused: Ray, not the job, picks an actor's GPU.
+unless ``--workers`` says otherwise; reading, parsing and posteriors stay on CPU tasks.
+``--device cuda`` on a cluster without GPUs is ``DeviceUnavailable`` at once (an actor
+asking for a GPU there would wait for ever), and ``cuda:N`` is refused: Ray, not the job,
+picks an actor's GPU.
 
 Ray is an optional extra (``pip install 'leakage[ray]'``), imported only here.
 ``address=None`` starts a local Ray with ``workers + 1`` CPUs (actors plus reading);
@@ -37,7 +43,17 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from leakage.batch._worker import ChunkResult, SafeScorer, ScorerSpec, loads_models, tune_gc
+from leakage.batch._stages import Answers, answer, replay
+from leakage.batch._worker import (
+    Assembler,
+    ChunkResult,
+    Parsed,
+    SafeScorer,
+    Scorer,
+    ScorerSpec,
+    loads_models,
+    tune_gc,
+)
 from leakage.errors import BackendUnavailable, DeviceUnavailable, InvalidInput, InvalidTranscript
 from leakage.transcripts._files import RawRecord, iter_file
 
@@ -90,9 +106,34 @@ def _explode(row: dict[str, Any], *, ledger: str | None) -> list[dict[str, Any]]
     return out
 
 
-class _ScoreActor:
-    """A Ray actor: one backend, built once, scoring batch after batch, and closed when the
-    actor is let go (Ray Data drops its callable then, which runs ``__del__``)."""
+def _records(batch: dict[str, Any]) -> list[RawRecord]:
+    """A batch of exploded rows back as the record readers' records."""
+    records = []
+    for source, record, label, payload, error in zip(
+        batch["source"], batch["record"], batch["label"], batch["payload"], batch["error"],
+        strict=True,
+    ):  # fmt: skip
+        item: Any = payload
+        if error:
+            doc = json.loads(error)
+            problems = [tuple(p) for p in doc["problems"]]
+            item = InvalidTranscript(problems, source=str(source), record=doc["record"])
+        records.append(RawRecord(str(source), int(record), str(label), item))
+    return records
+
+
+def _parse(batch: dict[str, Any], *, spec: ScorerSpec) -> dict[str, Any]:
+    """CPU stage: a chunk of records parsed into the plain values scoring needs."""
+    import numpy as np
+
+    parsed = Assembler(spec).parse(_records(batch))
+    return {"parsed": np.array([pickle.dumps(parsed)], dtype=object)}
+
+
+class _ModelActor:
+    """The model stage, a Ray actor (on a GPU where there is one): one backend, built once,
+    answering each parsed chunk's questions (``_stages.answer``); closed when the actor is
+    let go (Ray Data drops its callable then, which runs ``__del__``)."""
 
     def __init__(self, spec: ScorerSpec) -> None:
         from leakage._runtime import prepare_model_runtime
@@ -104,24 +145,40 @@ class _ScoreActor:
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
         import numpy as np
 
-        records = []
-        for source, record, label, payload, error in zip(
-            batch["source"], batch["record"], batch["label"], batch["payload"], batch["error"],
-            strict=True,
-        ):  # fmt: skip
-            item: Any = payload
-            if error:
-                doc = json.loads(error)
-                problems = [tuple(p) for p in doc["problems"]]
-                item = InvalidTranscript(problems, source=str(source), record=doc["record"])
-            records.append(RawRecord(str(source), int(record), str(label), item))
-        result = self.scorer.score(records)
-        return {"result": np.array([pickle.dumps(result)], dtype=object)}
+        out = []
+        for blob in batch["parsed"]:
+            parsed: Parsed = pickle.loads(blob)
+            if self.scorer.scorer is None:
+                answers = Answers(fatal=self.scorer.failed, pid=os.getpid())
+            else:
+                answers = answer(self.scorer.scorer.backend, parsed.inputs)
+            out.append(pickle.dumps(answers))
+        return {"parsed": batch["parsed"], "answers": np.array(out, dtype=object)}
 
     def __del__(self) -> None:
         scorer = getattr(self, "scorer", None)  # absent if __init__ failed
         if scorer is not None:
             scorer.close()
+
+
+def _finish(batch: dict[str, Any], *, spec: ScorerSpec) -> dict[str, Any]:
+    """CPU stage: the posteriors, step rows and reports of a chunk from the model stage's
+    answers (``_stages.replay``), put together as the local engine does."""
+    import numpy as np
+
+    out = []
+    for blob, answered in zip(batch["parsed"], batch["answers"], strict=True):
+        parsed: Parsed = pickle.loads(blob)
+        answers: Answers = pickle.loads(answered)
+        if answers.fatal is not None:
+            result = ChunkResult(keys=[], fatal=answers.fatal, pid=answers.pid)
+        else:
+            scorer = Scorer(spec, backend=replay(answers))  # type: ignore[arg-type]
+            scored = scorer.score_inputs(parsed.inputs, parsed.report_contexts)
+            scored.pid, scored.peak_rss_mb = answers.pid, answers.peak_rss_mb
+            result = scorer.assembler.assemble(parsed, scored)
+        out.append(pickle.dumps(result))
+    return {"result": np.array(out, dtype=object)}
 
 
 def gpu_plan(spec: ScorerSpec, cluster_gpus: float, workers: int | None) -> tuple[int, float]:
@@ -193,14 +250,16 @@ def ray_results(
             [{"path": str(f)} for f in files], override_num_blocks=max(1, len(files))
         )
         ds = ds.flat_map(partial(_explode, ledger=str(ledger) if ledger else None))
+        ds = ds.map_batches(partial(_parse, spec=spec), batch_size=chunk_size, batch_format="numpy")
         ds = ds.map_batches(
-            _ScoreActor,
+            _ModelActor,
             fn_constructor_args=(actor_spec,),
             compute=ray.data.ActorPoolStrategy(size=actors),
-            batch_size=chunk_size,
+            batch_size=1,
             batch_format="numpy",
             **({"num_gpus": gpus_each} if gpus_each else {}),
         )
+        ds = ds.map_batches(partial(_finish, spec=spec), batch_size=1, batch_format="numpy")
         for row in ds.iter_rows():
             result: ChunkResult = pickle.loads(row["result"])
             yield result
