@@ -18,6 +18,7 @@ BENCHMARKS = (
     "adversary",
     "guess_cli",
     "reader",
+    "gpu",
 )
 
 __all__ = ["BENCHMARKS"]

@@ -1,9 +1,14 @@
-"""``python -m benchmarks [name ...]``: run every benchmark, or the ones named."""
+"""``python -m benchmarks [name ...]``: run every benchmark, or the ones named.
+
+``python -m benchmarks NAME [options]``: options after one benchmark's name go to it, for a
+benchmark whose ``run`` takes them (``python -m benchmarks gpu --device cpu``;
+``python -m benchmarks.gpu --help`` lists them)."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import sys
 import time
 
@@ -27,17 +32,21 @@ def main(argv: list[str] | None = None) -> int:
         metavar="name",
         help=f"benchmarks to run (default: all of {', '.join(BENCHMARKS)})",
     )
-    args = parser.parse_args(argv)
+    args, options = parser.parse_known_args(argv)
     unknown = [n for n in args.names if n not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
     names = args.names or list(BENCHMARKS)
+    if options and len(args.names) != 1:
+        parser.error(f"options ({' '.join(options)}) go after the name of one benchmark")
     start = time.perf_counter()
     skipped = []
     for name in names:
         module = importlib.import_module(f"benchmarks.{_MODULES.get(name, name)}")
+        if options and not inspect.signature(module.run).parameters:
+            parser.error(f"{name} takes no options")
         try:
-            module.run()
+            module.run(options) if options else module.run()
         except Skip as why:
             skipped.append(name)
             print(f"{name}: skipped: {why}")

@@ -16,8 +16,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from leakage._runtime import cpu_supports_bf16
 
 REPO = Path(__file__).resolve().parents[1]
@@ -142,6 +140,8 @@ class Server:
             raise
 
     def _wait_ready(self, seconds: float) -> None:
+        import httpx  # here, so that benchmarks without a server run where httpx is not
+
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
