@@ -68,10 +68,9 @@ class _Scoring(_DecoderPasses):
         outs = [np.zeros((len(p), len(c)), dtype=np.float64) for p, c in groups]
         with self._lock, self._torch.inference_mode():
             rows: list[list[tuple[int, int, list[int], list[list[int]]]]] = []
-            for k, (prompts, continuations) in enumerate(groups):
-                if not len(prompts) or not len(continuations):
-                    continue
-                prompt_ids, cont_ids = self._tokenize_pairs(prompts, continuations)
+            asked = [(k, g) for k, g in enumerate(groups) if len(g[0]) and len(g[1])]
+            tokens = self._tokenize_groups([g for _, g in asked])
+            for (k, (prompts, _)), (prompt_ids, cont_ids) in zip(asked, tokens, strict=True):
                 rows.append([(k, i, prompt_ids[i], cont_ids[i]) for i in range(len(prompts))])
             if pool:
                 rows = [[r for group in rows for r in group]]
@@ -95,15 +94,53 @@ class _Scoring(_DecoderPasses):
                     outs[k][i, :] = values[: len(cont)]
         return outs
 
-    def _tokenize_pairs(
-        self, prompts: Sequence[str], continuations: Sequence[str]
-    ) -> tuple[list[list[int]], list[list[list[int]]]]:
-        """Prompt tokens (with BOS) and, per prompt, each continuation's tokens."""
+    def _tokenize_groups(
+        self, groups: Sequence[tuple[Sequence[str], Sequence[str]]]
+    ) -> list[tuple[list[list[int]], list[list[list[int]]]]]:
+        """Per (prompts, continuations) group: the prompt tokens (with BOS) and, per prompt,
+        each continuation's tokens. One tokenizer call for all the prompts and
+        one for all the joined prompt + continuation strings (the listener asks about
+        thousands of one-prompt groups at once: a call per group cost more host time than a
+        GPU spends on the group)."""
         tok = self._tok
-        moved = [(p.rstrip(" "), p[len(p.rstrip(" ")) :]) for p in prompts]
-        joint = [p + space + c for p, space in moved for c in continuations]
-        enc_prompts = tok([p for p, _ in moved], add_special_tokens=False)["input_ids"]
-        enc_joint = tok(joint, add_special_tokens=False)["input_ids"]
+        moved = [[(p.rstrip(" "), p[len(p.rstrip(" ")) :]) for p in ps] for ps, _ in groups]
+        flat_prompts = [p for group in moved for p, _ in group]
+        joint = [
+            p + space + c
+            for group, (_, conts) in zip(moved, groups, strict=True)
+            for p, space in group
+            for c in conts
+        ]
+
+        def ids(texts: list[str]) -> list[list[int]]:
+            return list(tok(texts, add_special_tokens=False)["input_ids"]) if texts else []
+
+        all_prompts, all_joint = ids(flat_prompts), ids(joint)
+        out = []
+        at_p = at_j = 0
+        for group, (_, continuations) in zip(moved, groups, strict=True):
+            n_p, n_j = len(group), len(group) * len(continuations)
+            out.append(
+                self._split_pairs(
+                    group,
+                    continuations,
+                    all_prompts[at_p : at_p + n_p],
+                    all_joint[at_j : at_j + n_j],
+                )
+            )
+            at_p, at_j = at_p + n_p, at_j + n_j
+        return out
+
+    def _split_pairs(
+        self,
+        moved: list[tuple[str, str]],
+        continuations: Sequence[str],
+        enc_prompts: list[list[int]],
+        enc_joint: list[list[int]],
+    ) -> tuple[list[list[int]], list[list[list[int]]]]:
+        """One group's prompt tokens and continuation tokens from its share of the batched
+        tokenisation (see ``_tokenize_groups``)."""
+        tok = self._tok
         alone: dict[str, list[int]] = {}
         prompt_ids: list[list[int]] = []
         cont_ids: list[list[list[int]]] = []
