@@ -9,7 +9,8 @@ description. Every path here runs that workload through the library: a ``JudgeBa
 the listener direction over a client whose ``score_each`` is the runtime's, so that
 ``prepare`` builds the same prompts and continuations as ``_prepare_listener`` and the same
 benchmark functions compute the figures. The token ids are the library's
-(``LocalLM._tokenize_pairs``: BOS, the prompt's trailing space moved into the continuation)
+(``LocalLM._tokenize_groups``, formerly ``_tokenize_pairs``: BOS, the prompt's trailing space
+moved into the continuation)
 for every runtime, so only the arithmetic differs.
 
 Paths (each skipped, saying why, when its runtime is not installed):
@@ -152,6 +153,16 @@ class TorchEngine:
         return self.lm.score_each(items)
 
 
+def tokenize(lm: Any, prompt: str, conts: Sequence[str]) -> tuple[list[list[int]], Any]:
+    """``LocalLM``'s token ids for one prompt and its continuations: ([prompt ids], [[ids of
+    each continuation]]), through whichever private tokeniser this version of the library has."""
+    if hasattr(lm, "_tokenize_groups"):
+        pids, cids = lm._tokenize_groups([([prompt], list(conts))])[0]
+        return pids, cids
+    pids, cids = lm._tokenize_pairs([prompt], list(conts))
+    return pids, cids
+
+
 class _TokenEngine:
     """A runtime scoring token ids; ``score_each`` tokenises as ``LocalLM`` does."""
 
@@ -165,7 +176,7 @@ class _TokenEngine:
     def score_each(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[np.ndarray]:
         toks = []
         for p, conts in items:
-            pids, cids = self.lm._tokenize_pairs([p], list(conts))
+            pids, cids = tokenize(self.lm, p, conts)
             toks.append((pids[0], cids[0]))
         return self.score_tokens(toks)
 
@@ -481,7 +492,7 @@ def listener_tokens(lm: Any, backend: Any, games: list[Any]) -> tuple[int, int, 
             wanted.setdefault(p, {}).update(dict.fromkeys(conts))
     prompt_tokens = later = 0
     for p, conts in wanted.items():
-        pids, cids = lm._tokenize_pairs([p], list(conts))
+        pids, cids = tokenize(lm, p, list(conts))
         prompt_tokens += len(pids[0])
         later += sum(max(len(c) - 1, 0) for c in cids[0])
     return len(wanted), prompt_tokens, later
@@ -667,7 +678,7 @@ def _ct2_batch_sizes(lm: Any, backend: Any, games: list[Any]) -> list[int]:
     """Batch sizes of the ``generate_batch`` calls the engine makes for these games."""
     prefixes: set[tuple[int, ...]] = set()
     for prompt, conts in _items(backend, games):
-        pids, cids = lm._tokenize_pairs([prompt], conts)
+        pids, cids = tokenize(lm, prompt, conts)
         prefixes.add(tuple(pids[0]))
         for c in cids[0]:
             for k in range(1, len(c)):
