@@ -268,9 +268,7 @@ def spy_trace(
     steps = np.zeros((m, n_players))
     steps[np.arange(m), seat] = L[:, 0] - L[:, 1]
     evidence = np.cumsum(steps, axis=0)
-    spy = np.zeros((m, n_players))
-    for i in range(m):
-        spy[i] = spy_posterior(evidence[i], n_spies, assignment=assignment)
+    spy = _spy_posteriors(_clean(evidence), n_spies, assignment) if m else np.zeros((m, n_players))
     probability = post[np.arange(m), own]
     return SpyTrace(
         posterior=post,
@@ -298,21 +296,28 @@ def spy_posterior(
     sets); the result is the marginal P(p ∈ S). With ``assignment="marginalise"`` which word
     of the pair belongs to the civilians is unknown and both assignments are averaged.
     """
-    d = _clean(civilian_minus_spy).ravel()
-    n = d.size
+    return _spy_posteriors(_clean(civilian_minus_spy).reshape(1, -1), n_spies, assignment)[0]
+
+
+def _spy_posteriors(d: NDArray[np.float64], n_spies: int, assignment: str) -> NDArray[np.float64]:
+    """:func:`spy_posterior` of every row of ``d`` (rows x players) at once: the spy sets
+    and their membership are built once, every row's set scores in one array operation (a
+    game's statements are its rows, so a SpyGame trace costs one call, not one per
+    statement)."""
+    n = d.shape[1]
     if not 1 <= n_spies < max(n, 2):
         raise ValueError(f"n_spies must be between 1 and {n - 1} for {n} players")
     sets = np.array(list(combinations(range(n), n_spies)), dtype=np.int64)
     member = np.zeros((len(sets), n), dtype=bool)
     member[np.arange(len(sets))[:, None], sets] = True
-    score = -(member * d).sum(axis=1)
+    score = -(member[None, :, :] * d[:, None, :]).sum(axis=2)  # rows x sets
     if assignment == "known":
         weights = normalize_log(score)
     elif assignment == "marginalise":
         # The other assignment: S holds the civilians' word and everyone else the spy's.
         # Relative to the same baseline (everyone holding the civilians' word) its score is
         # Σ_{p∈S} d_p - Σ_all d_p.
-        both = np.logaddexp(score, -score - d.sum())
+        both = np.logaddexp(score, -score - d.sum(axis=1, keepdims=True))
         weights = normalize_log(both)
     else:
         raise ValueError(f"assignment must be 'known' or 'marginalise', not {assignment!r}")
