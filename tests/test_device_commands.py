@@ -78,6 +78,19 @@ def test_a_backend_without_models_takes_no_device(shared_home: Path) -> None:
     assert p.returncode == 2 and "device" in p.stderr
 
 
+@pytest.mark.parametrize("flag", [("--device", "cpu"), ("--precision", "fp32")])
+def test_a_model_option_for_an_endpoint_is_a_usage_error_not_a_traceback(
+    flag: tuple[str, str], shared_home: Path
+) -> None:
+    """The endpoint's model runs elsewhere: a local model's option is refused in one line."""
+    p = run(
+        "score", GAME, "-b", "judge", "--llm-endpoint", "http://127.0.0.1:9", *flag,
+        home=shared_home,
+    )  # fmt: skip
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert f"{flag[0][2:]} is an option of the 'local' LLM client, not of 'openai'" in p.stderr
+
+
 def test_the_device_runs_and_is_recorded_in_the_report(shared_home: Path) -> None:
     p = run("score", GAME, "-b", "embedding", "--device", "cpu", "-f", "json", home=shared_home)
     assert p.returncode == 0, p.stderr

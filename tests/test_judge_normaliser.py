@@ -31,7 +31,7 @@ def test_an_unknown_normaliser_is_refused_before_loading_a_model():
 
 
 def test_an_endpoint_has_no_normaliser():
-    with pytest.raises(ValueError, match="normaliser is an option of the 'local' LLM client"):
+    with pytest.raises(InvalidInput, match="normaliser is an option of the 'local' LLM client"):
         open_llm("some-model", endpoint="http://127.0.0.1:9/v1", normaliser="shortlist")
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from leakage.backends import create_backend
-from leakage.errors import UnknownBackend
+from leakage.errors import InvalidInput, UnknownBackend
 from leakage.games.agents import AgentFactory
 from leakage.llm import LLM_CLIENTS, Generation, Message, open_llm
 from leakage.paths import Paths
@@ -84,7 +84,7 @@ def test_a_kind_from_an_entry_point_is_picked_with_its_options(echo_kind, tmp_pa
     assert client.options == {"loud": True, "cache_path": str(tmp_path / "c.sqlite")}
     # a location it does not take is left out; an option it does not take is an error
     assert "models_dir" not in open_llm("m", kind="echo", models_dir=str(tmp_path)).options
-    with pytest.raises(ValueError, match="threads is an option of the 'local' LLM client"):
+    with pytest.raises(InvalidInput, match="threads is an option of the 'local' LLM client"):
         open_llm("m", kind="echo", threads=2)
     # the judge builds its client with the same picker
     judge = create_backend("judge", model="m", client_kind="echo")
@@ -99,7 +99,7 @@ def test_the_endpoint_kind_caches_where_it_is_told(leakage_home: Path, tmp_path:
     client = open_llm("m", endpoint=ENDPOINT)
     assert client.cache.path == Paths(leakage_home).llm_responses  # type: ignore[attr-defined]
     assert open_llm("m", endpoint=ENDPOINT, cache=False).cache is None  # type: ignore[attr-defined]
-    with pytest.raises(ValueError, match="endpoint is an option of the 'openai' LLM client"):
+    with pytest.raises(InvalidInput, match="endpoint is an option of the 'openai' LLM client"):
         open_llm("m", kind="local", endpoint=ENDPOINT)
 
 

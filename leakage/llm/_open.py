@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from leakage._registry import Registry
-from leakage.errors import BackendUnavailable
+from leakage.errors import BackendUnavailable, InvalidInput
 from leakage.llm._base import LLMClient
 
 ClientFactory = Callable[..., LLMClient]
@@ -154,9 +154,10 @@ def open_llm(
     command line and the service pass those of their settings. ``None``: such a kind reads
     the environment, a convenience for direct library users.
 
-    An option given (other than its default here) that the kind does not take is a
-    ``ValueError``; ``cache_path``, ``models_dir`` and ``variables`` go to the kinds that take
-    them, and are left out for the others.
+    An option given (other than its default here) that the kind does not take is
+    ``InvalidInput`` (a usage error on the command line, not a traceback); ``cache_path``,
+    ``models_dir`` and ``variables`` go to the kinds that take them, and are left out for the
+    others.
     An unknown kind is ``UnknownBackend`` naming those there are.
     """
     kind = kind or ("openai" if endpoint else "local")
@@ -175,7 +176,7 @@ def open_llm(
     for key in sorted(given):
         if key not in named and not any_name:
             takers = [f"{k!r}" for k in LLM_CLIENTS if key in _taken(LLM_CLIENTS[k])[0]]
-            raise ValueError(
+            raise InvalidInput(
                 f"{key} is an option of the {' or '.join(takers) or 'no'} LLM client, "
                 f"not of {kind!r} (it takes: {', '.join(sorted(named)) or 'nothing'})"
             )
