@@ -86,7 +86,7 @@ def test_the_ray_actor_closes_its_backend_when_it_is_let_go(
     # the actor's process set-up, not wanted in the test's own process
     monkeypatch.setattr(_ray, "tune_gc", lambda: None)
     monkeypatch.setattr(leakage._runtime, "prepare_model_runtime", lambda: None)
-    actor = _ray._ScoreActor(ScorerSpec("recording", {}))
+    actor = _ray._ModelActor(ScorerSpec("recording", {}))
     (backend,) = built
     assert backend.closed == 0
     del actor
