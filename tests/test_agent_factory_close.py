@@ -40,7 +40,7 @@ def test_the_factory_closes_the_encoder_it_opened_not_one_it_was_given(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ):
     opened = ClosingEncoder()
-    monkeypatch.setattr(leakage.encoders, "open_encoder", lambda: opened)
+    monkeypatch.setattr(leakage.encoders, "open_encoder", lambda device="auto": opened)
     given = ClosingEncoder()
     backend = Closes()
     for encoder in (None, given):

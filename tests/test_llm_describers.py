@@ -74,6 +74,7 @@ def test_the_package_describers_and_their_options(tmp_path: Path):
         "endpoint": False,
         "llm_cache": False,
         "variables": False,
+        "device": False,
     }
     assert describer_options("wordnet") == {"wordnet_dir": False}
     with pytest.raises(UnknownBackend, match="unknown describer 'nope'; available: file"):
