@@ -537,7 +537,7 @@ class CTranslate2LM(_BoundaryTokens):
                     return_logits_vocab=True,
                 )
                 for key, result in zip(keys, results, strict=True):
-                    logits = _logits_rows(result.logits[-1], ct2)
+                    logits = _logits_rows(result.logits[0][0], ct2)  # [hypothesis][step]
                     lse = _log_normaliser(logits)
                     out[key] = {t: float(logits[t]) - lse for t in wanted[key]}
         return out
@@ -545,86 +545,104 @@ class CTranslate2LM(_BoundaryTokens):
     def _sequence_logprobs(
         self, sequences: list[tuple[int, ...]]
     ) -> dict[tuple[int, ...], NDArray[np.float64]]:
-        """log P(token t+1 | tokens up to t) along each sequence (``score_batch``)."""
-        if not sequences:
-            return {}
+        """log P(token t+1 | tokens up to t) along each sequence (``score_batch``), sequences
+        of one length per call: CTranslate2 4.8.5 fails on Gemma 3 with sequences of unequal
+        length in one batch ("Length mask has size ... different than the current batch
+        size"), and equal lengths need no padding anyway."""
+        by_len: dict[int, list[tuple[int, ...]]] = {}
+        for seq in sequences:
+            by_len.setdefault(len(seq), []).append(seq)
         names = self._names
-        results = self._generator.score_batch(
-            [[names[t] for t in seq] for seq in sequences],
-            max_batch_size=self._budget.step_tokens,
-            batch_type="tokens",
-            max_input_length=0,
-        )
-        return {
-            seq: np.asarray(r.log_probs, dtype=np.float64)
-            for seq, r in zip(sequences, results, strict=True)
-        }
+        out: dict[tuple[int, ...], NDArray[np.float64]] = {}
+        for length, group in sorted(by_len.items()):
+            rows = max(1, self._budget.step_tokens // length)
+            for at in range(0, len(group), rows):
+                keys = group[at : at + rows]
+                results = self._generator.score_batch(
+                    [[names[t] for t in seq] for seq in keys], max_input_length=0
+                )
+                for seq, result in zip(keys, results, strict=True):
+                    out[seq] = np.asarray(result.log_probs, dtype=np.float64)
+        return out
 
     # -- generation -----------------------------------------------------------------------
 
     def generate(
         self, messages: Sequence[Message] | str, **options: Unpack[GenerationOptions]
     ) -> Generation:
-        """Greedy at ``temperature`` 0, else sampled from the whole vocabulary (``seed``, or
-        the client's sampler), as ``LocalLM.generate``: a chat through the tokenizer's chat
-        template when it has one, a string completed as it is; ``top_logprobs`` per
-        generated token before temperature."""
+        """Greedy at ``temperature`` 0 (CTranslate2's decoding loop over its KV cache), else
+        sampled from the whole vocabulary here (``seed``, or the client's sampler: a
+        CTranslate2 seed does not reach its worker threads, so its sampler cannot be
+        replayed) over one prompt pass per token, slower; as ``LocalLM.generate``: a chat
+        through the tokenizer's chat template when it has one, a string completed as it is;
+        ``top_logprobs`` per generated token, before temperature. Stop strings end it."""
         params = GenerationParams.of(**options)
         ids = prompt_tokens(self._tok, self._bos, self._start, messages)
         stops = [s for s in params.stop if s]
         produced: list[int] = []
-        ended = False
-
-        def step(result: Any) -> bool:
-            nonlocal ended
-            produced.append(int(result.token_id))
-            if int(result.token_id) in self._eos:
-                ended = True
-                return True
-            text = self._tok.decode(produced, skip_special_tokens=True)
-            return _first_stop(text, stops) is not None
-
-        sampled = params.temperature > 0
-        seed = params.seed if params.seed is not None else int(self._rng.integers(2**31))
+        rows: list[NDArray[np.float32]] = []
         with self._lock:
-            if sampled:
-                self._ct2.set_random_seed(seed)
-            results = self._generator.generate_batch(
-                [[self._names[t] for t in ids]],
-                max_length=params.max_tokens,
-                include_prompt_in_result=False,
-                end_token=sorted(self._eos) or None,
-                return_end_token=True,
-                return_logits_vocab=params.top_logprobs > 0,
-                sampling_topk=0 if sampled else 1,
-                sampling_temperature=params.temperature if sampled else 1.0,
-                callback=step if stops else None,
-            )
-        result = results[0]
-        if not stops:
-            produced = [int(t) for t in result.sequences_ids[0]]
-            ended = bool(produced) and produced[-1] in self._eos
-        text_ids = produced[:-1] if ended else produced
-        text = self._tok.decode(text_ids, skip_special_tokens=True)
+            if params.temperature > 0:
+                rng = np.random.default_rng(params.seed) if params.seed is not None else self._rng
+                for _ in range(params.max_tokens):
+                    logits = self._next_logits(ids + produced)
+                    scaled = (logits - logits.max()) / params.temperature
+                    p = np.exp(scaled.astype(np.float64))
+                    token = int(rng.choice(len(p), p=p / p.sum()))
+                    rows.append(logits)
+                    produced.append(token)
+                    if token in self._eos or self._stopped(produced, stops):
+                        break
+            else:
+
+                def step(result: Any) -> bool:
+                    produced.append(int(result.token_id))
+                    return int(result.token_id) in self._eos or self._stopped(produced, stops)
+
+                result = self._generator.generate_batch(
+                    [[self._names[t] for t in ids]],
+                    max_length=params.max_tokens,
+                    include_prompt_in_result=False,
+                    end_token=sorted(self._eos) or None,
+                    return_end_token=True,
+                    return_logits_vocab=params.top_logprobs > 0,
+                    callback=step,
+                )[0]
+                if params.top_logprobs > 0:  # [hypothesis][step]
+                    rows = [_logits_rows(v, self._ct2) for v in result.logits[0]]
+        ended = bool(produced) and produced[-1] in self._eos
+        text = self._tok.decode(produced[:-1] if ended else produced, skip_special_tokens=True)
         cut = _first_stop(text, stops)
         if cut is not None:
             text = text[:cut]
         tops: list[dict[str, float]] = []
-        if params.top_logprobs > 0:
-            for values in list(result.logits)[: len(produced)]:
-                logits = _logits_rows(values, self._ct2)
-                logp = logits - _log_normaliser(logits)
-                best = np.argsort(-logp)[: params.top_logprobs]
-                top: dict[str, float] = {}
-                for t in best:
-                    top.setdefault(self._tok.decode([int(t)]), float(logp[t]))
-                tops.append(top)
+        for logits in rows[: len(produced)] if params.top_logprobs > 0 else []:
+            logp = logits - _log_normaliser(logits)
+            top: dict[str, float] = {}
+            for t in np.argsort(-logp, kind="stable")[: params.top_logprobs]:
+                top.setdefault(self._tok.decode([int(t)]), float(logp[t]))
+            tops.append(top)
         return Generation(
             text=text,
             prompt_tokens=len(ids),
             completion_tokens=len(produced),
             top_logprobs=tops if params.top_logprobs > 0 else None,
         )
+
+    def _stopped(self, produced: list[int], stops: list[str]) -> bool:
+        if not stops:
+            return False
+        return _first_stop(self._tok.decode(produced, skip_special_tokens=True), stops) is not None
+
+    def _next_logits(self, ids: list[int]) -> NDArray[np.float32]:
+        """The raw next-token logits after ``ids`` (one prompt pass)."""
+        result = self._generator.generate_batch(
+            [[self._names[t] for t in ids]],
+            max_length=1,
+            include_prompt_in_result=False,
+            return_logits_vocab=True,
+        )[0]
+        return _logits_rows(result.logits[0][0], self._ct2)
 
 
 __all__ = ["COMPUTE_TYPES", "CTranslate2LM", "ensure_ct2_converted", "resolve_ct2_device"]
