@@ -214,6 +214,10 @@ def test_a_conversion_killed_half_way_is_not_used(tmp_path: Path):
     assert len(calls) == 1  # converted once
     (source / "config.json").write_text('{"changed": 1}')  # other weights: another folder
     assert ensure_ct2_converted(source, "int8", cache, convert=convert) != target
+    assert target.is_dir()  # its source folder is still there
+    moved = source.rename(tmp_path / "moved")  # the source gone: its conversions go too
+    newest = ensure_ct2_converted(moved, "int8", cache, convert=convert)
+    assert [p.name for p in cache.glob("ct2-*")] == [newest.name]
 
 
 CLEAR = {

@@ -211,7 +211,24 @@ def ensure_ct2_converted(
             os.rename(out, target)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        _remove_stale(cache_dir, keep=target)
     return target
+
+
+def _remove_stale(cache_dir: Path, *, keep: Path) -> None:
+    """Remove the complete conversions here whose source folder is gone (a GGUF converted
+    again after it changed removes its older transformers folder, ``_gguf``)."""
+    for old in cache_dir.glob("ct2-*"):
+        marker = old / _MARKER
+        if old == keep or not marker.is_file():
+            continue
+        try:
+            source = Path(json.loads(marker.read_text())["source"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if not source.exists():
+            log.info("removing stale conversion %s", old)
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _ct2_version() -> str | None:
