@@ -312,6 +312,12 @@ def _cost_ratio(config: dict[str, Any]) -> float:
         return 1.0
 
 
+def _usable_cores() -> int:
+    """The cores this process may run on (its affinity where the platform says), at least 1."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return max(1, len(affinity(0)) if affinity is not None else os.cpu_count() or 1)
+
+
 def _logits_rows(values: Any, ct2: Any) -> NDArray[np.float32]:
     """A CTranslate2 ``StorageView`` of logits as a float32 numpy vector (copied to the host
     from a GPU)."""
@@ -378,7 +384,7 @@ class CTranslate2LM(_BoundaryTokens):
         config = json.loads((folder / "config.json").read_text())
         model_type = str((config.get("text_config") or config).get("model_type", ""))
         self._bos, self._start = boundary_specials(self._tok, model_type)
-        self.threads = threads or len(os.sched_getaffinity(0)) or 1
+        self.threads = threads or _usable_cores()
         self.device = "cpu" if where == "cpu" else f"cuda:{index}"
         self._generator = ct2.Generator(
             str(self.model_dir),
