@@ -71,8 +71,8 @@ def recording_lm(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, A
     return loaded
 
 
-def test_the_package_has_two_kinds_and_an_unknown_one_is_named():
-    assert {"local", "openai"} <= set(LLM_CLIENTS.names())
+def test_the_package_has_three_kinds_and_an_unknown_one_is_named():
+    assert {"local", "openai", "ctranslate2"} <= set(LLM_CLIENTS.names())
     with pytest.raises(UnknownBackend, match=r"unknown LLM client 'nope'; available: .*local"):
         open_llm("m", kind="nope")
 
@@ -84,7 +84,9 @@ def test_a_kind_from_an_entry_point_is_picked_with_its_options(echo_kind, tmp_pa
     assert client.options == {"loud": True, "cache_path": str(tmp_path / "c.sqlite")}
     # a location it does not take is left out; an option it does not take is an error
     assert "models_dir" not in open_llm("m", kind="echo", models_dir=str(tmp_path)).options
-    with pytest.raises(InvalidInput, match="threads is an option of the 'local' LLM client"):
+    with pytest.raises(
+        InvalidInput, match="threads is an option of the 'local' or 'ctranslate2' LLM client"
+    ):
         open_llm("m", kind="echo", threads=2)
     # the judge builds its client with the same picker
     judge = create_backend("judge", model="m", client_kind="echo")

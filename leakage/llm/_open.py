@@ -1,9 +1,11 @@
 """``open_llm``: an LLM client of a registered kind, local models shared between callers.
 
-The kinds are the registry ``LLM_CLIENTS``: ``local`` (``LocalLM``, a causal LM run here) and
-``openai`` (``OpenAICompatibleClient``, an OpenAI-compatible endpoint, its answers cached),
-and those of installed distributions, by an entry point in the group ``leakage.llm_clients``
-naming a factory like the two here (the model first, then keyword options)::
+The kinds are the registry ``LLM_CLIENTS``: ``local`` (``LocalLM``, a causal LM run here with
+torch), ``ctranslate2`` (``CTranslate2LM``, the same models run by CTranslate2, int8 by
+default: faster on a CPU without bf16, docs/benchmarks.md) and ``openai``
+(``OpenAICompatibleClient``, an OpenAI-compatible endpoint, its answers cached), and those
+of installed distributions, by an entry point in the group ``leakage.llm_clients`` naming a
+factory like those here (the model first, then keyword options)::
 
     [project.entry-points."leakage.llm_clients"]
     mykind = "mypackage.client:open_client"
@@ -26,7 +28,11 @@ from leakage.llm._base import LLMClient
 ClientFactory = Callable[..., LLMClient]
 LLM_CLIENTS: Registry[ClientFactory] = Registry(
     "leakage.llm_clients",
-    builtin={"local": "leakage.llm._open:_local", "openai": "leakage.llm._open:_openai"},
+    builtin={
+        "local": "leakage.llm._open:_local",
+        "openai": "leakage.llm._open:_openai",
+        "ctranslate2": "leakage.llm._open:_ctranslate2",
+    },
 )
 """The kinds of LLM client: name -> factory(model, **options)."""
 
@@ -75,6 +81,44 @@ def _local(
             precision=precision,
             threads=threads,
             normaliser=normaliser,
+            models_dir=models_dir,
+            device=device,
+        )
+        _OPEN_MODELS[key] = shared
+    return shared
+
+
+def _ctranslate2(
+    model: str | None = None,
+    *,
+    compute_type: str = "int8",
+    precision: str = "auto",
+    threads: int | None = None,
+    models_dir: str | None = None,
+    device: str = "auto",
+) -> LLMClient:
+    """A local model by name or path run by CTranslate2 (``CTranslate2LM``), shared like
+    ``_local``'s. ``compute_type``: ``int8`` (default), ``int8_float32``, ``float32`` or
+    ``auto``; ``precision`` ``fp32`` (the judge's and the listener's option) stands for
+    ``compute_type="float32"``. ``device``: ``auto``, ``cpu``, ``cuda``, ``cuda:N``."""
+    if precision not in ("auto", "fp32"):
+        raise InvalidInput(
+            f"precision {precision!r} is not one of the ctranslate2 client (auto, or fp32: "
+            "compute_type float32); its compute_type option says how it computes"
+        )
+    if precision == "fp32":
+        if compute_type not in ("int8", "float32"):  # int8: the default, not asked for
+            raise InvalidInput(f"precision fp32 and compute_type {compute_type!r} disagree")
+        compute_type = "float32"
+    from leakage.llm._ct2 import CTranslate2LM
+
+    key = ("ctranslate2", model or DEFAULT_LOCAL_MODEL, compute_type, threads, models_dir, device)
+    shared = _OPEN_MODELS.get(key)
+    if shared is None:
+        shared = CTranslate2LM(
+            key[1],
+            compute_type=compute_type,
+            threads=threads,
             models_dir=models_dir,
             device=device,
         )
@@ -140,6 +184,8 @@ def open_llm(
     """A client of the kind ``kind`` (``LLM_CLIENTS``; default: ``openai`` when ``endpoint``
     is set, else ``local``) for ``model``.
 
+    ``ctranslate2``: the same models run by CTranslate2 (``compute_type``, ``threads``,
+    ``device``, ``models_dir``; ``precision`` ``fp32`` is ``compute_type="float32"``).
     ``local``: a model by name or path (default ``gemma-3-270m``), ``device`` (``auto``: a
     CUDA device when torch sees one; ``cpu``, ``cuda``, ``cuda:N``, ``mps``), ``precision``,
     ``threads``, ``normaliser`` (``exact`` or ``shortlist``, ``LocalLM``) and ``models_dir``

@@ -85,19 +85,27 @@ class _Generation(_LocalState):
         )
 
     def _prompt_tokens(self, messages: Sequence[Message] | str) -> list[int]:
-        tok = self._tok
-        if isinstance(messages, str):
-            text, templated = messages, False
-        elif tok.chat_template:
-            chat = [{"role": m.role, "content": m.content} for m in messages]
-            text = tok.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
-            templated = True
-        else:
-            text, templated = "\n\n".join(m.content for m in messages), False
-        ids = list(tok(str(text), add_special_tokens=False)["input_ids"])
-        if templated:  # the template writes its own special tokens
-            return ids or list(self._start)
-        return self._bos + ids if self._bos or ids else list(self._start)
+        return prompt_tokens(self._tok, self._bos, self._start, messages)
+
+
+def prompt_tokens(
+    tok: Any, bos: list[int], start: list[int], messages: Sequence[Message] | str
+) -> list[int]:
+    """The token ids ``generate`` starts from: a chat through the tokenizer's chat template
+    when it has one, else the messages' contents joined by blank lines; a string as it is.
+    ``bos`` and ``start``: ``boundary_specials`` of the tokenizer."""
+    if isinstance(messages, str):
+        text, templated = messages, False
+    elif tok.chat_template:
+        chat = [{"role": m.role, "content": m.content} for m in messages]
+        text = tok.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+        templated = True
+    else:
+        text, templated = "\n\n".join(m.content for m in messages), False
+    ids = list(tok(str(text), add_special_tokens=False)["input_ids"])
+    if templated:  # the template writes its own special tokens
+        return ids or list(start)
+    return bos + ids if bos or ids else list(start)
 
 
 def _eos_ids(*values: Any) -> frozenset[int]:

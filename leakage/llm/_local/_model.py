@@ -20,7 +20,7 @@ from leakage.llm._gguf import (
 )
 from leakage.llm._local._generate import _eos_ids, _Generation
 from leakage.llm._local._head import NORMALISERS
-from leakage.llm._local._score import _Scoring
+from leakage.llm._local._score import _Scoring, boundary_specials
 from leakage.llm._local._state import _PromptStates, cache_keyword
 
 
@@ -129,14 +129,8 @@ class LocalLM(_Scoring, _Generation):
         self._f32: Any = None
         self._approx: Any = None  # the same for the shortlist normaliser
         tok = self._tok
-        bos = tok.bos_token_id
-        adds_bos = bos is not None and tok("a")["input_ids"][:1] == [bos]
         model_type = str(getattr(self._config, "model_type", ""))
-        self._bos: list[int] = (
-            [bos] if bos is not None and (adds_bos or model_type.startswith("gemma")) else []
-        )
-        start = bos if bos is not None else tok.eos_token_id
-        self._start: list[int] = [start] if start is not None else []
+        self._bos, self._start = boundary_specials(tok, model_type)
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         self._pad = int(pad or 0)
         self._eos = _eos_ids(self._model.generation_config.eos_token_id, tok.eos_token_id)

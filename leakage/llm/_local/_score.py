@@ -17,7 +17,85 @@ from leakage.llm._local._state import _PromptStates
 # ``PassBudget.prompt_tokens`` (4,096 on a CPU, 65,536 on a GPU).
 
 
-class _Scoring(_DecoderPasses):
+class _BoundaryTokens:
+    """The prompt and continuation tokens of a scoring call, split at their boundary as the
+    module docstring of ``leakage.llm._local`` says: shared by ``LocalLM`` and the other
+    clients that score over the same tokenizer (``CTranslate2LM``), so that every runtime
+    scores the same token ids. Reads the tokenizer and the BOS / start tokens
+    (``boundary_specials``)."""
+
+    _tok: Any
+    _bos: list[int]
+    _start: list[int]
+
+    def _tokenize_groups(
+        self, groups: Sequence[tuple[Sequence[str], Sequence[str]]]
+    ) -> list[tuple[list[list[int]], list[list[list[int]]]]]:
+        """Per (prompts, continuations) group: the prompt tokens (with BOS) and, per prompt,
+        each continuation's tokens. One tokenizer call for all the prompts and
+        one for all the joined prompt + continuation strings (the listener asks about
+        thousands of one-prompt groups at once: a call per group cost more host time than a
+        GPU spends on the group)."""
+        tok = self._tok
+        moved = [[(p.rstrip(" "), p[len(p.rstrip(" ")) :]) for p in ps] for ps, _ in groups]
+        flat_prompts = [p for group in moved for p, _ in group]
+        joint = [
+            p + space + c
+            for group, (_, conts) in zip(moved, groups, strict=True)
+            for p, space in group
+            for c in conts
+        ]
+
+        def ids(texts: list[str]) -> list[list[int]]:
+            return list(tok(texts, add_special_tokens=False)["input_ids"]) if texts else []
+
+        all_prompts, all_joint = ids(flat_prompts), ids(joint)
+        out = []
+        at_p = at_j = 0
+        for group, (_, continuations) in zip(moved, groups, strict=True):
+            n_p, n_j = len(group), len(group) * len(continuations)
+            out.append(
+                self._split_pairs(
+                    group,
+                    continuations,
+                    all_prompts[at_p : at_p + n_p],
+                    all_joint[at_j : at_j + n_j],
+                )
+            )
+            at_p, at_j = at_p + n_p, at_j + n_j
+        return out
+
+    def _split_pairs(
+        self,
+        moved: list[tuple[str, str]],
+        continuations: Sequence[str],
+        enc_prompts: list[list[int]],
+        enc_joint: list[list[int]],
+    ) -> tuple[list[list[int]], list[list[list[int]]]]:
+        """One group's prompt tokens and continuation tokens from its share of the batched
+        tokenisation (see ``_tokenize_groups``)."""
+        tok = self._tok
+        alone: dict[str, list[int]] = {}
+        prompt_ids: list[list[int]] = []
+        cont_ids: list[list[list[int]]] = []
+        n = len(continuations)
+        for i, ids in enumerate(enc_prompts):
+            prompt_ids.append(self._bos + list(ids) if self._bos or ids else list(self._start))
+            row = []
+            for j, cont in enumerate(continuations):
+                whole = enc_joint[i * n + j]
+                if whole[: len(ids)] == ids:
+                    row.append(list(whole[len(ids) :]))
+                else:  # a token straddles the boundary: tokenise the continuation alone
+                    text = moved[i][1] + cont
+                    if text not in alone:
+                        alone[text] = list(tok(text, add_special_tokens=False)["input_ids"])
+                    row.append(alone[text])
+            cont_ids.append(row)
+        return prompt_ids, cont_ids
+
+
+class _Scoring(_DecoderPasses, _BoundaryTokens):
     """``score``, ``score_many``, ``score_groups``, ``score_each`` of ``LocalLM``."""
 
     # -- scoring --------------------------------------------------------------------------
@@ -94,72 +172,6 @@ class _Scoring(_DecoderPasses):
                     outs[k][i, :] = values[: len(cont)]
         return outs
 
-    def _tokenize_groups(
-        self, groups: Sequence[tuple[Sequence[str], Sequence[str]]]
-    ) -> list[tuple[list[list[int]], list[list[list[int]]]]]:
-        """Per (prompts, continuations) group: the prompt tokens (with BOS) and, per prompt,
-        each continuation's tokens. One tokenizer call for all the prompts and
-        one for all the joined prompt + continuation strings (the listener asks about
-        thousands of one-prompt groups at once: a call per group cost more host time than a
-        GPU spends on the group)."""
-        tok = self._tok
-        moved = [[(p.rstrip(" "), p[len(p.rstrip(" ")) :]) for p in ps] for ps, _ in groups]
-        flat_prompts = [p for group in moved for p, _ in group]
-        joint = [
-            p + space + c
-            for group, (_, conts) in zip(moved, groups, strict=True)
-            for p, space in group
-            for c in conts
-        ]
-
-        def ids(texts: list[str]) -> list[list[int]]:
-            return list(tok(texts, add_special_tokens=False)["input_ids"]) if texts else []
-
-        all_prompts, all_joint = ids(flat_prompts), ids(joint)
-        out = []
-        at_p = at_j = 0
-        for group, (_, continuations) in zip(moved, groups, strict=True):
-            n_p, n_j = len(group), len(group) * len(continuations)
-            out.append(
-                self._split_pairs(
-                    group,
-                    continuations,
-                    all_prompts[at_p : at_p + n_p],
-                    all_joint[at_j : at_j + n_j],
-                )
-            )
-            at_p, at_j = at_p + n_p, at_j + n_j
-        return out
-
-    def _split_pairs(
-        self,
-        moved: list[tuple[str, str]],
-        continuations: Sequence[str],
-        enc_prompts: list[list[int]],
-        enc_joint: list[list[int]],
-    ) -> tuple[list[list[int]], list[list[list[int]]]]:
-        """One group's prompt tokens and continuation tokens from its share of the batched
-        tokenisation (see ``_tokenize_groups``)."""
-        tok = self._tok
-        alone: dict[str, list[int]] = {}
-        prompt_ids: list[list[int]] = []
-        cont_ids: list[list[list[int]]] = []
-        n = len(continuations)
-        for i, ids in enumerate(enc_prompts):
-            prompt_ids.append(self._bos + list(ids) if self._bos or ids else list(self._start))
-            row = []
-            for j, cont in enumerate(continuations):
-                whole = enc_joint[i * n + j]
-                if whole[: len(ids)] == ids:
-                    row.append(list(whole[len(ids) :]))
-                else:  # a token straddles the boundary: tokenise the continuation alone
-                    text = moved[i][1] + cont
-                    if text not in alone:
-                        alone[text] = list(tok(text, add_special_tokens=False)["input_ids"])
-                    row.append(alone[text])
-            cont_ids.append(row)
-        return prompt_ids, cont_ids
-
     def _project(
         self, work: list[tuple[_PromptStates, list[list[list[int]]], Any]]
     ) -> list[NDArray[np.float64]]:
@@ -223,3 +235,14 @@ def _length_groups(lengths: Sequence[int], max_tokens: int) -> list[list[int]]:
     if current:
         groups.append(current)
     return groups
+
+
+def boundary_specials(tok: Any, model_type: str) -> tuple[list[int], list[int]]:
+    """(BOS, start) of a tokenizer: the BOS prepended to every prompt when the tokenizer adds
+    it by itself or the model is a Gemma (trained with it), and the token an empty prompt is
+    conditioned on when there is no BOS (the BOS, else the EOS)."""
+    bos = tok.bos_token_id
+    adds_bos = bos is not None and tok("a")["input_ids"][:1] == [bos]
+    with_bos = [bos] if bos is not None and (adds_bos or model_type.startswith("gemma")) else []
+    start = bos if bos is not None else tok.eos_token_id
+    return with_bos, [start] if start is not None else []
