@@ -50,7 +50,7 @@ def register_llm_client(name: str) -> Callable[[ClientFactory], ClientFactory]:
 
 
 _OPEN_MODELS: weakref.WeakValueDictionary[tuple[Any, ...], Any] = weakref.WeakValueDictionary()
-"""Local models in use, by (model, precision, threads, normaliser, models_dir, device): the
+"""Local models in use, by (client class, model, options: ``_shared``): the
 judge and the listener of one ensemble (or two backends of one service, or two game agents)
 load a model once and share it (``LocalLM`` serialises its calls); a model nobody holds any
 more is freed."""
@@ -73,17 +73,18 @@ def _local(
         from leakage.llm import LocalLM
     except ImportError as err:  # pragma: no cover - the layer ships with the package
         raise BackendUnavailable(f"the local LLM layer cannot be imported: {err}") from err
-    key = (model or DEFAULT_LOCAL_MODEL, precision, threads, normaliser, models_dir, device)
+    name = model or DEFAULT_LOCAL_MODEL
+    options = dict(precision=precision, threads=threads, normaliser=normaliser, device=device)
+    return _shared(LocalLM, name, models_dir=models_dir, **options)
+
+
+def _shared(cls: Callable[..., LLMClient], name: str, **options: Any) -> LLMClient:
+    """``cls(name, **options)``, or the one already built with the same class, name and
+    options and still held by someone (``_OPEN_MODELS``)."""
+    key = (cls.__name__, name, *sorted(options.items()))
     shared = _OPEN_MODELS.get(key)
     if shared is None:
-        shared = LocalLM(
-            key[0],
-            precision=precision,
-            threads=threads,
-            normaliser=normaliser,
-            models_dir=models_dir,
-            device=device,
-        )
+        shared = cls(name, **options)
         _OPEN_MODELS[key] = shared
     return shared
 
@@ -112,18 +113,14 @@ def _ctranslate2(
         compute_type = "float32"
     from leakage.llm._ct2 import CTranslate2LM
 
-    key = ("ctranslate2", model or DEFAULT_LOCAL_MODEL, compute_type, threads, models_dir, device)
-    shared = _OPEN_MODELS.get(key)
-    if shared is None:
-        shared = CTranslate2LM(
-            key[1],
-            compute_type=compute_type,
-            threads=threads,
-            models_dir=models_dir,
-            device=device,
-        )
-        _OPEN_MODELS[key] = shared
-    return shared
+    return _shared(
+        CTranslate2LM,
+        model or DEFAULT_LOCAL_MODEL,
+        compute_type=compute_type,
+        threads=threads,
+        models_dir=models_dir,
+        device=device,
+    )
 
 
 def _openai(
