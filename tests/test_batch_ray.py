@@ -98,7 +98,15 @@ def test_ray_model_stage_gives_the_local_engines_rows_and_reports(
                  workers=1, chunk_size=2)
     )  # fmt: skip
     assert (on_ray.games, on_ray.failed) == (local.games, local.failed) == (3, 0)
-    assert sorted_rows(read_steps(tmp_path / "ray")) == sorted_rows(read_steps(tmp_path / "local"))
+    # A Ray actor of one CPU runs torch on one thread, the test's process on more: the
+    # vectors may differ in their last bits (more so without native bf16), so numbers are
+    # compared to a tolerance, everything else exactly.
+    ray_rows = sorted_rows(read_steps(tmp_path / "ray"))
+    local_rows = sorted_rows(read_steps(tmp_path / "local"))
+    assert len(ray_rows) == len(local_rows)
+    for got, want in zip(ray_rows, local_rows, strict=True):
+        assert _numbers(got) == pytest.approx(_numbers(want), abs=1e-4, nan_ok=True)
+        assert _shape(got) == _shape(want)
 
     def reports(out: Path) -> list[dict]:
         lines = (out / "reports.jsonl").read_text().splitlines()
@@ -107,8 +115,30 @@ def test_ray_model_stage_gives_the_local_engines_rows_and_reports(
             del r["backend_info"]["threads"]
         return found
 
-    assert reports(tmp_path / "ray") == reports(tmp_path / "local")
+    for got, want in zip(reports(tmp_path / "ray"), reports(tmp_path / "local"), strict=True):
+        assert _numbers(got) == pytest.approx(_numbers(want), abs=1e-4)
+        assert _shape(got) == _shape(want)
     assert any("outlier" in json.dumps(r) for r in reports(tmp_path / "ray"))
     manifest = json.loads((tmp_path / "ray" / "manifest.json").read_text())
     assert manifest["backend_info"]["device"] == "cpu"
     assert manifest["runs"][-1]["device"] == "auto"
+
+
+def _numbers(doc: object) -> list[float]:
+    """Every number in a JSON document, in order."""
+    if isinstance(doc, dict):
+        return [x for v in doc.values() for x in _numbers(v)]
+    if isinstance(doc, list):
+        return [x for v in doc for x in _numbers(v)]
+    if isinstance(doc, int | float) and not isinstance(doc, bool):
+        return [float(doc)]
+    return []
+
+
+def _shape(doc: object) -> object:
+    """A JSON document with its numbers left out (keys, strings, nesting kept)."""
+    if isinstance(doc, dict):
+        return {k: _shape(v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_shape(v) for v in doc]
+    return None if isinstance(doc, int | float) and not isinstance(doc, bool) else doc
