@@ -285,14 +285,22 @@ class RowMemo:
         return np.stack([self._rows[(c, key, category)] for c in clues])
 
 
-def build_members(names: Sequence[str]) -> tuple[dict[str, Any], dict[str, float]]:
-    """Each member backend with the library defaults, and its load time in seconds."""
+LLM_MEMBERS = ("judge", "listener")
+
+
+def build_members(
+    names: Sequence[str], precision: str = "auto"
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """Each member backend with the library defaults (the LLM members' ``precision`` aside),
+    and its load time in seconds."""
     from leakage import create_backend
 
     backends: dict[str, Any] = {}
     load: dict[str, float] = {}
     for n in names:
         opts: dict[str, Any] = {"index": default_index()} if n == "cooccurrence" else {}
+        if n in LLM_MEMBERS and precision != "auto":
+            opts["precision"] = precision
         with Stopwatch() as sw:
             backends[n] = create_backend(n, **opts)
         load[n] = round(sw.seconds, 2)
@@ -305,10 +313,11 @@ def ensembles(members: Mapping[str, Any], weights_file: Path | None = None) -> d
     from leakage.backends.ensemble import (
         EnsembleBackend,
         default_weights_path,
+        llm_rows,
         read_weights,
     )
 
-    path = weights_file or default_weights_path()
+    path = weights_file or default_weights_path(llm_rows(members))
     fitted = read_weights(path)
     out = {"ensemble": EnsembleBackend.from_weights(fitted, members, weights_file=str(path))}
     if fitted.item_types:
@@ -338,13 +347,15 @@ def write_word_weights(
     codenames_path: Path,
     member_info: Mapping[str, Any],
     base_path: Path | None = None,
+    rows: str = "",
 ) -> Path:
-    """The weights file ``base_path`` (default: the shipped one) with ``result`` as its
-    ``word`` fit (the rest kept; members the base lacks get weight 0 in its other fits)."""
+    """The weights file ``base_path`` (default: the shipped one for the members' ``rows``,
+    ``leakage.backends.ensemble.llm_rows``) with ``result`` as its ``word`` fit (the rest
+    kept; members the base lacks get weight 0 in its other fits)."""
     from leakage.backends.ensemble import default_weights_path, read_weights
     from leakage.calibration import with_type_fit
 
-    base = read_weights(base_path or default_weights_path())
+    base = read_weights(base_path or default_weights_path(rows))
     doc = with_type_fit(
         base,
         "word",
@@ -374,7 +385,12 @@ def ck_arena(members: Mapping[str, Any], weights_file: Path | None = None) -> di
     a member it gives weight 0 on statements is built but never asked)."""
     from benchmarks._spygame import print_spygame, spygame_block
     from leakage import load_transcripts
-    from leakage.backends.ensemble import EnsembleBackend, default_weights_path, read_weights
+    from leakage.backends.ensemble import (
+        EnsembleBackend,
+        default_weights_path,
+        llm_rows,
+        read_weights,
+    )
     from leakage.scoring import prepare
 
     logs = shared_data("ck-arena-dev", "logs")
@@ -382,7 +398,7 @@ def ck_arena(members: Mapping[str, Any], weights_file: Path | None = None) -> di
     if errors:
         raise ValueError(f"{logs}: {len(errors)} unreadable records, first: {errors[0]}")
     memo = {n: RowMemo(b) for n, b in members.items()}
-    path = weights_file or default_weights_path()
+    path = weights_file or default_weights_path(llm_rows(members))
     pooled = EnsembleBackend.from_weights(read_weights(path), memo, weights_file=str(path))
     out: dict[str, Any] = {"games": len(games), "logs": str(logs), "seconds": {}}
     for name, backend in {**{n: memo[n] for n in SPY_MEMBERS}, "ensemble": pooled}.items():
@@ -442,12 +458,17 @@ def _print(title: str, block: Mapping[str, Any]) -> None:
 
 
 def run(
-    write_weights: Path | None = None, base: Path | None = None, ck: bool = True
+    write_weights: Path | None = None,
+    base: Path | None = None,
+    ck: bool = True,
+    precision: str = "auto",
 ) -> dict[str, Any]:
     """Measure every backend; ``write_weights``: also write the weights file ``base`` (default:
     the shipped one) with the word type refitted on this run's dev items there, and measure
-    with it (how the shipped fit was made); ``ck``: also the CK-Arena spy hunt."""
+    with it (how the shipped fit was made); ``ck``: also the CK-Arena spy hunt; ``precision``:
+    the LLM members' (``fp32``: torch in fp32, where the default would be int8)."""
     from leakage._runtime import cpu_supports_bf16
+    from leakage.backends.ensemble import llm_rows
     from leakage.calibration import dev_frozen_split
 
     codenames_path = shared_data("codenames-guess-val", "games.jsonl")
@@ -467,7 +488,7 @@ def run(
         f"{len(frozen_ids)} frozen), {len(probes.ids)} card probes; bf16: {cpu_supports_bf16()}",
         flush=True,
     )
-    members, load = build_members(MEMBERS)
+    members, load = build_members(MEMBERS, precision)
     for name, backend in members.items():
         codenames.score(name, backend)
         probes.score(name, backend)
@@ -479,7 +500,9 @@ def run(
     refit = fit_word_type(codenames, frozen_ids, MEMBERS)
     if write_weights is not None:
         info = {n: b.info() for n, b in members.items()}
-        wrote = write_word_weights(refit, write_weights, codenames_path, info, base)
+        wrote = write_word_weights(
+            refit, write_weights, codenames_path, info, base, rows=llm_rows(members)
+        )
         print(f"  wrote {wrote}")
     # The ensembles pool the members' rows just computed (``Replay``): the judge's prompt cache
     # holds 512 prompts, and these items bring about 8,300, so a live judge would score them
@@ -514,6 +537,7 @@ def run(
         results["seconds"]["ck_arena"] = results["ck_arena"].pop("seconds")
     results["seconds"]["total"] = round(time.perf_counter() - start, 1)
     params = {
+        "llm_precision": precision,
         "codenames": str(codenames_path),
         "cards": str(cards_path),
         "split": "leakage.calibration.dev_frozen_split (SHA-256 of the item id, 1/3 frozen)",
@@ -522,7 +546,10 @@ def run(
         "frozen_ids": frozen_ids,
         "bootstrap": {"resamples": N_BOOT, "seed": SEED, "level": 0.95, "unit": "item"},
     }
-    path = write_result("adversary", params, results)
+    # int8 rows (CTranslate2, the default where the CPU lacks bf16) are measured apart from
+    # torch's, so that both figures stay on record
+    rows = llm_rows(members) or ("" if precision == "auto" else precision)
+    path = write_result("adversary" + (f"_{rows}" if rows else ""), params, results)
     print(f"  wrote {path}")
     return results
 
@@ -547,5 +574,12 @@ if __name__ == "__main__":
     parser.add_argument(
         "--no-ck-arena", action="store_true", help="skip the CK-Arena spy hunt (the listener)"
     )
+    parser.add_argument(
+        "--precision",
+        choices=("auto", "fp32", "bf16"),
+        default="auto",
+        help="the LLM members' precision (fp32: torch in fp32, which a CPU without bf16 would "
+        "otherwise run in int8); results in adversary_<precision>.json",
+    )
     args = parser.parse_args()
-    run(args.write_weights, args.base, ck=not args.no_ck_arena)
+    run(args.write_weights, args.base, ck=not args.no_ck_arena, precision=args.precision)

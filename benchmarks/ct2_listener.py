@@ -3,7 +3,10 @@ the torch listener (fp32): CK-Arena figures, speed, and the Codenames frozen top
 
 ``CT2_FORCE_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2
 .venv/bin/python -m benchmarks.ct2_listener [--games N] [--repeats R] [--no-figures]
-[--no-codenames] [--out PATH]``
+[--no-codenames] [--backend listener|ensemble] [--out PATH]``
+
+``--backend ensemble`` measures the shipped ensemble instead, its LLM members on each runtime
+(each side pooled with the shipped fit for its rows); results in ``ct2_ensemble.json``.
 
 Unlike ``benchmarks/quantized.py`` (which runs each runtime under a ``JudgeBackend`` of its
 own), both sides here are what a user gets: ``create_backend("listener", precision="fp32")``
@@ -21,7 +24,7 @@ runtimes to AVX2 (they are recorded).
    P(spy) after round 1 as an AUC, and their seconds.
 3. Codenames: the listener's top-1 (and top-3, MRR) on the frozen and dev items.
 
-Writes ``benchmarks/results/ct2_listener.json`` (or ``--out``).
+Writes ``benchmarks/results/ct2_listener.json`` (``ct2_ensemble.json``; or ``--out``).
 """
 
 from __future__ import annotations
@@ -40,6 +43,15 @@ CLIENTS = {
     "torch fp32": {"precision": "fp32"},
     "ctranslate2 int8": {"client_kind": "ctranslate2"},
 }
+ENSEMBLE_CLIENTS = {
+    # the ensemble routes precision to every member that loads a model, and each LLM member
+    # its own client kind; each side pools with the shipped fit for its rows
+    "torch fp32": {"precision": "fp32"},
+    "ctranslate2 int8": {
+        "listener": {"client_kind": "ctranslate2"},
+        "judge": {"client_kind": "ctranslate2"},
+    },
+}
 SEED = 0
 
 
@@ -47,13 +59,13 @@ def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def backends() -> dict[str, Any]:
+def backends(kind: str = "listener") -> dict[str, Any]:
     from leakage import create_backend
 
     out = {}
-    for name, options in CLIENTS.items():
+    for name, options in (CLIENTS if kind == "listener" else ENSEMBLE_CLIENTS).items():
         start = time.perf_counter()
-        out[name] = create_backend("listener", device="cpu", **options)
+        out[name] = create_backend(kind, device="cpu", **options)
         print(f"{name}: loaded in {time.perf_counter() - start:.1f} s", flush=True)
     return out
 
@@ -133,9 +145,16 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--no-figures", action="store_true")
     parser.add_argument("--no-codenames", action="store_true")
     parser.add_argument(
-        "--out", type=Path, default=Path(__file__).parent / "results" / "ct2_listener.json"
+        "--backend",
+        choices=("listener", "ensemble"),
+        default="listener",
+        help="the listener alone, or the shipped ensemble (its LLM members on each runtime)",
     )
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.out is None:
+        stem = "ct2_listener" if args.backend == "listener" else "ct2_ensemble"
+        args.out = Path(__file__).parent / "results" / f"{stem}.json"
     from leakage import load_transcripts
     from leakage._runtime import cpu_supports_bf16
 
@@ -143,12 +162,13 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     games, errors = load_transcripts([logs], input_format="ck-arena")
     if errors:
         raise ValueError(f"{logs}: {len(errors)} unreadable records")
-    members = backends()
+    members = backends(args.backend)
     results: dict[str, Any] = {
         "machine": machine(),
+        "backend": args.backend,
         "bf16_native": cpu_supports_bf16(),
         "isa": {k: os.environ.get(k, "native") for k in ISA_VARIABLES},
-        "clients": {n: b.client.info() for n, b in members.items()},
+        "clients": {n: b.info() for n, b in members.items()},
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
     print(f"speed: first {args.games} of {len(games)} games, {args.repeats} rounds", flush=True)

@@ -50,13 +50,40 @@ def prepare_model_runtime() -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+_ONEDNN_BELOW_BF16 = (
+    "SSE41",
+    "AVX",
+    "AVX2",
+    "AVX2_VNNI",
+    "AVX2_VNNI_2",
+    "AVX512_CORE",
+    "AVX512_CORE_VNNI",
+)
+"""``ONEDNN_MAX_CPU_ISA`` values that keep oneDNN's bf16 kernels off."""
+
+
+def cpu_isa_capped() -> str | None:
+    """The variable that holds torch's CPU kernels below AVX-512 (``ATEN_CPU_CAPABILITY``
+    ``avx2`` or ``default``, ``ONEDNN_MAX_CPU_ISA`` below ``AVX512_CORE_BF16``), as
+    ``NAME=value``; ``None`` when nothing does."""
+    aten = os.environ.get("ATEN_CPU_CAPABILITY", "").strip().lower()
+    if aten and not aten.startswith("avx512"):
+        return f"ATEN_CPU_CAPABILITY={aten}"
+    onednn = os.environ.get("ONEDNN_MAX_CPU_ISA", "").strip().upper()
+    if onednn in _ONEDNN_BELOW_BF16:
+        return f"ONEDNN_MAX_CPU_ISA={onednn}"
+    return None
+
+
 def cpu_supports_bf16() -> bool:
-    """Whether this CPU has native bf16 arithmetic (AVX512-BF16 or AMX-BF16)."""
+    """Whether this CPU has native bf16 arithmetic (AVX512-BF16 or AMX-BF16) and torch may
+    use it (no ``cpu_isa_capped`` variable holds its kernels below AVX-512: a machine so held
+    computes as one without bf16 does, which is how the benchmarks measure such CPUs)."""
     try:
         flags = Path("/proc/cpuinfo").read_text()
     except OSError:
         return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
+    return ("avx512_bf16" in flags or "amx_bf16" in flags) and cpu_isa_capped() is None
 
 
 def cpu_name() -> str:
@@ -95,6 +122,31 @@ def check_device(device: str) -> str:
     if value in ("auto", "cpu", "cuda", "mps") or re.fullmatch(r"cuda:[0-9]{1,4}", value):
         return value
     raise ValueError(f"device must be auto, cpu, cuda, cuda:N or mps, not {device!r}")
+
+
+def cuda_may_be_present() -> bool:
+    """Whether torch could see a CUDA device here: torch is installed and, on Linux, an
+    NVIDIA device node (or WSL's ``/dev/dxg``) exists. False means no CUDA for certain, and
+    is known without importing torch."""
+    import sys
+
+    if find_spec("torch") is None:
+        return False
+    dev = Path("/dev")
+    return sys.platform != "linux" or any(dev.glob("nvidia[0-9]*")) or (dev / "dxg").exists()
+
+
+def device_is_cpu(device: str) -> bool:
+    """Whether a ``device`` option runs on the CPU: ``cpu``, or ``auto`` where torch sees no
+    CUDA device (torch is imported only where one may be present)."""
+    wanted = check_device(device)
+    if wanted != "auto":
+        return wanted == "cpu"
+    if not cuda_may_be_present():
+        return True
+    import torch
+
+    return not torch.cuda.is_available()
 
 
 def _torch_build(torch: Any) -> str:

@@ -270,7 +270,7 @@ def test_missing_or_bad_shipped_weights_are_an_error_not_equal_weights(
     shipped = tmp_path / "ensemble_weights.json"
     if content is not None:
         shipped.write_text(content)
-    monkeypatch.setattr(mod, "default_weights_path", lambda: shipped)
+    monkeypatch.setattr(mod, "default_weights_path", lambda rows="": shipped)
     with pytest.raises(BackendUnavailable, match="shipped weights cannot be used") as err:
         create_backend("ensemble", members="fx,fy")
     assert str(shipped) in str(err.value) and "reinstall" in str(err.value)
@@ -577,3 +577,25 @@ def test_cli_rejects_the_ensemble_as_its_own_member(tmp_path: Path):
     )  # fmt: skip
     assert p.returncode == 2 and "cannot be its own member" in p.stderr
     assert not (tmp_path / "w.json").exists()
+
+
+def test_the_shipped_fit_is_the_one_for_the_members_rows(monkeypatch, tmp_path, fake_members):
+    """Members whose LLM runs CTranslate2 int8 pool with the int8 fit, each member built once;
+    others with the torch fit."""
+    import leakage.backends.ensemble as mod
+
+    files = {"": tmp_path / "torch.json", "int8": tmp_path / "int8.json"}
+    files[""].write_text(json.dumps(_weights_doc()))
+    files["int8"].write_text(json.dumps(_weights_doc(weights={"fx": 1.0, "fy": 0.25})))
+    monkeypatch.setattr(mod, "default_weights_path", lambda rows="": files[rows])
+    ens = create_backend("ensemble")
+    assert ens.weights == {"fx": 2.0, "fy": 0.5} and ens.weights_file == str(files[""])
+
+    llm = {"backend": "ctranslate2", "precision": "int8"}
+    monkeypatch.setattr(MatrixBackend, "info", lambda self: {"backend": self.name, "llm": llm})
+    ens = create_backend("ensemble", model="M")
+    assert ens.weights == {"fx": 1.0, "fy": 0.25} and ens.weights_file == str(files["int8"])
+    assert fake_members["fy"] == {"model": "M"}
+    files["int8"].write_text("{")
+    with pytest.raises(BackendUnavailable, match="shipped weights cannot be used"):
+        create_backend("ensemble")

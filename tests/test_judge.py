@@ -290,13 +290,14 @@ def test_backends_on_the_same_local_model_share_it(monkeypatch):
 
     monkeypatch.setattr(leakage.llm, "LocalLM", CountingLM)
     monkeypatch.setattr(_open, "_OPEN_MODELS", type(_open._OPEN_MODELS)())
-    first = judge_module.open_llm("some-model")
-    assert judge_module.open_llm("some-model") is first
+    # torch's client by name: a CPU without bf16 would default to CTranslate2's, shared alike
+    first = judge_module.open_llm("some-model", kind="local")
+    assert judge_module.open_llm("some-model", kind="local") is first
     assert len(loaded) == 1
-    other = judge_module.open_llm("some-model", threads=1)
+    other = judge_module.open_llm("some-model", kind="local", threads=1)
     assert other is not first and len(loaded) == 2
     del first, other
-    judge_module.open_llm("some-model")
+    judge_module.open_llm("some-model", kind="local")
     assert len(loaded) == 3
 
 

@@ -46,10 +46,11 @@ def test_the_factories_pass_the_models_folder_to_the_local_model(name, tmp_path,
 
     monkeypatch.setattr(leakage.llm, "LocalLM", RecordingLM)
     monkeypatch.setattr(_open, "_OPEN_MODELS", type(_open._OPEN_MODELS)())
-    first = create_backend(name, model="some-model", models_dir=str(tmp_path / "a"))
+    torch = {"client_kind": "local"}  # a CPU without bf16 would default to CTranslate2
+    first = create_backend(name, model="some-model", models_dir=str(tmp_path / "a"), **torch)
     assert loaded[-1][1]["models_dir"] == str(tmp_path / "a")
     # a model converted into another folder is another model
-    second = create_backend(name, model="some-model", models_dir=str(tmp_path / "b"))
+    second = create_backend(name, model="some-model", models_dir=str(tmp_path / "b"), **torch)
     assert second.client is not first.client and len(loaded) == 2
     assert loaded[-1][1]["models_dir"] == str(tmp_path / "b")
 

@@ -55,7 +55,7 @@ def echo_kind(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.fixture
 def recording_lm(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
     """``LocalLM`` replaced by a class that records what it is built with (no model loaded),
-    with no model shared from an earlier test."""
+    with no model shared from an earlier test, and the default local kind."""
     import leakage.llm
     from leakage.llm import _open
 
@@ -68,6 +68,8 @@ def recording_lm(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, A
 
     monkeypatch.setattr(leakage.llm, "LocalLM", RecordingLM)
     monkeypatch.setattr(_open, "_OPEN_MODELS", type(_open._OPEN_MODELS)())
+    # torch's client whatever the CPU (without bf16 the default would be CTranslate2's)
+    monkeypatch.setattr(_open, "default_local_kind", lambda **given: "local")
     return loaded
 
 

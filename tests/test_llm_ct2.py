@@ -250,3 +250,19 @@ def test_the_listener_on_gemma_ranks_as_torch_does(tmp_path_factory: pytest.Temp
     assert rows["ours"].argmax(axis=1).tolist() == list(range(len(clues)))
     # two scores a PMI entry (measured: up to 1.30 on these clues)
     assert np.abs(rows["ours"] - rows["theirs"]).max() < 2 * INT8_ATOL
+
+
+def test_without_bf16_the_default_local_client_is_int8(
+    monkeypatch: pytest.MonkeyPatch, smol_int8: CTranslate2LM, models: Path
+):
+    """On a CPU without native bf16 a local model with no kind named runs CTranslate2 int8
+    (docs/benchmarks.md); ``precision="fp32"`` keeps torch in fp32, one option away."""
+    from leakage import _runtime
+
+    monkeypatch.setattr(_runtime, "cpu_supports_bf16", lambda: False)
+    client = open_llm("smollm2-135m", device="cpu", models_dir=str(models))
+    assert isinstance(client, CTranslate2LM) and client.info()["precision"] == "int8"
+    fp32 = open_llm("smollm2-135m", precision="fp32", device="cpu", models_dir=str(models))
+    assert isinstance(fp32, LocalLM) and fp32.info()["precision"] == "fp32"
+    monkeypatch.setattr(_runtime, "cpu_supports_bf16", lambda: True)
+    assert isinstance(open_llm("smollm2-135m", device="cpu", models_dir=str(models)), LocalLM)

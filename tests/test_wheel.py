@@ -32,10 +32,13 @@ import sysconfig
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from leakage.backends.ensemble import SHIPPED_WEIGHTS
+from leakage.llm import default_local_kind
 from leakage.transcripts import ChameleonTranscript, load_transcripts
 
 from .conftest import EXAMPLES, REPO
@@ -148,8 +151,23 @@ print(json.dumps({
     assert got["editable"] == []  # the dev venv's editable finders were not run
     assert not any(Path(p).resolve() == REPO for p in got["path"] if p)
     # the shipped data is in the wheel as it is in the tree
-    for name in ("ensemble_weights.json", "chameleon_cards.json", "README.md"):
+    for name in (
+        "ensemble_weights.json",
+        "ensemble_weights_int8.json",
+        "chameleon_cards.json",
+        "README.md",
+    ):
         assert (venv.site / "leakage" / "data" / name).read_bytes() == (DATA / name).read_bytes()
+
+
+def llm_rows_of(members: dict[str, Any]) -> str:
+    """``SHIPPED_WEIGHTS``'s key for a report's members (``leakage.backends.ensemble.llm_rows``
+    over their recorded info)."""
+    for info in members.values():
+        llm = info.get("llm") or {}
+        if llm.get("backend") == "ctranslate2" and str(llm.get("precision")).startswith("int8"):
+            return "int8"
+    return ""
 
 
 def test_score_ensemble_uses_the_shipped_weights(
@@ -164,8 +182,12 @@ def test_score_ensemble_uses_the_shipped_weights(
     (report,) = json.loads(p.stdout)
     info = report["backend_info"]
     assert report["backend"] == "ensemble"
-    shipped = json.loads((DATA / "ensemble_weights.json").read_text(encoding="utf-8"))
-    assert info["weights_file"] == str(venv.site / "leakage" / "data" / "ensemble_weights.json")
+    # the shipped fit for the rows the LLM members computed: int8 on a CPU without bf16
+    rows = llm_rows_of(info["members"])
+    name = SHIPPED_WEIGHTS[rows]
+    shipped = json.loads((DATA / name).read_text(encoding="utf-8"))
+    assert info["weights_file"] == str(venv.site / "leakage" / "data" / name)
+    assert rows == ("int8" if default_local_kind() == "ctranslate2" else "")
     assert info["weights"] == shipped["weights"] and info["scales"] == shipped["scales"]
     assert info["notes"] == []
     assert list(info["members"]) == shipped["members"]

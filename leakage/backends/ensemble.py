@@ -88,9 +88,34 @@ def item_type(clue: str, n_candidates: int) -> str:
     return "statement"
 
 
-def default_weights_path() -> Traversable:
-    """The shipped fit, ``leakage/data/ensemble_weights.json``: a resource of the package."""
-    return files("leakage") / "data" / "ensemble_weights.json"
+SHIPPED_WEIGHTS = {
+    "": "ensemble_weights.json",
+    "int8": "ensemble_weights_int8.json",
+}
+"""The shipped fits by the rows their LLM members compute: ``""`` torch (fp32 or bf16) and
+CTranslate2 float32, which gives torch fp32's numbers; ``int8`` CTranslate2 int8, the default
+local runtime on CPUs without bf16 (``leakage.llm.default_local_kind``), whose rows are less
+sharp and so are pooled with weights and temperatures fitted on them."""
+
+
+def default_weights_path(rows: str = "") -> Traversable:
+    """The shipped fit for members whose LLM rows are ``rows`` (``SHIPPED_WEIGHTS``; default
+    ``leakage/data/ensemble_weights.json``): a resource of the package."""
+    return files("leakage") / "data" / SHIPPED_WEIGHTS[rows]
+
+
+def llm_rows(members: Mapping[str, LikelihoodBackend]) -> str:
+    """The key of ``SHIPPED_WEIGHTS`` for members already built: ``int8`` when an LLM member
+    (its ``info()["llm"]``) runs CTranslate2 in an int8 compute type, else ``""``."""
+    for backend in members.values():
+        llm = backend.info().get("llm")
+        if (
+            isinstance(llm, Mapping)
+            and llm.get("backend") == "ctranslate2"
+            and str(llm.get("precision", "")).startswith("int8")
+        ):
+            return "int8"
+    return ""
 
 
 def _check_fit(
@@ -509,22 +534,41 @@ def _ensemble(
     ``route_options``).
     """
     wanted = parse_members(members)
-    notes: list[str] = []
-    path: Path | Traversable
-    if weights_path is None:
-        path = default_weights_path()
-        try:
-            fitted = read_weights(path)
-        except InvalidInput as err:
-            # Equal weights instead would be numbers nobody fitted, under the shipped name.
-            raise BackendUnavailable(
-                f"ensemble: the shipped weights cannot be used ({err}); this leakage "
-                "installation is incomplete: reinstall it, or pass a weights file written by "
-                "`leakage calibrate` (weights_path, `leakage score --weights FILE`)"
-            ) from None
-    else:
+    built: dict[str, LikelihoodBackend] = {}
+    if weights_path is not None:
         path = Path(weights_path)
-        fitted = read_weights(path)
+        return _pool(path, read_weights(path), wanted, built, **member_options)
+    # The shipped fit: the one for the rows the LLM members compute, known once they are built.
+    pool = _pool(default_weights_path(), _read_shipped(""), wanted, built, **member_options)
+    rows = llm_rows(pool.members)
+    if not rows:
+        return pool
+    return _pool(default_weights_path(rows), _read_shipped(rows), wanted, built, **member_options)
+
+
+def _read_shipped(rows: str) -> EnsembleWeights:
+    path = default_weights_path(rows)
+    try:
+        return read_weights(path)
+    except InvalidInput as err:
+        # Equal weights instead would be numbers nobody fitted, under the shipped name.
+        raise BackendUnavailable(
+            f"ensemble: the shipped weights cannot be used ({err}); this leakage "
+            "installation is incomplete: reinstall it, or pass a weights file written by "
+            "`leakage calibrate` (weights_path, `leakage score --weights FILE`)"
+        ) from None
+
+
+def _pool(
+    path: Path | Traversable,
+    fitted: EnsembleWeights,
+    wanted: list[str] | None,
+    built: dict[str, LikelihoodBackend],
+    **member_options: Any,
+) -> EnsembleBackend:
+    """The pool of ``fitted`` (read from ``path``) over the members ``wanted`` (default: the
+    file's), building those not yet in ``built`` (which keeps them, for a second fit)."""
+    notes: list[str] = []
     names = wanted if wanted is not None else list(fitted.members)
     missing = [n for n in names if n not in fitted.weights]
     if missing:
@@ -564,8 +608,9 @@ def _ensemble(
                 f"of {path}; choose others with --members"
             )
     routed = route_options(names, member_options)
-    built: dict[str, LikelihoodBackend] = {}
     for n in names:
+        if n in built:
+            continue
         try:
             built[n] = create_backend(n, **routed[n])
         except BackendUnavailable as err:
@@ -574,5 +619,8 @@ def _ensemble(
                 f"ensemble member {n!r} is unavailable: {err} (or leave it out: --members {others})"
             ) from err
     return EnsembleBackend.from_weights(
-        fitted.model_copy(update={"members": names}), built, weights_file=str(path), notes=notes
+        fitted.model_copy(update={"members": names}),
+        {n: built[n] for n in names},
+        weights_file=str(path),
+        notes=notes,
     )

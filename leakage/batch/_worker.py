@@ -168,15 +168,10 @@ def visible_gpus(spec: ScorerSpec) -> int:
     ``auto`` or ``cuda`` and the backend loads models, else 0 (torch is imported only then)."""
     if spec.device not in ("auto", "cuda") or not loads_models(spec.backend):
         return 0
-    import sys
-    from importlib.util import find_spec
-    from pathlib import Path
+    from leakage._runtime import cuda_may_be_present
 
-    if find_spec("torch") is None:
-        return 0
-    dev = Path("/dev")
-    if sys.platform == "linux" and not any(dev.glob("nvidia[0-9]*")) and not (dev / "dxg").exists():
-        return 0  # no NVIDIA device node (nor WSL's /dev/dxg): no need to import torch here
+    if not cuda_may_be_present():
+        return 0  # no torch, or no NVIDIA device node: no need to import torch here
     import torch
 
     return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0

@@ -17,7 +17,13 @@ from leakage.llm._base import (
     SupportsTokenizer,
     Usage,
 )
-from leakage.llm._open import DEFAULT_LOCAL_MODEL, LLM_CLIENTS, open_llm, register_llm_client
+from leakage.llm._open import (
+    DEFAULT_LOCAL_MODEL,
+    LLM_CLIENTS,
+    default_local_kind,
+    open_llm,
+    register_llm_client,
+)
 
 __all__ = [
     "DEFAULT_LOCAL_MODEL",
@@ -32,6 +38,7 @@ __all__ = [
     "SupportsScoreMany",
     "SupportsTokenizer",
     "Usage",
+    "default_local_kind",
     "open_llm",
     "register_llm_client",
 ]

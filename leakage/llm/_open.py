@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import weakref
 from collections.abc import Callable, Mapping
+from importlib.util import find_spec
 from typing import Any
 
 from leakage._registry import Registry
@@ -156,6 +157,29 @@ def _openai(
     return OpenAICompatibleClient.from_variables(variables, cache_path=cache_path, **kw)
 
 
+def default_local_kind(**given: Any) -> str:
+    """The kind of a local model's client when none is named, for the options ``given``
+    (those set away from their defaults): ``ctranslate2`` (int8) on a CPU without native
+    bf16 (``cpu_supports_bf16``) when the device is the CPU (``cpu``, or ``auto`` without a
+    CUDA device), the precision is left ``auto``, CTranslate2 is installed and it takes every
+    option given; ``local`` (torch) otherwise: bf16 on GPUs and on CPUs that have it, and
+    ``precision="fp32"`` keeps torch in fp32 anywhere.
+
+    On such CPUs int8 is 1.3-1.7x torch fp32 on the listener and stays within the bounds the
+    project set on its figures (docs/benchmarks.md, "A fast CPU path"); the ensemble then
+    pools with the weights fitted on int8 rows (``leakage.backends.ensemble``)."""
+    from leakage._runtime import cpu_supports_bf16, device_is_cpu
+
+    if given.get("precision", "auto") != "auto" or cpu_supports_bf16():
+        return "local"
+    named, any_name = _taken(LLM_CLIENTS["ctranslate2"])
+    if not any_name and any(key not in named for key in given):
+        return "local"
+    if find_spec("ctranslate2") is None or not device_is_cpu(given.get("device", "auto")):
+        return "local"
+    return "ctranslate2"
+
+
 def _taken(factory: ClientFactory) -> tuple[set[str], bool]:
     """The keyword options a factory takes, and whether it takes any (``**options``)."""
     params = list(inspect.signature(factory).parameters.values())[1:]  # after the model
@@ -179,7 +203,8 @@ def open_llm(
     **options: Any,
 ) -> LLMClient:
     """A client of the kind ``kind`` (``LLM_CLIENTS``; default: ``openai`` when ``endpoint``
-    is set, else ``local``) for ``model``.
+    is set, else ``default_local_kind``: ``ctranslate2`` on a CPU without bf16, ``local``
+    elsewhere) for ``model``.
 
     ``ctranslate2``: the same models run by CTranslate2 (``compute_type``, ``threads``,
     ``device``, ``models_dir``; ``precision`` ``fp32`` is ``compute_type="float32"``).
@@ -203,8 +228,6 @@ def open_llm(
     others.
     An unknown kind is ``UnknownBackend`` naming those there are.
     """
-    kind = kind or ("openai" if endpoint else "local")
-    factory = LLM_CLIENTS.pick(kind, "LLM client")
     given: dict[str, Any] = {k: v for k, v in (("endpoint", endpoint), ("api_key", api_key)) if v}
     if threads is not None:
         given["threads"] = threads
@@ -215,6 +238,8 @@ def open_llm(
     if device != "auto":
         given["device"] = device
     given.update(options)
+    kind = kind or ("openai" if endpoint else default_local_kind(**given))
+    factory = LLM_CLIENTS.pick(kind, "LLM client")
     named, any_name = _taken(factory)
     for key in sorted(given):
         if key not in named and not any_name:
@@ -235,4 +260,10 @@ def open_llm(
     return factory(model, **given)
 
 
-__all__ = ["DEFAULT_LOCAL_MODEL", "LLM_CLIENTS", "open_llm", "register_llm_client"]
+__all__ = [
+    "DEFAULT_LOCAL_MODEL",
+    "LLM_CLIENTS",
+    "default_local_kind",
+    "open_llm",
+    "register_llm_client",
+]
