@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-TRANSCRIPT_KEY = "leakage_transcript"
-"""Where a game's ``leakage.transcript/1`` (as JSON data) is kept: the sample's store (the
-games these tasks play) or its metadata (a dataset whose samples carry a game)."""
+from leakage.transcripts.adapters.inspect_log import INSTALL_HINT, TRANSCRIPT_KEY
 
-INSTALL_HINT = "pip install 'leakage[inspect]'"
+__all__ = ["GAME_ROLES", "INSTALL_HINT", "TRANSCRIPT_KEY", "require_inspect"]
 
 GAME_ROLES = {
     "chameleon": {"chameleon": "chameleon", "non-chameleon": "non_chameleon"},

@@ -34,7 +34,7 @@ from leakage.transcripts._load import (
     parse_record,
 )
 
-KINDS = (".json", ".jsonl", ".ndjson", ".parquet")
+KINDS = (".json", ".jsonl", ".ndjson", ".parquet", ".eval")
 _JSON_COLUMNS = ("record", "transcript", "json")
 _GLOB_CHARS = frozenset("*?[")
 
@@ -55,7 +55,8 @@ class RawRecord:
 
 
 def kind_of(path: Path) -> str | None:
-    """``.json`` / ``.jsonl`` / ``.parquet`` for a readable input (``.gz`` looked through)."""
+    """``.json`` / ``.jsonl`` / ``.parquet`` / ``.eval`` (an Inspect eval log) for a readable
+    input (``.gz`` looked through)."""
     suffixes = [s.lower() for s in path.suffixes[-2:]]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
@@ -158,7 +159,20 @@ def _from_pyarrow(err: Exception) -> bool:
     return type(err).__module__.startswith("pyarrow")
 
 
-_READERS = {".jsonl": _jsonl, ".json": _json, ".parquet": _parquet}
+def _eval(path: Path, source: str) -> Iterator[RawRecord]:
+    """An Inspect eval log: one record per sample (``adapters.inspect_log``)."""
+    from leakage.transcripts.adapters.inspect_log import eval_records
+
+    index = 0
+    try:
+        for label, record in eval_records(path):
+            yield RawRecord(source, index, label, record)
+            index += 1
+    except InvalidTranscript as err:
+        yield RawRecord(source, index, err.record or index, err.located(source=source))
+
+
+_READERS = {".jsonl": _jsonl, ".json": _json, ".parquet": _parquet, ".eval": _eval}
 
 
 def iter_file(path: Path) -> Iterator[RawRecord]:
@@ -167,7 +181,10 @@ def iter_file(path: Path) -> Iterator[RawRecord]:
     source = str(path)
     kind = kind_of(path)
     if kind is None:
-        msg = "not a JSON, JSONL or Parquet file (.json, .jsonl, .parquet, .gz of those)"
+        msg = (
+            "not a JSON, JSONL, Parquet or Inspect eval file (.json, .jsonl, .parquet, .eval, "
+            ".gz of those)"
+        )
         yield _file_error(source, 0, msg)
         return
     n = 0
