@@ -87,7 +87,8 @@ def play_game(retries: int = 2, max_tokens: int | None = None) -> Solver:
                     )
                 )
             engine.step(answer)
-        extra = {k: meta[k] for k in ("run_seed", "difficulty", "pair_similarity") if k in meta}
+        kept = ("run_seed", "difficulty", "pair_similarity")
+        extra: dict[str, Any] = {k: meta[k] for k in kept if k in meta}
         transcript = engine.transcript(extra)
         state.store.set(TRANSCRIPT_KEY, transcript.model_dump(mode="json"))
         state.output = ModelOutput.from_content(
