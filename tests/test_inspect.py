@@ -151,3 +151,67 @@ def test_a_file_that_is_not_an_eval_log_is_an_error(tmp_path: Path):
     (item,) = list(iter_transcripts([bad]))
     assert isinstance(item, InvalidTranscript) and "not a readable Inspect eval log" in str(item)
     assert str(bad) in str(item)
+
+
+class LoopProbe:
+    """A backend that notes, for its creation and each call, whether it runs on a thread
+    with a running event loop (it must not: scoring blocks)."""
+
+    name = "loop_probe"
+
+    def __init__(self, seen: list[bool]) -> None:
+        self.seen = seen
+        self.seen.append(self._on_loop())
+
+    @staticmethod
+    def _on_loop() -> bool:
+        import asyncio
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return True
+
+    def info(self) -> dict[str, str]:
+        return {"backend": self.name}
+
+    def loglik(self, clues, candidates, *, category=None):
+        import numpy as np
+
+        self.seen.append(self._on_loop())
+        return np.zeros((len(clues), len(candidates)))
+
+
+def test_the_scorer_builds_and_scores_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from leakage.backends import base
+    from leakage.inspect import leakage_scorer
+    from leakage.scoring import score_transcript as score_directly
+
+    from .conftest import EXAMPLES
+
+    seen: list[bool] = []
+    made: list[LoopProbe] = []
+
+    def factory() -> LoopProbe:
+        made.append(LoopProbe(seen))
+        return made[-1]
+
+    monkeypatch.setitem(base.BACKENDS, "loop_probe", factory)
+    games = [
+        json.loads(line)
+        for line in (EXAMPLES / "chameleon_batch.jsonl").read_text(encoding="utf-8").splitlines()
+    ][:3]
+    dataset = [Sample(input="-", id=g["id"], metadata={"leakage_transcript": g}) for g in games]
+    log = _run(Task(dataset=dataset, scorer=leakage_scorer(backend="loop_probe")), tmp_path)
+    # one backend for every sample, built and called on worker threads only
+    assert len(made) == 1 and len(seen) > 1 and not any(seen)
+    assert sorted(s.id for s in log.samples) == sorted(g["id"] for g in games)
+    by_id = {g["id"]: g for g in games}
+    for sample in log.samples:
+        expected = score_directly(parse_transcript(by_id[sample.id]), LoopProbe([]))
+        assert sample.scores["leakage_scorer"].metadata["report"] == expected.model_dump(
+            mode="json"
+        )

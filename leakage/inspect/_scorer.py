@@ -14,9 +14,11 @@ paper-named metrics) over the games.
 from __future__ import annotations
 
 import math
+import threading
 from collections import defaultdict
 from typing import Any
 
+import anyio.to_thread
 from inspect_ai.scorer import (
     Metric,
     SampleScore,
@@ -149,12 +151,21 @@ def leakage_scorer(
         spy_assignment=spy_assignment,  # type: ignore[arg-type]
     )
     built: list[LikelihoodBackend] = []
+    # Scoring (and building the backend: loading a model, opening an index) blocks, so it
+    # runs on a worker thread and the event loop goes on with the other samples' moves. One
+    # backend is shared by the samples and every call into it holds this lock, as in the
+    # service: the backends keep unlocked caches.
+    lock = threading.Lock()
+
+    def report_for(transcript: ChameleonTranscript | SpyGameTranscript) -> Report:
+        with lock:
+            if not built:
+                built.append(create_backend(backend, **(backend_options or {})))
+            return score_transcript(transcript, built[0], options)
 
     async def score(state: TaskState, target: Target) -> Score:
         transcript = sample_transcript(state)
-        if not built:
-            built.append(create_backend(backend, **(backend_options or {})))
-        report = score_transcript(transcript, built[0], options)
+        report = await anyio.to_thread.run_sync(report_for, transcript)
         return Score(
             value=score_value(report),
             answer=report.secret,
