@@ -145,12 +145,47 @@ def test_the_log_of_another_task_is_an_error_naming_what_is_missing(tmp_path: Pa
     assert "sample q1 (epoch 1)" in message and "store.leakage_transcript: missing" in message
 
 
-def test_a_file_that_is_not_an_eval_log_is_an_error(tmp_path: Path):
+def test_a_file_that_is_not_an_eval_log_is_an_error(tmp_path: Path, default_index: Path):
     bad = tmp_path / "run.eval"
     bad.write_text("not a zip", encoding="utf-8")
     (item,) = list(iter_transcripts([bad]))
-    assert isinstance(item, InvalidTranscript) and "not a readable Inspect eval log" in str(item)
+    assert isinstance(item, InvalidTranscript) and "not an Inspect eval log" in str(item)
     assert str(bad) in str(item)
+    # a zip archive that is cut short: Inspect's own error, named
+    options = {"index": str(default_index)}
+    log = _run(
+        "leakage/chameleon", tmp_path / "log", task_args={"games": 1, "backend_options": options}
+    )
+    bad.write_bytes(Path(log.location).read_bytes()[:2000])
+    (item,) = list(iter_transcripts([bad]))
+    assert isinstance(item, InvalidTranscript)
+    assert "not a readable Inspect eval log" in str(item) and str(bad) in str(item)
+
+
+def test_json_logs_and_misnamed_logs_are_read_by_content(tmp_path: Path, default_index: Path):
+    import shutil
+
+    model = scripted_model()
+    args = {
+        "task_args": {"games": 2, "seed": 4, "backend_options": {"index": str(default_index)}},
+        "model_roles": {"chameleon": model, "non_chameleon": model},
+    }
+    logs = {
+        fmt: Path(_run("leakage/chameleon", tmp_path / fmt, log_format=fmt, **args).location)
+        for fmt in ("eval", "json")
+    }
+    assert logs["json"].suffix == ".json" and logs["json"].read_bytes()[:1] == b"{"
+    games = [g.model_dump() for g in iter_transcripts([logs["eval"]])]
+    assert len(games) == 2 and all(isinstance(g, dict) for g in games)
+    assert [g.model_dump() for g in iter_transcripts([logs["json"]])] == games
+    # by content, not by name: a .eval archive named .json, a JSON log named .eval
+    for src, name in ((logs["eval"], "run.json"), (logs["json"], "run.eval")):
+        shutil.copy(src, tmp_path / name)
+        assert [g.model_dump() for g in iter_transcripts([tmp_path / name])] == games
+    # a directory finds both, and a plain JSON transcript beside them is still one
+    (tmp_path / "eval" / "plain.json").write_text(json.dumps(games[0]), encoding="utf-8")
+    found = list(iter_transcripts([tmp_path / "eval", tmp_path / "json"]))
+    assert len(found) == 5 and not any(isinstance(g, Exception) for g in found)
 
 
 class LoopProbe:

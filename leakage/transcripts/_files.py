@@ -56,7 +56,8 @@ class RawRecord:
 
 def kind_of(path: Path) -> str | None:
     """``.json`` / ``.jsonl`` / ``.parquet`` / ``.eval`` (an Inspect eval log) for a readable
-    input (``.gz`` looked through)."""
+    input (``.gz`` looked through), by its name; :func:`iter_file` then reads a ``.json`` or
+    ``.eval`` file by what it holds (:func:`content_kind`)."""
     suffixes = [s.lower() for s in path.suffixes[-2:]]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
@@ -175,6 +176,23 @@ def _eval(path: Path, source: str) -> Iterator[RawRecord]:
 _READERS = {".jsonl": _jsonl, ".json": _json, ".parquet": _parquet, ".eval": _eval}
 
 
+def content_kind(path: Path, kind: str) -> str:
+    """A ``.json`` or ``.eval`` file's kind by its first bytes: ``.eval`` for an Inspect log
+    in either of Inspect's formats (a zip archive, or a JSON log written with ``--log-format
+    json``), else ``.json``; other kinds (and gzipped files, which Inspect does not write)
+    as named."""
+    if kind not in (".json", ".eval") or path.suffix.lower() == ".gz":
+        return kind
+    from leakage.transcripts.adapters.inspect_log import HEAD_BYTES, log_format
+
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    except OSError:
+        return kind  # reading it for real reports the problem
+    return ".eval" if log_format(head) else kind
+
+
 def iter_file(path: Path) -> Iterator[RawRecord]:
     """The records of one file; a file that cannot be read (or stops being readable) yields
     one error record after the good ones."""
@@ -189,7 +207,7 @@ def iter_file(path: Path) -> Iterator[RawRecord]:
         return
     n = 0
     try:
-        for rec in _READERS[kind](path, source):
+        for rec in _READERS[content_kind(path, kind)](path, source):
             yield rec
             n += 1
     except OSError as err:  # gzip's BadGzipFile and EOFError included
