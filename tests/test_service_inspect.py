@@ -129,11 +129,15 @@ def test_a_zip_that_is_no_log_and_a_damaged_log_are_422s(api: Api, logs: dict[st
     log["samples"][1]["epoch"] = {"not": "a number"}  # a sample Inspect cannot read
     bad_sample = json.dumps(log).encode()
     for body in (buf.getvalue(), cut, broken_json, bad_sample):
+        field = "samples" if body is bad_sample else "body"
         for path in ("/v1/jobs", "/v1/transcripts"):
             r = api.post(path, content=body, headers={"content-type": "application/zip"})
-            err = assert_error(r, 422, "invalid_transcript")
+            err = assert_error(r, 422, "invalid_transcript", field)
             assert "Inspect eval log" in err["message"], err
             assert str(api.state.settings.uploads_dir) not in r.text
+        # the multipart file part carries it: the error names that part
+        r = api.post("/v1/jobs", files={"file": ("run.eval", body)})
+        assert_error(r, 422, "invalid_transcript", "file" if field == "body" else field)
 
 
 @pytest.mark.parametrize("fmt", ["eval", "json"])

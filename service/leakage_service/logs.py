@@ -29,17 +29,20 @@ from leakage.transcripts.adapters.inspect_log import (
 __all__ = ["HEAD_BYTES", "ZIP_MAGIC", "LogGames", "check_log", "log_format", "read_games"]
 
 
-def _unplaced(err: InvalidTranscript, path: Path) -> InvalidTranscript:
-    """``err`` without the server's path of the upload (Inspect's messages may hold it)."""
+def _unplaced(err: InvalidTranscript, path: Path, field: str) -> InvalidTranscript:
+    """``err`` without the server's path of the upload (Inspect's messages may hold it), a
+    problem of the whole file placed on the request part ``field``."""
     where = str(path)
-    problems = [(f, m.replace(where, "the upload")) for f, m in err.problems]
+    problems = [(f or field, m.replace(where, "the upload")) for f, m in err.problems]
     return InvalidTranscript(problems, record=err.record)
 
 
-def check_log(path: Path) -> None:
+def check_log(path: Path, *, field: str = "body") -> None:
     """``InvalidTranscript`` (a 422) unless the Inspect log at ``path`` is readable and one of
     its samples carries a game; the error of its first sample otherwise, naming the sample
-    (``record``) and the missing field. Stops at the first sample that carries one."""
+    (``record``) and the missing field. Stops at the first sample that carries one. A file
+    that is not a readable log is an error of ``field``, the request part that carried it
+    (``body``, or a multipart ``file``)."""
     adapter = InspectAdapter()
     first: InvalidTranscript | None = None
     try:
@@ -51,10 +54,10 @@ def check_log(path: Path) -> None:
                 continue
             return
     except InvalidTranscript as err:
-        raise _unplaced(err, path) from None
+        raise _unplaced(err, path, field) from None
     if first is None:  # eval_records raises for a log without samples
         raise InvalidTranscript([("samples", "the log has no samples")])
-    raise _unplaced(first, path)
+    raise _unplaced(first, path, field)
 
 
 @dataclass

@@ -11,6 +11,7 @@ import os
 import tempfile
 from collections.abc import AsyncIterator
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -342,9 +343,10 @@ _OBJECT_NOT_PATHS = {
             "required": True,
             "description": "An upload: JSONL (one transcript per line), or a JSON array of "
             "transcripts or one transcript object, as the body or as the multipart 'file' "
-            "part (UTF-8 text). Each record is a leakage.transcript/1 game or a third-party "
-            "log (input_format); a record that is neither fails alone in the job, so any "
-            "JSON value is a record here. Or, as application/json, "
+            "part (UTF-8 text); or an Inspect AI log (.eval zip or JSON log, any "
+            "Content-Type), checked when submitted. Each record is a leakage.transcript/1 "
+            "game or a third-party log (input_format); a record that is neither fails alone "
+            "in the job, so any JSON value is a record here. Or, as application/json, "
             '{"path": "..."} / {"paths": [...]} naming files or folders on the server inside '
             "LEAKAGE_ALLOWED_PATHS: a JSON object with a path or paths key is always such a "
             "request.",
@@ -358,7 +360,8 @@ _OBJECT_NOT_PATHS = {
                                 "type": "string",
                                 "format": "binary",
                                 "description": "A file (with a filename) of UTF-8 text, not "
-                                "empty: JSONL, a JSON array or one JSON object. Otherwise a 422 "
+                                "empty: JSONL, a JSON array or one JSON object; or an Inspect "
+                                "AI log (a .eval zip archive or a JSON log). Otherwise a 422 "
                                 "naming the field file.",
                             }
                         },
@@ -403,7 +406,7 @@ async def submit(request: Request, state: State, params: Params, response: Respo
         req = None
         inspect_log = log_format(raw_head[:HEAD_BYTES]) is not None
         if inspect_log:  # either of Inspect's formats, whatever the Content-Type says
-            await run_in_threadpool(check_log, part)
+            await run_in_threadpool(partial(check_log, field="file" if multipart else "body"), part)
         elif not multipart and ctype not in JSONL_TYPES:  # JSON: an upload or a path request
             if head[:1] not in (b"[", b"{"):
                 raise ServiceError(
