@@ -69,6 +69,8 @@ def _check_scores(log, path: Path, backend) -> None:
         )
         turns = [line for line in score.explanation.splitlines() if line[:1].isdigit()]
         assert len(turns) == len(expected["steps"])
+        # the summary is a paragraph of its own, not part of the last turn's list item
+        assert "\n\nFinal: " in score.explanation
         assert sample.scores["game_scorer"].value == game.meta["outcome"]
     # the game metrics over the games are leakage's own
     kind = games[0].game

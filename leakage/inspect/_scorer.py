@@ -131,8 +131,8 @@ def explain(report: Report) -> str:
     if s.spy_hit_after_round1 is not None:
         caught = "caught" if s.spy_hit_after_round1 else "missed"
         final.append(f"spy posterior after round 1 {caught} the spy ({s.spy_top_after_round1})")
-    if final:
-        lines.append("Final: " + "; ".join(final) + ".")
+    if final:  # a paragraph of its own: inspect view renders the explanation as Markdown
+        lines += ["", "Final: " + "; ".join(final) + "."]
     return "\n".join(lines)
 
 
