@@ -51,6 +51,8 @@ LAYERS: dict[str, int] = {
     "vocab": 5,
     # 6: the command line (the service is a distribution of its own, above it)
     "cli": 6,
+    "inspect": 6,
+    "textarena": 6,
     "__main__": 6,
 }
 ROOT = "leakage"  # the package itself: its __init__ is a lazy facade, and __version__

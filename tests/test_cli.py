@@ -217,7 +217,7 @@ def test_a_missing_extra_is_named():
 
 GAME = str(EXAMPLES / "chameleon_sports.json")
 BACKENDS = ("cooccurrence", "embedding", "ensemble", "judge", "listener")
-FORMATS = ("auto", "leakage", "ck-arena", "spygame-liang")
+FORMATS = ("auto", "leakage", "ck-arena", "inspect", "spygame-liang", "textarena-taboo")
 BATCH = ("batch", GAME, "-o", "OUT")
 SPLITS = ("splits", "build", GAME, "-o", "OUT")
 TOURNAMENT = ("cheatsheet-tournament", "chameleon", "--agents", "x", "--role", "chameleon")
@@ -312,5 +312,5 @@ def test_help_lists_the_choices():
     assert "cooccurrence, embedding, ensemble, judge or listener" in text
     assert "conditional, npmi or ngd" in text
     assert "google-cse, infini-gram, local or serpapi" in text  # the registry's, sorted
-    assert "auto, leakage, ck-arena or spygame-liang" in text
+    assert "auto, leakage, ck-arena, inspect, spygame-liang or textarena-taboo" in text
     assert "<known|marginalise>" in text and "<mean|sum>" in text and "<auto|fp32|bf16>" in text

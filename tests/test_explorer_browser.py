@@ -1143,3 +1143,42 @@ def test_a_server_with_keys_asks_for_one(driver: Any, keyed_server: Server):
     # kept for the session: a reload does not ask again
     open_page(driver, f"{keyed_server.url}/ui?example={SPORTS}")
     assert len(cells(driver)) == len(report["steps"]) * len(report["candidates"])
+
+
+# inspect-ai leaves an anyio memory stream of its eval loop unclosed (tests/test_inspect.py)
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_an_uploaded_inspect_log_shows_its_games(
+    driver: Any, server: Server, tmp_path: Path, default_index: Path
+):
+    """A .eval log is read by the server into its games, each scored as a pasted one; the
+    log of another task is an error that names the sample and what is missing."""
+    pytest.importorskip("inspect_ai")
+    import gc
+
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.solver import generate
+
+    from leakage.transcripts import iter_transcripts
+
+    from .inspect_tasks import scripted_model
+
+    model = scripted_model()
+    args = {"games": 2, "seed": 3, "backend_options": {"index": str(default_index)}}
+    roles = {"chameleon": model, "non_chameleon": model}
+    other = Task(dataset=[Sample(input="Say hi.", id="q1")], solver=generate())
+    logs = []
+    for task, kw in (("leakage/chameleon", {"task_args": args, "model_roles": roles}), (other, {})):
+        (log,) = eval(task, model=model, log_dir=str(tmp_path), display="none", **kw)
+        gc.collect()
+        assert log.status == "success", log.error
+        logs.append(Path(log.location))
+    games = [g.model_dump(mode="json", exclude_none=True) for g in iter_transcripts([logs[0]])]
+
+    open_page(driver, server.url + "/ui")
+    act(driver, lambda: by_id(driver, "file-input").send_keys(str(logs[0])))
+    assert len(options(driver, "game-select")) == len(games) == 2
+    assert_grid_is(grid(cells(driver)), posterior_grid(score(server, games[0], "cooccurrence")))
+    act(driver, lambda: by_id(driver, "file-input").send_keys(str(logs[1])), expect="error")
+    message = status_text(driver)
+    assert "sample q1 (epoch 1)" in message and "store.leakage_transcript" in message, message

@@ -34,7 +34,7 @@ from leakage.transcripts._load import (
     parse_record,
 )
 
-KINDS = (".json", ".jsonl", ".ndjson", ".parquet")
+KINDS = (".json", ".jsonl", ".ndjson", ".parquet", ".eval")
 _JSON_COLUMNS = ("record", "transcript", "json")
 _GLOB_CHARS = frozenset("*?[")
 
@@ -55,7 +55,9 @@ class RawRecord:
 
 
 def kind_of(path: Path) -> str | None:
-    """``.json`` / ``.jsonl`` / ``.parquet`` for a readable input (``.gz`` looked through)."""
+    """``.json`` / ``.jsonl`` / ``.parquet`` / ``.eval`` (an Inspect eval log) for a readable
+    input (``.gz`` looked through), by its name; :func:`iter_file` then reads a ``.json`` or
+    ``.eval`` file by what it holds (:func:`content_kind`)."""
     suffixes = [s.lower() for s in path.suffixes[-2:]]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
@@ -158,7 +160,37 @@ def _from_pyarrow(err: Exception) -> bool:
     return type(err).__module__.startswith("pyarrow")
 
 
-_READERS = {".jsonl": _jsonl, ".json": _json, ".parquet": _parquet}
+def _eval(path: Path, source: str) -> Iterator[RawRecord]:
+    """An Inspect eval log: one record per sample (``adapters.inspect_log``)."""
+    from leakage.transcripts.adapters.inspect_log import eval_records
+
+    index = 0
+    try:
+        for label, record in eval_records(path):
+            yield RawRecord(source, index, label, record)
+            index += 1
+    except InvalidTranscript as err:
+        yield RawRecord(source, index, err.record or index, err.located(source=source))
+
+
+_READERS = {".jsonl": _jsonl, ".json": _json, ".parquet": _parquet, ".eval": _eval}
+
+
+def content_kind(path: Path, kind: str) -> str:
+    """A ``.json`` or ``.eval`` file's kind by its first bytes: ``.eval`` for an Inspect log
+    in either of Inspect's formats (a zip archive, or a JSON log written with ``--log-format
+    json``), else ``.json``; other kinds (and gzipped files, which Inspect does not write)
+    as named."""
+    if kind not in (".json", ".eval") or path.suffix.lower() == ".gz":
+        return kind
+    from leakage.transcripts.adapters.inspect_log import HEAD_BYTES, log_format
+
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    except OSError:
+        return kind  # reading it for real reports the problem
+    return ".eval" if log_format(head) else kind
 
 
 def iter_file(path: Path) -> Iterator[RawRecord]:
@@ -167,12 +199,15 @@ def iter_file(path: Path) -> Iterator[RawRecord]:
     source = str(path)
     kind = kind_of(path)
     if kind is None:
-        msg = "not a JSON, JSONL or Parquet file (.json, .jsonl, .parquet, .gz of those)"
+        msg = (
+            "not a JSON, JSONL, Parquet or Inspect eval file (.json, .jsonl, .parquet, .eval, "
+            ".gz of those)"
+        )
         yield _file_error(source, 0, msg)
         return
     n = 0
     try:
-        for rec in _READERS[kind](path, source):
+        for rec in _READERS[content_kind(path, kind)](path, source):
             yield rec
             n += 1
     except OSError as err:  # gzip's BadGzipFile and EOFError included

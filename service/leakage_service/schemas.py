@@ -450,3 +450,24 @@ class JobGame(_Out):
     params: ScoreParams
     """How the job scored it: send these with the transcript to ``/v1/score`` to score it
     again."""
+
+
+# -- games of an uploaded log -------------------------------------------------------------
+
+
+class RecordError(_Out):
+    record: int | str
+    """The record: its position, ``line 3``, or an Inspect sample (``sample 2 (epoch 1)``)."""
+    message: str
+
+
+class LogGamesResponse(_Out):
+    """The games of an uploaded log file, as ``leakage.transcript/1`` records."""
+
+    games: list[dict[str, Any]]
+    """The transcripts, in file order."""
+    errors: list[RecordError]
+    """Records that are not a game (each names the record and what is wrong)."""
+    left_out: int
+    """Games past the server's limit (``LEAKAGE_MAX_BATCH_GAMES``), not returned: submit the
+    file as a job to score them all."""

@@ -114,10 +114,92 @@ Check = Callable[[str], str | None]
 """Why a parsed answer breaks the rules (None: it does not)."""
 
 
-class _LLMPlayer:
-    """One move = the system prompt and the phase's prompt, both filled from ``_fields``."""
+@dataclass(frozen=True)
+class MoveRequest:
+    """One move as text to ask for: the messages, and how a reply is read and checked.
+
+    An LLM player built on another harness (the Inspect solver, :mod:`leakage.inspect`)
+    sends ``messages`` to its own model, reads each reply with :meth:`read` and, while it
+    says why a reply breaks the rules, asks again with :meth:`retry`; this module's
+    players do the same through an ``LLMClient``.
+    """
+
+    phase: str
+    messages: list[Message]
+    parse: Parser
+    check: Check | None = None
+    options: list[str] | None = None
+    """The answers allowed in this phase when they are a fixed list (votes, guesses)."""
+    banned: dict[str, str] | None = None
+    """Words a one-word answer of this phase must not be, each with the reason."""
+
+    def read(self, reply: str) -> tuple[str | None, str]:
+        """``(answer, "")`` for a reply the rules accept, else ``(None, why)``."""
+        parsed = self.parse(extract_answer(reply))
+        if parsed is None:
+            return None, "could not be read"
+        why = (self.check and self.check(parsed)) or ""
+        return (None, why) if why else (str(parsed), "")
+
+    def retry(self, messages: list[Message], reply: str, why: str) -> list[Message]:
+        """``messages`` with the rejected reply and the reason it was rejected."""
+        return [
+            *messages,
+            Message("assistant", reply),
+            Message("user", f"That answer {why}. Follow the reply form exactly."),
+        ]
+
+
+def last_resort(reply: str) -> str:
+    """What a player answers when every try was rejected: the reply as it is (the engine
+    then records the invalid move and its reason)."""
+    return extract_answer(reply) or reply
+
+
+class _Moves:
+    """The prompts and rules of one game kind: an observation in, a :class:`MoveRequest`
+    out. Knows nothing of the model that answers."""
 
     game = ""
+    prompts: Any
+
+    def _fields(self, obs: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _parsers(self, obs: Any, others: list[str]) -> dict[str, Parser]:
+        raise NotImplementedError
+
+    def _options(self, obs: Any, others: list[str]) -> list[str] | None:
+        """The answers allowed in this phase when they are a fixed list."""
+        return None
+
+    def _banned(self, obs: Any) -> dict[str, str] | None:
+        """Words a one-word answer of this phase must not be, each with the reason (None:
+        not a one-word phase)."""
+        return None
+
+    def request(self, obs: Observation) -> MoveRequest:
+        """What to ask the model for this observation, and how to read its reply."""
+        kind = ChameleonObservation if self.game == "chameleon" else SpyObservation
+        if not isinstance(obs, kind):
+            raise TypeError(f"{type(self).__name__} plays {self.game}")
+        fields = self._fields(obs)
+        system = Message("system", self.prompts.system.format(**fields))
+        user = Message("user", getattr(self.prompts, obs.phase).format(**fields))
+        others = fields["others"].split(", ")
+        banned = self._banned(obs)
+        return MoveRequest(
+            phase=obs.phase,
+            messages=[system, user],
+            parse=self._parsers(obs, others)[obs.phase],
+            check=_not_banned(banned) if banned is not None else None,
+            options=self._options(obs, others),
+            banned=banned,
+        )
+
+
+class _LLMPlayer(_Moves):
+    """One move = the system prompt and the phase's prompt, both filled from ``_fields``."""
 
     def __init__(
         self,
@@ -135,64 +217,33 @@ class _LLMPlayer:
         self.name = f"llm:{client.name}"
         self.last_move: dict[str, Any] | None = None
 
-    def _fields(self, obs: Any) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def _parsers(self, obs: Any, others: list[str]) -> dict[str, Parser]:
-        raise NotImplementedError
-
-    def _options(self, obs: Any, others: list[str]) -> list[str] | None:
-        """The answers allowed in this phase when they are a fixed list."""
-        return None
-
-    def _banned(self, obs: Any) -> dict[str, str] | None:
-        """Words a one-word answer of this phase must not be, each with the reason (None:
-        not a one-word phase)."""
-        return None
-
     def __call__(self, obs: Observation, /) -> str:
-        kind = ChameleonObservation if self.game == "chameleon" else SpyObservation
-        if not isinstance(obs, kind):
-            raise TypeError(f"{type(self).__name__} plays {self.game}")
-        fields = self._fields(obs)
-        prompts = self.prompts  # type: ignore[attr-defined]
-        system = Message("system", prompts.system.format(**fields))
-        user = Message("user", getattr(prompts, obs.phase).format(**fields))
-        others = fields["others"].split(", ")
-        parse = self._parsers(obs, others)[obs.phase]
-        banned = self._banned(obs)
-        prompt = chat_text(self.client, [system, user]) if self.constrained else None
+        req = self.request(obs)
+        prompt = chat_text(self.client, req.messages) if self.constrained else None
         if prompt is not None:
-            options = self._options(obs, others)
-            if options:
-                answer, scores = choose(self.client, prompt, options)
-                scored = dict(zip(options, scores, strict=True))
+            if req.options:
+                answer, scores = choose(self.client, prompt, req.options)
+                scored = dict(zip(req.options, scores, strict=True))
                 self.last_move = {"mode": "scored", "options": scored}
                 return answer
-            if banned is not None:
-                word, ranked = one_word(self.client, prompt, banned)
+            if req.banned is not None:
+                word, ranked = one_word(self.client, prompt, req.banned)
                 if word is not None:
                     self.last_move = {"mode": "one-word", **ranked}
                     return word
-        check = _not_banned(banned) if banned is not None else None
-        return self._ask([system, user], parse, check)
+        return self._ask(req)
 
-    def _ask(self, messages: list[Message], parse: Parser, check: Check | None = None) -> str:
-        reply, why = "", ""
+    def _ask(self, req: MoveRequest) -> str:
+        messages, reply, why = req.messages, "", ""
         for tries in range(1, self.retries + 2):
             reply = self.client.generate(messages, max_tokens=self.max_tokens).text
-            parsed = parse(extract_answer(reply))
-            why = "could not be read" if parsed is None else (check and check(parsed)) or ""
-            if not why:
+            answer, why = req.read(reply)
+            if answer is not None:
                 self.last_move = {"mode": "generated", "tries": tries}
-                return str(parsed)
-            messages = [
-                *messages,
-                Message("assistant", reply),
-                Message("user", f"That answer {why}. Follow the reply form exactly."),
-            ]
+                return answer
+            messages = req.retry(messages, reply, why)
         self.last_move = {"mode": "generated", "tries": self.retries + 1, "rejected": why}
-        return extract_answer(reply) or reply
+        return last_resort(reply)
 
 
 def _not_banned(banned: dict[str, str]) -> Check:
@@ -205,8 +256,8 @@ def _not_banned(banned: dict[str, str]) -> Check:
     return check
 
 
-class ChameleonLLMAgent(_LLMPlayer):
-    """A Chameleon player (either role) asking an LLM for every move.
+class ChameleonMoves(_Moves):
+    """The Chameleon's prompts and rules for an LLM player (either role).
 
     ``forbid_secret`` (default True) keeps its clues valid under the rule that forbids the
     secret (``ChameleonConfig(forbid_secret=True)``) and under the paper's, which allows it:
@@ -217,14 +268,8 @@ class ChameleonLLMAgent(_LLMPlayer):
     game = "chameleon"
 
     def __init__(
-        self,
-        client: LLMClient,
-        prompts: ChameleonPrompts = ChameleonPrompts(),
-        *,
-        forbid_secret: bool = True,
-        **kw: Any,
-    ):
-        super().__init__(client, **kw)
+        self, prompts: ChameleonPrompts = ChameleonPrompts(), *, forbid_secret: bool = True
+    ) -> None:
         self.prompts = prompts
         self.forbid_secret = forbid_secret
 
@@ -283,14 +328,12 @@ def _one_line(answer: str) -> str | None:
     return text if text and "\n" not in text else None
 
 
-class SpyLLMAgent(_LLMPlayer):
-    """A SpyGame player asking an LLM for every move."""
+class SpyMoves(_Moves):
+    """SpyGame's prompts and rules for an LLM player."""
 
     game = "spygame"
 
-    def __init__(self, client: LLMClient, prompts: SpyPrompts = SpyPrompts(), **kw):
-        kw.setdefault("max_tokens", 96)
-        super().__init__(client, **kw)
+    def __init__(self, prompts: SpyPrompts = SpyPrompts()) -> None:
         self.prompts = prompts
 
     def _fields(self, obs: SpyObservation) -> dict[str, Any]:
@@ -315,3 +358,28 @@ class SpyLLMAgent(_LLMPlayer):
 
     def _options(self, obs: SpyObservation, others: list[str]) -> list[str] | None:
         return others if obs.phase == "vote" else None
+
+
+class ChameleonLLMAgent(ChameleonMoves, _LLMPlayer):
+    """A Chameleon player (either role) asking an LLM for every move (the rules of
+    :class:`ChameleonMoves`)."""
+
+    def __init__(
+        self,
+        client: LLMClient,
+        prompts: ChameleonPrompts = ChameleonPrompts(),
+        *,
+        forbid_secret: bool = True,
+        **kw: Any,
+    ):
+        _LLMPlayer.__init__(self, client, **kw)
+        ChameleonMoves.__init__(self, prompts, forbid_secret=forbid_secret)
+
+
+class SpyLLMAgent(SpyMoves, _LLMPlayer):
+    """A SpyGame player asking an LLM for every move."""
+
+    def __init__(self, client: LLMClient, prompts: SpyPrompts = SpyPrompts(), **kw: Any):
+        kw.setdefault("max_tokens", 96)
+        _LLMPlayer.__init__(self, client, **kw)
+        SpyMoves.__init__(self, prompts)

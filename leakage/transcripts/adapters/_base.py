@@ -41,6 +41,8 @@ ADAPTERS: Registry[Adapter] = Registry(
     builtin={
         "ck-arena": "leakage.transcripts.adapters.ck_arena:CKArenaAdapter",
         "spygame-liang": "leakage.transcripts.adapters.spygame_liang:SpyGameLiangAdapter",
+        "inspect": "leakage.transcripts.adapters.inspect_log:InspectAdapter",
+        "textarena-taboo": "leakage.transcripts.adapters.textarena_taboo:TabooAdapter",
     },
 )
 """The adapters by ``--input-format`` name: the package's own (each class imported and built

@@ -11,6 +11,7 @@ import os
 import tempfile
 from collections.abc import AsyncIterator
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -35,6 +36,7 @@ from leakage_service.inputs import JSONL_TYPES
 from leakage_service.job_views import find_game, game_transcript, job_curves
 from leakage_service.job_worker import JobPathError, PathNotAllowed, path_job_files
 from leakage_service.jobs import Job, new_job_id
+from leakage_service.logs import HEAD_BYTES, ZIP_MAGIC, check_log, log_format
 from leakage_service.schemas import (
     TRANSCRIPT_REF,
     CurveGame,
@@ -175,16 +177,29 @@ async def _chunks(request: Request) -> AsyncIterator[bytes]:
 
 
 async def _save_upload(request: Request, dest: Path, *, field: str) -> int:
-    """Stream the upload to ``dest`` (checking it is UTF-8 on the way); bytes written.
-    ``field`` is what an error names (``body``, or the multipart ``file`` part)."""
+    """Stream the upload to ``dest`` (checking it is UTF-8 on the way, unless it is a zip
+    archive: an Inspect ``.eval`` log, checked once saved); bytes written. ``field`` is what
+    an error names (``body``, or the multipart ``file`` part)."""
     utf8 = codecs.getincrementaldecoder("utf-8-sig")()
     size = 0
+    start = b""  # the first bytes, until they tell a zip archive from text
+    text: bool | None = None
     try:
         with dest.open("wb") as fh:
             async for chunk in _chunks(request):
-                utf8.decode(chunk)
+                if text is None:
+                    start += chunk
+                    if len(start) < len(ZIP_MAGIC):
+                        continue
+                    text, chunk, start = not start.startswith(ZIP_MAGIC), start, b""
+                if text:
+                    utf8.decode(chunk)
                 fh.write(chunk)
                 size += len(chunk)
+            if start:  # fewer bytes than a zip's signature: text
+                utf8.decode(start)
+                fh.write(start)
+                size += len(start)
             utf8.decode(b"", final=True)
     except UnicodeDecodeError as err:
         dest.unlink(missing_ok=True)
@@ -328,9 +343,10 @@ _OBJECT_NOT_PATHS = {
             "required": True,
             "description": "An upload: JSONL (one transcript per line), or a JSON array of "
             "transcripts or one transcript object, as the body or as the multipart 'file' "
-            "part (UTF-8 text). Each record is a leakage.transcript/1 game or a third-party "
-            "log (input_format); a record that is neither fails alone in the job, so any "
-            "JSON value is a record here. Or, as application/json, "
+            "part (UTF-8 text); or an Inspect AI log (.eval zip or JSON log, any "
+            "Content-Type), checked when submitted. Each record is a leakage.transcript/1 "
+            "game or a third-party log (input_format); a record that is neither fails alone "
+            "in the job, so any JSON value is a record here. Or, as application/json, "
             '{"path": "..."} / {"paths": [...]} naming files or folders on the server inside '
             "LEAKAGE_ALLOWED_PATHS: a JSON object with a path or paths key is always such a "
             "request.",
@@ -344,7 +360,8 @@ _OBJECT_NOT_PATHS = {
                                 "type": "string",
                                 "format": "binary",
                                 "description": "A file (with a filename) of UTF-8 text, not "
-                                "empty: JSONL, a JSON array or one JSON object. Otherwise a 422 "
+                                "empty: JSONL, a JSON array or one JSON object; or an Inspect "
+                                "AI log (a .eval zip archive or a JSON log). Otherwise a 422 "
                                 "naming the field file.",
                             }
                         },
@@ -380,13 +397,17 @@ async def submit(request: Request, state: State, params: Params, response: Respo
         multipart = ctype == "multipart/form-data"
         size = await _save_upload(request, part, field="file" if multipart else "body")
         with part.open("rb") as fh:
-            head = fh.read(_HEAD).removeprefix(codecs.BOM_UTF8).lstrip()
+            raw_head = fh.read(_HEAD)
+        head = raw_head.removeprefix(codecs.BOM_UTF8).lstrip()
         if not head:
             raise InvalidTranscript(
                 [("file" if multipart else "body", "empty upload: send JSONL or a JSON array")]
             )
         req = None
-        if not multipart and ctype not in JSONL_TYPES:  # JSON: an upload or a path request
+        inspect_log = log_format(raw_head[:HEAD_BYTES]) is not None
+        if inspect_log:  # either of Inspect's formats, whatever the Content-Type says
+            await run_in_threadpool(partial(check_log, field="file" if multipart else "body"), part)
+        elif not multipart and ctype not in JSONL_TYPES:  # JSON: an upload or a path request
             if head[:1] not in (b"[", b"{"):
                 raise ServiceError(
                     422, "invalid_request",
@@ -403,7 +424,10 @@ async def submit(request: Request, state: State, params: Params, response: Respo
         else:
             # .json reads a JSON array, one object, or JSONL (iter_transcripts falls back to
             # lines); .jsonl only lines, which a declared JSONL upload gets.
-            dest = part.with_suffix(".jsonl" if ctype in JSONL_TYPES else ".json")
+            # An Inspect log is read as one whatever its name (transcripts._files reads a
+            # .json or .eval file by its content); .eval says what it is.
+            suffix = ".jsonl" if ctype in JSONL_TYPES else ".json"
+            dest = part.with_suffix(".eval" if inspect_log else suffix)
             os.replace(part, dest)
             state.store.create(job_id, params, [str(dest)], upload=True, size=size)
     except BaseException:

@@ -2,7 +2,7 @@
 // document.body.dataset.state ("loading" / "ready" / "error") and #status up to date.
 
 import { api, apiKey, setApiKey } from "./api.js";
-import { gameLabel, parseTranscripts, readState, writeState } from "./state.js";
+import { gameLabel, isInspectLog, parseTranscripts, readState, writeState } from "./state.js";
 import {
   renderCurveFilter, renderCurveGames, renderGame, renderJobCurves, renderPreview,
 } from "./views.js";
@@ -111,7 +111,21 @@ function showPasted(games, keep) {
 }
 
 async function loadText(text, what) {
-  const games = parseTranscripts(text);
+  return loadGames(parseTranscripts(text), what);
+}
+
+// An uploaded file: an Inspect log is read by the server into its games (a log of another
+// task is its 422, naming the sample and what is missing); any other file here.
+async function loadFile(f) {
+  const head = new Uint8Array(await f.slice(0, 4096).arrayBuffer());
+  if (!isInspectLog(head)) return loadText(await f.text(), f.name);
+  const res = await api.logGames(f);
+  const skipped = res.errors.length ? `; ${res.errors.length} sample(s) without a game` : "";
+  const more = res.left_out ? `; ${res.left_out} more game(s) not shown: submit it as a job` : "";
+  return `${await loadGames(res.games, f.name)}${skipped}${more}`;
+}
+
+async function loadGames(games, what) {
   app.pastes.push(games);
   showPasted(games, null);
   setState(
@@ -303,7 +317,7 @@ function wire() {
   $("score-button").addEventListener("click", () => act("Scoring the pasted transcript", () => loadText($("transcript-input").value, "Pasted")));
   $("file-input").addEventListener("change", (e) => {
     const f = e.target.files[0];
-    if (f) act(`Reading ${f.name}`, async () => loadText(await f.text(), f.name));
+    if (f) act(`Reading ${f.name}`, () => loadFile(f));
   });
   $("game-select").addEventListener("change", (e) => {
     app.index = Number(e.target.value);

@@ -1,0 +1,89 @@
+"""Uploaded Inspect AI logs: told apart from JSON and JSONL by their first bytes, checked at
+submission, and read into games for the explorer.
+
+A ``.eval`` log is a zip archive and a JSON log (``inspect eval --log-format json``) one
+object, so neither is read like the other uploads (UTF-8 JSON records): the server saves it
+as a ``.eval`` file and reads it with ``inspect_ai.log`` (the ``inspect`` extra). A log whose
+samples carry no game (the log of another task) is refused at submission with a 422 naming
+the sample and the field that is missing, rather than becoming a job whose every record
+fails. Everything here blocks: call it on a worker thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from leakage.errors import InvalidInput, InvalidTranscript
+from leakage.transcripts import AnyTranscript
+from leakage.transcripts._files import iter_file, to_transcript
+from leakage.transcripts.adapters.inspect_log import (
+    HEAD_BYTES,
+    ZIP_MAGIC,
+    InspectAdapter,
+    eval_records,
+    log_format,
+)
+
+__all__ = ["HEAD_BYTES", "ZIP_MAGIC", "LogGames", "check_log", "log_format", "read_games"]
+
+
+def _unplaced(err: InvalidTranscript, path: Path, field: str) -> InvalidTranscript:
+    """``err`` without the server's path of the upload (Inspect's messages may hold it), a
+    problem of the whole file placed on the request part ``field``."""
+    where = str(path)
+    problems = [(f or field, m.replace(where, "the upload")) for f, m in err.problems]
+    return InvalidTranscript(problems, record=err.record)
+
+
+def check_log(path: Path, *, field: str = "body") -> None:
+    """``InvalidTranscript`` (a 422) unless the Inspect log at ``path`` is readable and one of
+    its samples carries a game; the error of its first sample otherwise, naming the sample
+    (``record``) and the missing field. Stops at the first sample that carries one. A file
+    that is not a readable log is an error of ``field``, the request part that carried it
+    (``body``, or a multipart ``file``)."""
+    adapter = InspectAdapter()
+    first: InvalidTranscript | None = None
+    try:
+        for label, record in eval_records(path):
+            try:
+                adapter.convert(record, path=None, index=0)
+            except InvalidTranscript as err:
+                first = first or InvalidTranscript(err.problems, record=label)
+                continue
+            return
+    except InvalidTranscript as err:
+        raise _unplaced(err, path, field) from None
+    if first is None:  # eval_records raises for a log without samples
+        raise InvalidTranscript([("samples", "the log has no samples")])
+    raise _unplaced(first, path, field)
+
+
+@dataclass
+class LogGames:
+    """The games of an uploaded file, as far as a page shows them."""
+
+    games: list[AnyTranscript] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    """``{"record": label, "message": ...}`` per record that is not a game."""
+    left_out: int = 0
+    """Games past ``limit``, not read."""
+
+
+def read_games(path: Path, *, input_format: str, limit: int) -> LogGames:
+    """The games of the saved upload ``path`` (an Inspect log in either format, or JSON /
+    JSONL records of ``input_format``), at most ``limit``; the server's path of the file is
+    left out of error messages."""
+    out = LogGames()
+    prefix = f"{path}: "
+    for raw in iter_file(path):
+        item = to_transcript(raw, input_format)
+        if isinstance(item, InvalidInput):
+            message = str(item).replace(prefix, "").replace(str(path), "the upload")
+            out.errors.append({"record": raw.label, "message": message})
+        elif len(out.games) < limit:
+            out.games.append(item)
+        else:
+            out.left_out += 1
+    return out
