@@ -1,7 +1,8 @@
 """``CTranslate2LM``: the local causal LMs of ``LocalLM`` run by CTranslate2 (int8 on a CPU).
 
 The LLM client kind ``ctranslate2`` (``open_llm(kind="ctranslate2")``, ``client_kind`` of the
-judge and the listener). It is built from the same model names and paths as ``LocalLM``
+judge and the listener), and the default local kind on a CPU without native bf16
+(``leakage.llm.default_local_kind``). It is built from the same model names and paths as ``LocalLM``
 (``gemma-3-270m``, ``smollm2-135m``, a GGUF file, a transformers folder, a hub name in the
 local cache): the transformers folder (a GGUF is converted to one first, ``_gguf``) is
 converted once more, to a CTranslate2 model, into ``ct2-<quantization>-<key>`` beside the
