@@ -66,8 +66,9 @@ export const api = {
       body: JSON.stringify({ transcript, clue, player: player || undefined }),
     })).data,
   // the games of a file the page cannot read itself (an Inspect log), as transcripts
-  logGames: async (file) =>
-    (await request("POST", "v1/transcripts", { body: file, type: "application/octet-stream" })).data,
+  logGames: async (file, params) =>
+    (await request("POST", "v1/transcripts", { params, body: file, type: "application/octet-stream" })).data,
+  inputFormats: async () => (await request("GET", "v1/transcripts/formats")).data,
   job: async (id) => (await request("GET", `v1/jobs/${encodeURIComponent(id)}`)).data,
   curves: async (id, by) =>
     (await request("GET", `v1/jobs/${encodeURIComponent(id)}/curves`, { params: { by } })).data,

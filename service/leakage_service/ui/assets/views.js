@@ -71,6 +71,14 @@ function drawPosterior(svg, report, disagree = new Set()) {
   });
 }
 
+// A heat map's figure asks for the map's drawn width, so that two side by side wrap one
+// above the other when they do not both fit, rather than each showing a scrolled part.
+function sizeMap(id) {
+  const svg = $(id), fig = svg.closest("figure");
+  fig.classList.add("sized");
+  fig.style.flexBasis = `${svg.getAttribute("width") || 420}px`;
+}
+
 function metaLine(t, report) {
   const bits = [report.game === "spygame" ? "SpyGame" : `Chameleon, category ${report.category}`];
   if (report.secret) bits.push(`${report.game === "spygame" ? "civilians' word" : "secret"}: ${report.secret}`);
@@ -91,11 +99,13 @@ export function renderGame(transcript, report, compare) {
   const part = shown < all ? `, the ${shown} of ${all} candidates most probable at some turn` : "";
   $("heatmap-caption").textContent = `Posterior over the candidates after each turn (${report.backend}${part})`;
   drawPosterior($("heatmap"), report, rows);
+  sizeMap("heatmap");
   $("compare-figure").hidden = !compare;
   $("disagreement").hidden = !compare;
   if (compare) {
     $("compare-caption").textContent = `Posterior after each turn (${compare.backend})`;
     drawPosterior($("heatmap-compare"), compare, rows);
+    sizeMap("heatmap-compare");
     renderDisagreement(report, compare, disagree);
   } else {
     $("heatmap-compare").replaceChildren();
