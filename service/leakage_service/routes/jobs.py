@@ -33,7 +33,7 @@ from leakage.transcripts._load import TOO_DEEP, jsonl_lines
 from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import JSONL_TYPES
-from leakage_service.job_views import find_game, game_transcript, job_curves
+from leakage_service.job_views import find_game, game_transcript, job_curves, job_plane
 from leakage_service.job_worker import JobPathError, PathNotAllowed, path_job_files
 from leakage_service.jobs import Job, new_job_id
 from leakage_service.logs import HEAD_BYTES, ZIP_MAGIC, check_log, log_format
@@ -45,7 +45,10 @@ from leakage_service.schemas import (
     JobCurves,
     JobGame,
     JobPathRequest,
+    JobPlane,
     JobStatus,
+    PlaneGroup,
+    PlanePoint,
     error_responses,
 )
 from leakage_service.state import ServiceState
@@ -608,6 +611,7 @@ class CurveGrouping(StrEnum):
     model = "model"
     matchup = "matchup"
     difficulty = "difficulty"
+    speaker = "speaker"
 
 
 @router.get(
@@ -623,7 +627,9 @@ async def curves(
         CurveGrouping,
         Query(
             description="Group the games by the models of the counted speakers, the "
-            "matchup or the difficulty (meta.matchup, meta.difficulty)."
+            "matchup or the difficulty (meta.matchup, meta.difficulty); speaker: each clue by "
+            "its speaker's own model and role (a point (group, m) averages the games whose "
+            "m-th counted clue that model said in that role)."
         ),
     ] = CurveGrouping.model,
     max_clues: Annotated[int, Query(ge=1, le=64, description="Last m drawn.")] = 16,
@@ -647,8 +653,48 @@ async def curves(
         games=out.games,
         failed=out.failed,
         groups=out.groups,
+        colours=out.colours,
         curves=[CurvePoint(**r) for r in out.rows],
         game_list=[CurveGame(**g) for g in out.game_list],
+        notes=out.notes,
+    )
+
+
+@router.get(
+    "/{job_id}/plane",
+    summary="A job's reveal-vs-conceal plane (as leakage report draws it)",
+    response_model=JobPlane,
+    responses=error_responses(401, 404, 422, 429),
+)
+async def plane(
+    job_id: JobId,
+    state: State,
+    replicates: Annotated[
+        int, Query(ge=100, le=10_000, description="Bootstrap replicates of the intervals.")
+    ] = 1000,
+    max_points: Annotated[
+        int, Query(ge=0, le=100_000, description="Most clues listed one by one.")
+    ] = 5000,
+) -> JobPlane:
+    """Each counted clue's leakage (information gain about the secret, bits) against its
+    reveal value (log2 likelihood ratio that its speaker knows the secret, bits), per
+    model and role the means with 95% bootstrap intervals over games, and Karabag & Topcu's
+    reference strategies (trivial, concealing, revealing, pi_amb) simulated on the same axes
+    (``leakage.curves._plane``), from the results stored so far."""
+    job = _job(state, job_id)
+    out = await run_in_threadpool(
+        job_plane, state, job, replicates=replicates, max_points=max_points
+    )
+    return JobPlane(
+        job=job.id,
+        state=job.state,
+        games=out.games,
+        failed=out.failed,
+        groups=[PlaneGroup(**r) for r in out.groups],
+        references=[PlaneGroup(**r) for r in out.references],
+        points=[PlanePoint(**p) for p in out.points],
+        points_total=out.points_total,
+        colours=out.colours,
         notes=out.notes,
     )
 
