@@ -20,6 +20,8 @@ HOOKS = [
     "heatmap-compare", "disagreement", "tooltip", "turns", "entropy-chart", "psecret-chart",
     "spy-heatmap", "votes", "clue-input", "clue-button", "clue-result", "job-input", "job-open",
     "curves", "curve-group", "curve-games", "clue-player", "outliers", "curve-filter",
+    "job-file", "job-paths", "job-submit", "job-list", "job-refresh", "job-back", "job-actions",
+    "job-records-table", "records-filter", "records-show", "records-count",
 ]  # fmt: skip
 """The ids the page promises (docs/explorer.md, "For tests"), which the browser tests use."""
 
@@ -76,6 +78,8 @@ def test_root_redirects_to_the_page_keeping_the_query(api: Api):
         ("charts.js", "text/javascript; charset=utf-8"),
         ("state.js", "text/javascript; charset=utf-8"),
         ("views.js", "text/javascript; charset=utf-8"),
+        ("jobs.js", "text/javascript; charset=utf-8"),
+        ("export.js", "text/javascript; charset=utf-8"),
         ("style.css", "text/css; charset=utf-8"),
     ],
 )
@@ -99,7 +103,7 @@ def test_every_module_the_page_imports_is_served(api: Api):
         r = api.get(f"/ui/assets/{name}")
         assert r.status_code == 200, name
         todo += re.findall(r'from "\./([^"]+)"', r.text)
-    assert {"app.js", "api.js", "state.js", "views.js", "charts.js"} <= seen
+    assert {"app.js", "api.js", "state.js", "views.js", "charts.js", "jobs.js", "export.js"} <= seen
 
 
 def test_missing_asset_is_404(api: Api):

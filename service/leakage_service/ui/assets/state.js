@@ -3,7 +3,8 @@
 // ?job=<id>&game=<game id>&record=<n>&backend=...   (a game of a job)
 // ?job=<id>&by=matchup                               (a job's curves)
 
-const KEYS = ["example", "job", "game", "record", "backend", "compare", "by"];
+const KEYS = ["example", "job", "game", "record", "backend", "compare", "by", "pasted"];
+// pasted: the view is a pasted or uploaded transcript (its name), which only this tab holds
 
 export function readState() {
   const q = new URLSearchParams(location.search);
