@@ -254,7 +254,7 @@ function draw(svg, { series, xLabel, yLabel, yMin = 0, yMax, ref, onPoint, xs, l
 // twelve colours a group's line is dashed too (a colour and a dash pattern per group).
 export const PALETTE = [
   "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#6a3d9a", "#7a5c00", "#000000", "#b8006b",
-  "#1b7837", "#8c510a", "#2166ac", "#c51b7d",
+  "#1b7837", "#8c510a", "#5c5c5c", "#c51b7d",
 ];
 export const DASHES = [null, "6 3", "2 3", "8 3 2 3"];
 
