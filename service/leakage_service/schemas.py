@@ -524,3 +524,36 @@ class JobPlane(_Out):
     points_total: int
     colours: dict[str, str]
     notes: list[str]
+
+
+class JobList(_Out):
+    jobs: list[JobStatus]
+    """Newest first."""
+    total: int
+    """Jobs on the server (the list holds at most ``limit``)."""
+
+
+class JobRecord(_Out):
+    """One record of a job, scored or failed: a row of the explorer's table of its games."""
+
+    record: int
+    ok: bool
+    game_id: str | None
+    game: str | None
+    turns: int | None
+    counted: int | None
+    final_entropy_bits: float | None
+    final_secret_probability: float | None
+    final_secret_rank: int | None
+    matchup: str | None
+    difficulty: str | None
+    error_type: str | None
+    error_message: str | None
+    error_field: str | None
+
+
+class JobRecords(_Out):
+    job: str
+    state: str
+    records: list[JobRecord]
+    """Every record stored so far, in record order."""

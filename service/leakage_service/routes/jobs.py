@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi import Path as PathParam
-from fastapi.responses import FileResponse, StreamingResponse
+from fastapi.responses import FileResponse, HTMLResponse, StreamingResponse
 from fastapi.routing import APIRoute
 from pydantic import ValidationError
 from starlette.background import BackgroundTask
@@ -33,6 +33,7 @@ from leakage.transcripts._load import TOO_DEEP, jsonl_lines
 from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import JSONL_TYPES
+from leakage_service.job_report import job_records, job_report_html
 from leakage_service.job_views import find_game, game_transcript, job_curves, job_plane
 from leakage_service.job_worker import JobPathError, PathNotAllowed, path_job_files
 from leakage_service.jobs import Job, new_job_id
@@ -44,8 +45,11 @@ from leakage_service.schemas import (
     ErrorBody,
     JobCurves,
     JobGame,
+    JobList,
     JobPathRequest,
     JobPlane,
+    JobRecord,
+    JobRecords,
     JobStatus,
     PlaneGroup,
     PlanePoint,
@@ -445,6 +449,23 @@ async def submit(request: Request, state: State, params: Params, response: Respo
 
 
 @router.get(
+    "",
+    summary="The jobs on this server, newest first",
+    response_model=JobList,
+    responses=error_responses(401, 422, 429),
+)
+async def list_jobs(
+    state: State,
+    limit: Annotated[int, Query(ge=1, le=500, description="At most this many jobs.")] = 100,
+) -> JobList:
+    """Every job's state and progress (the explorer's list of jobs), newest first."""
+    assert state.store is not None
+    jobs = await run_in_threadpool(state.store.recent, limit)
+    total = sum(state.store.counts().values())
+    return JobList(jobs=[_status(state, j) for j in jobs], total=total)
+
+
+@router.get(
     "/{job_id}",
     summary="A job's state and progress",
     response_model=JobStatus,
@@ -741,4 +762,50 @@ async def game(
         transcript=transcript,
         transcript_note=note,
         params=job.params,
+    )
+
+
+@router.get(
+    "/{job_id}/records",
+    summary="One line per record of a job: its games and failed records",
+    response_model=JobRecords,
+    responses=error_responses(401, 404, 422, 429),
+)
+async def records(job_id: JobId, state: State) -> JobRecords:
+    """Every record stored so far, in record order: a game's final entropy, P(secret) and
+    rank, or a failed record's error (the explorer's sortable table of a job's games)."""
+    job = _job(state, job_id)
+    rows = await run_in_threadpool(job_records, state, job)
+    return JobRecords(job=job.id, state=job.state, records=[JobRecord(**r) for r in rows])
+
+
+@router.get(
+    "/{job_id}/report.html",
+    summary="A job's figures as one HTML page (as leakage report writes it)",
+    response_class=HTMLResponse,
+    responses={
+        200: {"description": "report.html of leakage report, from the results stored so far."},
+        **error_responses(401, 404, 422, 429, 503),
+    },
+)
+async def report_html(
+    job_id: JobId,
+    state: State,
+    by: Annotated[
+        CurveGrouping, Query(description="Group as leakage report --by does.")
+    ] = CurveGrouping.model,
+    replicates: Annotated[
+        int, Query(ge=100, le=10_000, description="Bootstrap replicates of the intervals.")
+    ] = 1000,
+) -> HTMLResponse:
+    """``leakage report --by BY``'s self-contained page (figures, tables, intervals) of the
+    job's results stored so far; a job with no scored game yet is a 422."""
+    job = _job(state, job_id)
+    html, _ = await state.pool.run(
+        partial(job_report_html, replicates=replicates), state, job, by.value
+    )
+    name = f"leakage-report-{job.id}-{by.value}.html"
+    return HTMLResponse(
+        html,
+        headers={"X-Job-State": job.state, "Content-Disposition": f'inline; filename="{name}"'},
     )

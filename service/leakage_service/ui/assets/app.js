@@ -6,6 +6,8 @@ import { gameLabel, parseTranscripts, readState, writeState } from "./state.js";
 import {
   renderCurveFilter, renderCurveGames, renderGame, renderJobCurves, renderPreview,
 } from "./views.js";
+import { decorate } from "./export.js";
+import { downloads, initJobs, loadRecords, showJobsPanel } from "./jobs.js";
 
 const $ = (id) => document.getElementById(id);
 // Whether the select #id offers `value` (and it may be chosen).
@@ -55,6 +57,9 @@ async function act(label, fn, { clears = false } = {}) {
     if (clears) clearGame();
     status(message);
     document.body.dataset.state = "error";
+  } finally {
+    showJobsPanel(app.state);
+    decorate();
   }
 }
 
@@ -125,7 +130,7 @@ async function loadExample(name, game, push = false) {
   const text = await api.example(name);
   showGames(parseTranscripts(text), game);
   app.params = {};
-  setState({ example: name, job: undefined, record: undefined, game: app.games[app.index].id }, { push });
+  setState({ example: name, job: undefined, record: undefined, game: app.games[app.index].id, pasted: undefined }, { push });
   $("example-select").value = name;
   return scoreCurrent();
 }
@@ -159,7 +164,7 @@ async function loadGames(games, source) {
   app.source = source;
   showPasted(games, null);
   setState(
-    { example: undefined, job: undefined, record: undefined, game: undefined },
+    { example: undefined, job: undefined, record: undefined, game: undefined, pasted: what },
     { push: true, data: { paste: app.pastes.length - 1 } },
   );
   const done = await scoreCurrent();
@@ -177,7 +182,7 @@ async function openJobGame(job, game, record, push = false) {
     $("preview").hidden = true;
     app.report = res.report;
     renderGame(null, res.report, null);
-    setState({ example: undefined, job, game: res.game_id, record: String(res.record) }, { push });
+    setState({ example: undefined, job, game: res.game_id, record: String(res.record), pasted: undefined }, { push });
     return `Job ${job}'s stored report of ${res.game_id} (${res.transcript_note}: it cannot be scored again here).`;
   }
   app.source = null;
@@ -187,7 +192,7 @@ async function openJobGame(job, game, record, push = false) {
   setOptions(p); // the job's own options: its game is scored as the job scored it
   if (p.backend && offers("backend-select", p.backend)) $("backend-select").value = p.backend;
   $("example-select").value = "";
-  setState({ example: undefined, job, game: res.game_id, record: String(res.record), backend: $("backend-select").value }, { push });
+  setState({ example: undefined, job, game: res.game_id, record: String(res.record), backend: $("backend-select").value, pasted: undefined }, { push });
   const done = await scoreCurrent();
   $("view").scrollIntoView({ block: "start" });
   return done;
@@ -198,8 +203,11 @@ async function openJob(id, by, push = false) {
   clearGame(); // a job's curves, not the game shown before
   const { job, data } = await readJob(id, by);
   app.hidden = new Set();
+  $("job-input").value = id;
   showCurves(job, data);
-  setState({ job: id, by, example: undefined, game: undefined, record: undefined }, { push });
+  setState({ job: id, by, example: undefined, game: undefined, record: undefined, pasted: undefined }, { push });
+  $("job-actions").replaceChildren("Download: ", ...downloads(id));
+  await loadRecords(id);
   refreshLater(job, by);
   return data.curves.length ? `Curves of job ${id} by ${by}: ${data.groups.length} groups.` : `Job ${id} has no counted clues to draw yet.`;
 }
@@ -235,13 +243,48 @@ async function refreshJob(id, by) {
     const { job, data } = await readJob(id, by);
     if (!showing() || app.timer !== null) return; // another view, or another reading, since
     showCurves(job, data);
+    await loadRecords(id);
     refreshLater(job, by);
   } catch (err) {
     if (showing()) $("job-summary").textContent += ` (not read again: ${err.message})`;
   }
 }
 
+// The list of jobs again (the job view closed: a new entry of the history, so that Back
+// returns to the job).
+async function closeJob() {
+  stopRefresh();
+  setState({ job: undefined, by: undefined, game: undefined, record: undefined }, { push: true });
+  return "The jobs on this server.";
+}
+
+// What has the focus in the job's curves (a point, a group's check box), to give it back
+// once they are drawn again.
+function curvesFocus() {
+  const a = document.activeElement;
+  if (!a || !a.closest) return null;
+  if (a.closest("#curve-filter")) return { box: a.value };
+  if (a.matches("#curves circle.point")) return { point: [a.dataset.metric, a.dataset.group, a.dataset.m] };
+  return null;
+}
+
+function restoreFocus(was) {
+  if (!was) return;
+  if (was.box !== undefined) {
+    const box = [...document.querySelectorAll("#curve-filter input")].find((i) => i.value === was.box);
+    if (box) box.focus();
+    return;
+  }
+  const [metric, group, m] = was.point;
+  const p = [...document.querySelectorAll("#curves circle.point")].find((c) => c.dataset.metric === metric && c.dataset.group === group && c.dataset.m === m);
+  if (!p) return;
+  p.closest("svg").querySelectorAll("circle.point").forEach((c) => c.setAttribute("tabindex", "-1"));
+  p.setAttribute("tabindex", "0");
+  p.focus();
+}
+
 function drawCurves() {
+  const was = curvesFocus();
   const data = app.curves;
   const id = data.job;
   const colours = renderJobCurves(data, app.hidden, (point) => {
@@ -252,6 +295,7 @@ function drawCurves() {
     if (on) app.hidden.delete(g); else app.hidden.add(g);
     drawCurves();
   });
+  restoreFocus(was);
 }
 
 // "said by": the next player, chosen as POST /v1/score/preview chooses it by default (after
@@ -341,6 +385,9 @@ async function route(data) {
   }
   app.source = null;
   clearGame();
+  if (s.pasted) { // a pasted or uploaded view's address, opened where the text is not
+    throw new Error(`this address was a pasted or uploaded transcript (${s.pasted}), which only the tab it was opened in holds: paste or upload it again, or share an example's or a job's address`);
+  }
   $("example-select").value = "";
   return "Choose an example, paste or upload a transcript, or open a job.";
 }
@@ -423,6 +470,12 @@ function wire() {
     act("Opening the view", () => route(e.state), { clears: true });
   });
   wireTooltip();
+  initJobs({
+    act, closeJob,
+    openJob: (id) => openJob(id, $("curve-group").value, true),
+    openJobGame: (id, game, record) => openJobGame(id, game, record, true),
+    backend: () => $("backend-select").value,
+  });
 }
 
 // One tooltip for every element with data-tip, on hover and on keyboard focus.

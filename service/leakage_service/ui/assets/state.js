@@ -4,7 +4,8 @@
 // ?job=<id>&by=matchup                               (a job's curves)
 // &include_chameleon=1&spy_assignment=marginalise    (the scoring options, when not the defaults)
 
-const KEYS = ["example", "job", "game", "record", "backend", "compare", "by", "include_chameleon", "spy_assignment"];
+const KEYS = ["example", "job", "game", "record", "backend", "compare", "by", "include_chameleon", "spy_assignment", "pasted"];
+// pasted: the view is a pasted or uploaded transcript (its name), which only this tab holds
 
 export function readState() {
   const q = new URLSearchParams(location.search);
