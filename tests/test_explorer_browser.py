@@ -1245,7 +1245,9 @@ def test_a_job_is_submitted_watched_downloaded_and_deleted_from_the_page(
     assert _downloaded(folder, f"{job_id}.parquet")[:4] == b"PAR1"
     act(driver, row.find_element(By.CSS_SELECTOR, '[data-download="html"]').click)
     html = _downloaded(folder, f"leakage-report-{job_id}.html").decode()
-    assert "<h2>Entropy after m clues</h2>" in html and html.count("<svg") == 4
+    assert (
+        "<h2>Entropy after m clues</h2>" in html and html.count("<svg") == 5
+    )  # four figures and the reveal-vs-conceal plane
     # opened: its curves and the table of its games and failed records
     act(driver, row.find_element(By.CSS_SELECTOR, '[data-action="open"]').click)
     assert parse_qs(urlsplit(driver.current_url).query)["job"] == [job_id]

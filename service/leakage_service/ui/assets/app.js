@@ -164,7 +164,7 @@ async function loadGames(games, source) {
   app.source = source;
   showPasted(games, null);
   setState(
-    { example: undefined, job: undefined, record: undefined, game: undefined, pasted: what },
+    { example: undefined, job: undefined, record: undefined, game: undefined, pasted: source.what },
     { push: true, data: { paste: app.pastes.length - 1 } },
   );
   const done = await scoreCurrent();
