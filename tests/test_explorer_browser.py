@@ -639,7 +639,7 @@ def test_an_example_shows_its_heat_map_turns_and_curves(driver: Any, server: Ser
         n = driver.execute_script(
             "return document.querySelectorAll('#' + arguments[0] + ' circle.point').length", chart
         )
-        assert n == len(game["turns"]), chart
+        assert n == len(game["turns"]) + 1, chart  # and turn 0, the prior
     # offline: every file and request the page loaded came from this server
     loaded = driver.execute_script(
         "return performance.getEntriesByType('resource').map(e => e.name)"
@@ -1182,3 +1182,217 @@ def test_an_uploaded_inspect_log_shows_its_games(
     act(driver, lambda: by_id(driver, "file-input").send_keys(str(logs[1])), expect="error")
     message = status_text(driver)
     assert "sample q1 (epoch 1)" in message and "store.leakage_transcript" in message, message
+
+
+# -- jobs from the page, exports, the charts' keyboard and text size ------------------------
+
+
+def _downloads(driver: Any, folder: Path) -> Path:
+    """Let the page's downloads land in ``folder`` (DevTools' download behaviour)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    driver.execute_cdp_cmd(
+        "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(folder)}
+    )
+    return folder
+
+
+def _downloaded(folder: Path, name: str) -> bytes:
+    path = folder / name
+    wait_until(f"{name} downloaded", lambda: path.is_file() and path.stat().st_size > 0, 20)
+    time.sleep(0.2)
+    return path.read_bytes()
+
+
+def _job_rows(driver: Any) -> dict[str, str]:
+    wait_until("the list of jobs read", lambda: by_id(driver, "job-list-note").text, 10)
+    return dict(
+        driver.execute_script(
+            "return Array.from(document.querySelectorAll('#job-list tr[data-job]'),"
+            " r => [r.dataset.job, r.dataset.state])"
+        )
+    )
+
+
+def test_a_job_is_submitted_watched_downloaded_and_deleted_from_the_page(
+    driver: Any, server: Server, tmp_path: Path
+):
+    from selenium.webdriver.common.by import By
+
+    folder = _downloads(driver, tmp_path / "dl")
+    upload = tmp_path / "games.jsonl"
+    batch = (EXAMPLES / "chameleon_batch.jsonl").read_bytes()
+    upload.write_bytes(batch + b'{"not": "a transcript"}\n')
+    open_page(driver, server.url + "/ui")
+    assert by_id(driver, "job-list-view").is_displayed()
+    before = set(_job_rows(driver))
+    by_id(driver, "job-file").send_keys(str(upload))
+    act(driver, by_id(driver, "job-submit").click)
+    assert "Submitted 1 job" in status_text(driver)
+    new = set(_job_rows(driver)) - before
+    assert len(new) == 1
+    (job_id,) = new
+    # the list is read again until the job has ended
+    wait_until("the job done in the list", lambda: _job_rows(driver).get(job_id) == "done", 60)
+    row = driver.find_element(By.CSS_SELECTOR, f'#job-list tr[data-job="{job_id}"]')
+    assert "7 of 7 (1 failed)" in row.text
+    assert not row.find_elements(By.CSS_SELECTOR, '[data-action="cancel"]')  # finished
+    snap(driver, "7-jobs-list")
+    # downloads: the bytes the API gives
+    want = httpx.get(f"{server.url}/v1/jobs/{job_id}/results", timeout=TIMEOUT).content
+    act(driver, row.find_element(By.CSS_SELECTOR, '[data-download="jsonl"]').click)
+    assert _downloaded(folder, f"{job_id}.jsonl") == want
+    act(driver, row.find_element(By.CSS_SELECTOR, '[data-download="parquet"]').click)
+    assert _downloaded(folder, f"{job_id}.parquet")[:4] == b"PAR1"
+    act(driver, row.find_element(By.CSS_SELECTOR, '[data-download="html"]').click)
+    html = _downloaded(folder, f"leakage-report-{job_id}.html").decode()
+    assert (
+        "<h2>Entropy after m clues</h2>" in html and html.count("<svg") == 5
+    )  # four figures and the reveal-vs-conceal plane
+    # opened: its curves and the table of its games and failed records
+    act(driver, row.find_element(By.CSS_SELECTOR, '[data-action="open"]').click)
+    assert parse_qs(urlsplit(driver.current_url).query)["job"] == [job_id]
+    assert not by_id(driver, "job-list-view").is_displayed()
+    records = driver.find_elements(By.CSS_SELECTOR, "#job-records-table tbody tr")
+    assert len(records) == 7
+    assert "1 failed" in by_id(driver, "records-count").text
+
+    def column(i: int) -> list[str]:
+        return [
+            r.find_elements(By.TAG_NAME, "td")[i].text
+            for r in driver.find_elements(By.CSS_SELECTOR, "#job-records-table tbody tr")
+        ]
+
+    driver.find_element(
+        By.CSS_SELECTOR, '#job-records-table button[data-sort="final_entropy_bits"]'
+    ).click()
+    values = [float(v) for v in column(5) if v != "–"]
+    assert values == sorted(values) and len(values) == 6
+    driver.find_element(
+        By.CSS_SELECTOR, '#job-records-table button[data-sort="final_entropy_bits"]'
+    ).click()
+    values = [float(v) for v in column(5) if v != "–"]
+    assert values == sorted(values, reverse=True)
+    from selenium.webdriver.support.ui import Select
+
+    Select(by_id(driver, "records-show")).select_by_value("failed")
+    assert column(0) == ["6"] and "unknown_input_format" in column(10)[0]
+    Select(by_id(driver, "records-show")).select_by_value("all")
+    by_id(driver, "records-filter").send_keys("kitchen")
+    assert len(column(0)) == 1 and column(1) == ["example-chameleon-kitchen"]
+    snap(driver, "8-job-records")
+    # Back returns to the list
+    driver.back()
+    wait_ready(driver)
+    assert by_id(driver, "job-list-view").is_displayed()
+    assert not by_id(driver, "job-view").is_displayed()
+    # deleted
+    row = driver.find_element(By.CSS_SELECTOR, f'#job-list tr[data-job="{job_id}"]')
+    driver.execute_script("window.confirm = () => true")
+    act(driver, row.find_element(By.CSS_SELECTOR, '[data-action="delete"]').click)
+    assert job_id not in _job_rows(driver)
+    assert httpx.get(f"{server.url}/v1/jobs/{job_id}", timeout=TIMEOUT).status_code == 404
+
+
+def test_a_running_job_is_cancelled_from_the_page(driver: Any, server: Server, tmp_path: Path):
+    from selenium.webdriver.common.by import By
+
+    upload = tmp_path / "many.jsonl"
+    upload.write_bytes((EXAMPLES / "chameleon_batch.jsonl").read_bytes() * 400)
+    open_page(driver, server.url + "/ui")
+    before = set(_job_rows(driver))
+    by_id(driver, "job-file").send_keys(str(upload))
+    act(driver, by_id(driver, "job-submit").click)
+    (job_id,) = set(_job_rows(driver)) - before
+    row = driver.find_element(By.CSS_SELECTOR, f'#job-list tr[data-job="{job_id}"]')
+    act(driver, row.find_element(By.CSS_SELECTOR, '[data-action="cancel"]').click)
+    assert _job_rows(driver)[job_id] == "cancelled"
+    got = httpx.get(f"{server.url}/v1/jobs/{job_id}", timeout=TIMEOUT).json()
+    assert got["state"] == "cancelled"
+    assert got["total"] is None or got["done"] < got["total"]  # cut short
+
+
+def test_charts_and_tables_export_as_png_svg_and_csv(driver: Any, server: Server, tmp_path: Path):
+    import csv
+    import io
+    import xml.etree.ElementTree as ET
+
+    from selenium.webdriver.common.by import By
+
+    folder = _downloads(driver, tmp_path / "dl")
+    open_page(driver, server.url + "/ui?example=chameleon_sports&backend=cooccurrence")
+    fig = driver.find_element(By.CSS_SELECTOR, "#entropy-chart").find_element(By.XPATH, "..")
+    fig.find_element(By.CSS_SELECTOR, 'button[data-format="png"]').click()
+    png = _downloaded(folder, "entropy-chart.png")
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width = int.from_bytes(png[16:20], "big")
+    assert width >= 2 * 300  # twice the chart's size in CSS pixels
+    fig.find_element(By.CSS_SELECTOR, 'button[data-format="svg"]').click()
+    svg = ET.fromstring(_downloaded(folder, "entropy-chart.svg"))
+    assert svg.tag == "{http://www.w3.org/2000/svg}svg"
+    circles = svg.findall(".//{http://www.w3.org/2000/svg}circle")
+    game = example_games("chameleon_sports")[0]
+    assert len(circles) == len(game["turns"]) + 1
+    assert all("fill:" in (c.get("style") or "") for c in circles)  # styles written in
+    box = driver.find_element(By.CSS_SELECTOR, '.exports[data-for="turns"] button')
+    box.click()
+    rows = list(csv.reader(io.StringIO(_downloaded(folder, "turns.csv").decode())))
+    assert rows[0][:3] == ["turn", "player", "clue"]
+    assert len(rows) == len(game["turns"]) + 1
+    assert [r[2].removesuffix(" (not counted)") for r in rows[1:]] == [
+        t["text"] for t in game["turns"]
+    ]
+
+
+def test_a_chart_is_one_tab_stop_moved_through_with_the_arrow_keys(driver: Any, server: Server):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    open_page(driver, server.url + "/ui?example=chameleon_sports&backend=cooccurrence")
+    stops = driver.execute_script(
+        "return document.querySelectorAll('#entropy-chart [tabindex=\"0\"]').length"
+    )
+    assert stops == 1
+    driver.execute_script("document.querySelector('#entropy-chart [tabindex=\"0\"]').focus()")
+
+    def focused() -> Any:
+        return driver.execute_script(
+            "const a = document.activeElement; return a.closest('#entropy-chart') ?"
+            " +a.dataset.turn : null"
+        )
+
+    assert focused() == 0
+    ActionChains(driver).send_keys(Keys.ARROW_RIGHT).perform()
+    ActionChains(driver).send_keys(Keys.ARROW_RIGHT).perform()
+    assert focused() == 2
+    ActionChains(driver).send_keys(Keys.END).perform()
+    n = len(example_games("chameleon_sports")[0]["turns"])
+    assert focused() == n
+    ActionChains(driver).send_keys(Keys.TAB).perform()
+    assert focused() is None  # one Tab leaves the chart
+    ActionChains(driver).key_down(Keys.SHIFT).send_keys(Keys.TAB).key_up(Keys.SHIFT).perform()
+    assert focused() == n  # and Shift+Tab comes back to the point it left
+
+
+def test_chart_text_follows_the_browsers_font_size(driver: Any, server: Server):
+    """At the phone's width too: the charts' text is the page's rem, not a fixed size that
+    the chart's scaling shrinks."""
+    sizes = {}
+    try:
+        for width, height in ((1400, 900), (390, 844)):
+            driver.set_window_size(width, height)
+            for root in (16, 24):
+                open_page(driver, server.url + "/ui?example=chameleon_sports&backend=cooccurrence")
+                driver.execute_script(f"document.documentElement.style.fontSize = '{root}px'")
+                driver.execute_script("window.dispatchEvent(new Event('resize'))")
+                time.sleep(0.5)
+                sizes[width, root] = driver.execute_script(
+                    "const t = document.querySelector('#entropy-chart text.tick');"
+                    " return t.getBoundingClientRect().height"
+                )
+                if (width, root) == (390, 16):
+                    snap(driver, "9-phone")
+    finally:
+        driver.set_window_size(*WINDOW)
+    for width in (1400, 390):
+        assert sizes[width, 16] >= 11, sizes  # 0.75rem of 16 px: 12 px, not shrunk
+        assert sizes[width, 24] > sizes[width, 16] * 1.3, sizes

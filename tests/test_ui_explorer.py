@@ -20,6 +20,8 @@ HOOKS = [
     "heatmap-compare", "disagreement", "tooltip", "turns", "entropy-chart", "psecret-chart",
     "spy-heatmap", "votes", "clue-input", "clue-button", "clue-result", "job-input", "job-open",
     "curves", "curve-group", "curve-games", "clue-player", "outliers", "curve-filter",
+    "job-file", "job-paths", "job-submit", "job-list", "job-refresh", "job-back", "job-actions",
+    "job-records-table", "records-filter", "records-show", "records-count",
 ]  # fmt: skip
 """The ids the page promises (docs/explorer.md, "For tests"), which the browser tests use."""
 
@@ -76,6 +78,8 @@ def test_root_redirects_to_the_page_keeping_the_query(api: Api):
         ("charts.js", "text/javascript; charset=utf-8"),
         ("state.js", "text/javascript; charset=utf-8"),
         ("views.js", "text/javascript; charset=utf-8"),
+        ("jobs.js", "text/javascript; charset=utf-8"),
+        ("export.js", "text/javascript; charset=utf-8"),
         ("style.css", "text/css; charset=utf-8"),
     ],
 )
@@ -99,7 +103,7 @@ def test_every_module_the_page_imports_is_served(api: Api):
         r = api.get(f"/ui/assets/{name}")
         assert r.status_code == 200, name
         todo += re.findall(r'from "\./([^"]+)"', r.text)
-    assert {"app.js", "api.js", "state.js", "views.js", "charts.js"} <= seen
+    assert {"app.js", "api.js", "state.js", "views.js", "charts.js", "jobs.js", "export.js"} <= seen
 
 
 def test_missing_asset_is_404(api: Api):
@@ -414,3 +418,78 @@ def test_a_job_whose_input_is_gone_keeps_its_reports(api: Api):
     assert by_model["groups"] == ["(none)"] and "no longer on the server" in by_model["notes"][0]
     by_matchup = api.get(f"/v1/jobs/{job}/curves", params={"by": "matchup"}).json()
     assert len(by_matchup["groups"]) == 6 and by_matchup["notes"] == []
+
+
+# -- the jobs list, a job's records and its report page ------------------------------------
+
+
+def test_jobs_are_listed_newest_first(api: Api, job_id: str):
+    newer = _finished_job(api, (EXAMPLES / "chameleon_batch.jsonl").read_bytes())
+    r = api.get("/v1/jobs")
+    assert r.status_code == 200, r.text
+    got = r.json()
+    ids = [j["id"] for j in got["jobs"]]
+    assert ids.index(newer) < ids.index(job_id)
+    assert got["total"] >= 2
+    one = next(j for j in got["jobs"] if j["id"] == job_id)
+    assert (one["state"], one["done"], one["failed"], one["source"]) == ("done", 7, 1, "upload")
+    assert [j["id"] for j in api.get("/v1/jobs", params={"limit": 1}).json()["jobs"]] == [ids[0]]
+    assert_error(api.get("/v1/jobs", params={"limit": 0}), 422, "?", "limit")
+    assert_error(api.get("/v1/jobs", params={"limit": "x"}), 422, "?", "limit")
+
+
+def test_job_records_list_games_and_failures(api: Api, job_id: str):
+    r = api.get(f"/v1/jobs/{job_id}/records")
+    assert r.status_code == 200, r.text
+    got = r.json()
+    assert (got["job"], got["state"]) == (job_id, "done")
+    rows = got["records"]
+    assert [x["record"] for x in rows] == list(range(7))
+    assert [x["ok"] for x in rows] == [True] * 6 + [False]
+    kitchen = rows[4]
+    assert kitchen["game_id"] == "example-chameleon-kitchen" and kitchen["turns"] > 0
+    stored = api.get(f"/v1/jobs/{job_id}/games/example-chameleon-kitchen").json()["report"]
+    assert kitchen["final_entropy_bits"] == stored["summary"]["final_entropy_bits"]
+    assert rows[6]["error_type"] == "unknown_input_format" and rows[6]["error_message"]
+    assert_error(api.get(f"/v1/jobs/{'0' * 32}/records"), 404, "job_not_found", "id")
+
+
+@pytest.mark.parametrize("by", ["model", "difficulty"])
+def test_job_report_page_is_leakage_reports_page(
+    api: Api, job_id: str, by: str, tmp_path: Path, leakage_home: Path
+):
+    """The page ``leakage report`` writes for ``leakage batch`` on the same games: the same
+    sections, figures and table rows (the date and the results' location aside)."""
+    from leakage.batch import BatchJob, run_batch
+    from leakage.curves import build_site
+
+    r = api.get(f"/v1/jobs/{job_id}/report.html", params={"by": by})
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"].startswith("text/html")
+    assert r.headers["x-job-state"] == "done"
+    assert f"leakage-report-{job_id}-{by}.html" in r.headers["content-disposition"]
+    run_batch(BatchJob(inputs=[EXAMPLES / "chameleon_batch.jsonl"], out=tmp_path / "b", workers=0))
+    build_site(tmp_path / "b", tmp_path / "site", by=by)
+    want = (tmp_path / "site" / "report.html").read_text(encoding="utf-8")
+
+    def tables(html: str) -> list[str]:
+        body = re.sub(r"<svg.*?</svg>", "", html, flags=re.S)
+        return re.findall(r"<td>([^<]*)</td>", body.split("<h2>Entropy", 1)[1])
+
+    assert re.findall(r"<h2>([^<]*)</h2>", r.text) == re.findall(r"<h2>([^<]*)</h2>", want)
+    assert r.text.count("<svg") == want.count("<svg") == 5  # with the plane
+    assert tables(r.text) == tables(want)
+    assert f"job {job_id}" in r.text
+
+
+def test_job_report_page_bad_input(api: Api, job_id: str):
+    assert_error(api.get(f"/v1/jobs/{job_id}/report.html", params={"by": "x"}), 422, "?", "by")
+    assert_error(api.get(f"/v1/jobs/{'0' * 32}/report.html"), 404, "job_not_found", "id")
+    bad = _finished_job(api, b'{"not": "a transcript"}\n')
+    err = assert_error(api.get(f"/v1/jobs/{bad}/report.html"), 422, "invalid_input")
+    assert "nothing to report" in err["message"]
+
+
+def test_jobs_list_records_and_report_need_the_key(keyed: Api):
+    for url in ("/v1/jobs", f"/v1/jobs/{'0' * 32}/records", f"/v1/jobs/{'0' * 32}/report.html"):
+        assert_error(keyed.get(url), 401, "unauthorized")

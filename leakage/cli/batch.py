@@ -42,6 +42,7 @@ class GroupBy(StrEnum):
     matchup = "matchup"
     difficulty = "difficulty"
     role = "role"
+    speaker = "speaker"
 
 
 def _progress(console: Console, enabled: bool) -> Progress:
@@ -207,7 +208,14 @@ def report(
         Path, typer.Argument(help="A `leakage batch` results directory or a steps Parquet.")
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the report.")],
-    by: Annotated[GroupBy, typer.Option(help="Group curves by this.")] = GroupBy.model,
+    by: Annotated[
+        GroupBy,
+        typer.Option(
+            help="Group curves by this: speaker is the speaking player's own model and role "
+            "(a clue belongs to the model that said it); model the models of all counted "
+            "speakers of a game."
+        ),
+    ] = GroupBy.model,
     bootstrap: Annotated[
         int, typer.Option(help="Bootstrap replicates for the 95% intervals.", min=0)
     ] = 1000,
@@ -218,6 +226,18 @@ def report(
         Path | None,
         typer.Option(help="Splits directory or CSV to (re)join SpyGame pairs' difficulty."),
     ] = None,
+    compare: Annotated[
+        tuple[str, str] | None,
+        typer.Option(
+            metavar="MODEL_A MODEL_B",
+            help="Add the paired difference of two models' leakage per clue, in the games "
+            "where both spoke (compare.csv, compare.png).",
+        ),
+    ] = None,
+    plane: Annotated[
+        bool,
+        typer.Option(help="Add the reveal-vs-conceal plane (plane.csv, plane.png)."),
+    ] = True,
 ) -> None:
     """Leakage curves (entropy and top-k after m clues, with bootstrap 95% intervals), per-clue
     information gain, most and least revealing clues, leakage by model: PNG, SVG, CSV, HTML."""
@@ -236,5 +256,7 @@ def report(
         max_clues=max_clues,
         top=top,
         difficulty=table,
+        compare=compare,
+        plane=plane,
     )
     typer.echo(f"{rep.games:,} games; wrote {len(rep.files)} files to {out} (open report.html)")

@@ -4,7 +4,10 @@
   after m counted clues (m = 0 is the prior, log2 K) and the share of games whose secret is
   among the k most probable candidates after m clues (k = 1, 3, 5), each with a bootstrap
   95% interval over games (Karabag & Topcu's two figures). A game contributes to m only when
-  it has at least m counted clues; ``games`` says how many did.
+  it has at least m counted clues; ``games`` says how many did. A game contributes to top k
+  only when it has more than k candidates (with K <= k the secret is always there: a
+  two-word SpyGame has no top-3 or top-5). With ``--by speaker`` a game is in a group at m
+  when its m-th counted clue was said by that model in that role.
 - ``gain_histogram``: the distribution of the per-clue information gain, by group.
 - ``leakage_by_group``: per group of speakers, the mean information gain per clue and the
   share of clues after which the secret ranks first, with bootstrap intervals over games.
@@ -63,7 +66,12 @@ def curves(
         entropy[gi, m] = steps.entropy[rows]
         rank = np.full((n, top_m), np.nan)
         rank[gi, m - 1] = steps.rank[rows]
-        blocks = [entropy] + [np.where(np.isnan(rank), np.nan, rank <= k) for k in TOP_K]
+        kk = np.zeros((n, top_m), dtype=np.int64)
+        kk[gi, m - 1] = steps.n_candidates[rows]
+        # Top k only where there are more than k candidates: with K <= k it is 1 by rule.
+        blocks = [entropy] + [
+            np.where(np.isnan(rank) | (kk <= k), np.nan, rank <= k) for k in TOP_K
+        ]
         values = np.hstack(blocks)
         est = bootstrap_mean(values, replicates=replicates, seed=seed)
         present = (~np.isnan(values)).sum(axis=0)

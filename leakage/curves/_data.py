@@ -27,7 +27,11 @@ GROUPINGS: dict[str, tuple[str, str]] = {
     "matchup": ("matchup", "matchup"),
     "difficulty": ("difficulty", "difficulty"),
     "role": ("role", "role"),
+    "speaker": ("speaker", "speaker"),
 }
+"""``speaker``: the speaking player's own model and role, ``model (role)`` (a clue belongs to
+the model that said it); built from the ``model`` and ``role`` columns, not a column itself."""
+SPEAKER_SEP = " · "
 _NUMERIC = (
     "clues_so_far",
     "counted",
@@ -54,6 +58,9 @@ class StepTable:
     n_candidates: NDArray[np.int64]
     curve_group: NDArray[np.object_]
     clue_group: NDArray[np.object_]
+    model: NDArray[np.object_]
+    """The speaking player's model (``(none)`` when the log names none)."""
+    role: NDArray[np.object_]
     n_games: int
     dataset: Any
     manifest: dict[str, Any] | None
@@ -84,6 +91,11 @@ def _groups(column: Any) -> NDArray[np.object_]:
     return values
 
 
+def speaker_groups(model: NDArray[np.object_], role: NDArray[np.object_]) -> NDArray[np.object_]:
+    """``model · role`` per row: the group of ``--by speaker``."""
+    return np.array([f"{m}{SPEAKER_SEP}{r}" for m, r in zip(model, role, strict=True)], object)
+
+
 def load_steps(
     results: str | Path, by: str, *, difficulty: dict[str, str] | None = None
 ) -> StepTable:
@@ -105,7 +117,8 @@ def load_steps(
             raise InvalidInput(f"{where}: no step rows: the run scored no game (see {errors})")
         raise InvalidInput(f"{where}: no Parquet files here (a step table is expected)")
     curve_col, clue_col = GROUPINGS[by]
-    wanted = ["source", "record", *_NUMERIC, curve_col, clue_col, "pair"]
+    columns = [] if by == "speaker" else [curve_col, clue_col]
+    wanted = ["source", "record", *_NUMERIC, *columns, "model", "role", "pair"]
     missing = [c for c in wanted if c not in dataset.schema.names]
     if missing:
         raise InvalidInput(
@@ -118,8 +131,12 @@ def load_steps(
     encoded = pc.dictionary_encode(key).combine_chunks()
     game = encoded.indices.to_numpy().astype(np.int64)
     rank = pc.cast(table["secret_rank"], pa.float64()).fill_null(np.nan).to_numpy()
-    curve_group = _groups(table[curve_col])
-    clue_group = curve_group if clue_col == curve_col else _groups(table[clue_col])
+    model, role = _groups(table["model"]), _groups(table["role"])
+    if by == "speaker":
+        curve_group = clue_group = speaker_groups(model, role)
+    else:
+        curve_group = _groups(table[curve_col])
+        clue_group = curve_group if clue_col == curve_col else _groups(table[clue_col])
     if by == "difficulty":
         if difficulty:  # an explicit splits file wins over the recorded difficulty
             from leakage.transcripts import pair_key
@@ -143,6 +160,8 @@ def load_steps(
         n_candidates=np.rint(np.exp2(table["prior_entropy_bits"].to_numpy())).astype(np.int64),
         curve_group=curve_group,
         clue_group=clue_group,
+        model=model,
+        role=role,
         n_games=len(encoded.dictionary),
         dataset=dataset,
         manifest=manifest,

@@ -2,6 +2,9 @@
 
 Each figure is saved as PNG and SVG; the SVG text is also returned for the HTML report.
 At most ``MAX_GROUPS`` groups are drawn (those with the most games); the CSVs hold them all.
+A group's colour comes from its name (its model's with ``--by speaker``: see
+:mod:`leakage.curves._colours`), never from its position; intervals are drawn as bands only
+when at most ``MAX_BANDS`` groups are drawn (more bands hide each other; the CSVs have them).
 """
 
 from __future__ import annotations
@@ -10,13 +13,11 @@ import io
 from pathlib import Path
 from typing import Any
 
+from leakage.curves._colours import group_colour, role_style
 from leakage.errors import BackendUnavailable
 
 MAX_GROUPS = 10
-_COLOURS = [
-    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
-    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-]  # fmt: skip
+MAX_BANDS = 4
 
 
 def _figure(width: float, height: float) -> Any:
@@ -64,25 +65,30 @@ def _clue_axis(ax: Any) -> None:
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
-def _band(ax: Any, rows: list[dict[str, Any]], group: str, metric: str, colour: str) -> None:
+def _band(ax: Any, rows: list[dict[str, Any]], group: str, metric: str, band: bool) -> None:
     pts = [r for r in rows if r["group"] == group and r["metric"] == metric]
     if not pts:
         return
     m = [r["m"] for r in pts]
+    colour = group_colour(group)
+    line, marker = role_style(group)
     ax.plot(
-        m, [r["value"] for r in pts], marker="o", markersize=3, color=colour, label=short(group)
-    )
-    ax.fill_between(
-        m, [r["low"] for r in pts], [r["high"] for r in pts], color=colour, alpha=0.15, lw=0
-    )
+        m, [r["value"] for r in pts], marker=marker, markersize=3, color=colour, ls=line,
+        label=short(group),
+    )  # fmt: skip
+    if band:
+        ax.fill_between(
+            m, [r["low"] for r in pts], [r["high"] for r in pts], color=colour, alpha=0.15, lw=0
+        )
 
 
 def entropy_figure(rows: list[dict[str, Any]], out: Path, *, title: str) -> str:
     """Mean entropy after m clues, with 95% bands and the prior."""
     fig = _figure(9, 4.5)
     ax = fig.subplots()
-    for i, g in enumerate(_groups(rows)):
-        _band(ax, rows, g, "entropy_bits", _COLOURS[i % len(_COLOURS)])
+    groups = _groups(rows)
+    for g in groups:
+        _band(ax, rows, g, "entropy_bits", len(groups) <= MAX_BANDS)
     _clue_axis(ax)
     ax.set_ylabel("mean entropy of the posterior (bits)")
     ax.set_title(title, fontsize=10)
@@ -95,12 +101,15 @@ def entropy_figure(rows: list[dict[str, Any]], out: Path, *, title: str) -> str:
 def topk_figure(
     rows: list[dict[str, Any]], out: Path, *, ks: tuple[int, ...], chance_k: int | None
 ) -> str:
-    """P(secret in top k) after m clues, one panel per k, with the chance level k / K."""
+    """P(secret in top k) after m clues, one panel per k that has data (a k with K <= k in
+    every game has none), with the chance level k / K."""
+    ks = tuple(k for k in ks if any(r["metric"] == f"top{k}" for r in rows)) or ks[:1]
     fig = _figure(3.2 * len(ks) + 2.5, 4)
-    axes = fig.subplots(1, len(ks), sharey=True)
+    axes = fig.subplots(1, len(ks), sharey=True, squeeze=False)[0]
+    groups = _groups(rows)
     for ax, k in zip(axes, ks, strict=True):
-        for i, g in enumerate(_groups(rows)):
-            _band(ax, rows, g, f"top{k}", _COLOURS[i % len(_COLOURS)])
+        for g in groups:
+            _band(ax, rows, g, f"top{k}", len(groups) <= MAX_BANDS)
         if chance_k:
             ax.axhline(min(1.0, k / chance_k), color="#999999", ls="--", lw=1, label="chance")
         ax.set_title(f"P(secret in top {k})", fontsize=10)
@@ -116,12 +125,13 @@ def gain_figure(rows: list[dict[str, Any]], out: Path) -> str:
     """Distribution (density) of the information gain per clue, one outline per group."""
     fig = _figure(9, 4.5)
     ax = fig.subplots()
-    for i, g in enumerate(_groups(rows)):
+    for g in _groups(rows):
         pts = [r for r in rows if r["group"] == g]
         edges = [pts[0]["bin_low"], *(r["bin_high"] for r in pts)]
         ax.stairs(
-            [r["density"] for r in pts], edges, color=_COLOURS[i % len(_COLOURS)], label=short(g)
-        )
+            [r["density"] for r in pts], edges, color=group_colour(g), ls=role_style(g)[0],
+            label=short(g),
+        )  # fmt: skip
     ax.axvline(0, color="#999999", lw=1)
     ax.set_xlabel("information gain of a clue (bits)")
     ax.set_ylabel("density")
@@ -141,9 +151,81 @@ def by_group_figure(rows: list[dict[str, Any]], out: Path, *, label: str) -> str
         [max(0.0, r["mean_gain_bits"] - r["mean_gain_low"]) for r in shown],
         [max(0.0, r["mean_gain_high"] - r["mean_gain_bits"]) for r in shown],
     ]
-    ax.barh(y, values, xerr=err, color="#1f77b4", alpha=0.8, capsize=3)
+    colours = [group_colour(r["group"]) for r in shown]
+    ax.barh(y, values, xerr=err, color=colours, alpha=0.8, capsize=3)
     ax.set_yticks(y, [f"{short(r['group'])} ({r['clues']} clues)" for r in shown], fontsize=8)
     ax.set_xlabel("mean information gain per clue (bits)")
     ax.set_title(f"Leakage by {label}", fontsize=10)
     ax.grid(alpha=0.3, axis="x")
     return _save(fig, out, "leakage_by_group")
+
+
+def plane_figure(
+    groups: list[dict[str, Any]], clues: dict[str, Any], out: Path, *, max_points: int = 4000
+) -> str:
+    """The reveal-vs-conceal plane: every clue as a faint point in its group's colour, each
+    group's mean with 95% intervals on both axes, and the reference strategies (black)."""
+    import numpy as np
+
+    fig = _figure(9, 6)
+    ax = fig.subplots()
+    data = [r for r in groups if r["kind"] == "data"][:MAX_GROUPS]
+    shown = {r["group"] for r in data}
+    x, y, g = clues["x"], clues["y"], clues["group"]
+    if len(x) > max_points:  # a fixed, seeded subsample keeps the SVG small
+        pick = np.random.default_rng(0).choice(len(x), max_points, replace=False)
+        x, y, g = x[pick], y[pick], g[pick]
+    for name in shown:
+        sel = g == name
+        ax.scatter(x[sel], y[sel], s=5, alpha=0.18, color=group_colour(name), lw=0)
+    for r in data:
+        marker = role_style(r["group"])[1]
+        ax.errorbar(
+            r["leakage_bits"], r["reveal_bits"],
+            xerr=[[r["leakage_bits"] - r["leakage_low"]], [r["leakage_high"] - r["leakage_bits"]]],
+            yerr=[[r["reveal_bits"] - r["reveal_low"]], [r["reveal_high"] - r["reveal_bits"]]],
+            fmt=marker, ms=7, color=group_colour(r["group"]), capsize=3, mec="black", mew=0.6,
+            label=f"{short(r['group'])} ({r['clues']} clues)",
+        )  # fmt: skip
+    refs = [r for r in groups if r["kind"] == "reference"]
+    for r in refs:
+        marker = "X" if r["role"] == "chameleon" else "D"
+        ax.scatter(r["leakage_bits"], r["reveal_bits"], marker=marker, s=40, color="black")
+        ax.annotate(
+            short(r["group"], 30), (r["leakage_bits"], r["reveal_bits"]), fontsize=7,
+            xytext=(4, 4), textcoords="offset points",
+        )  # fmt: skip
+    if refs:
+        ax.scatter([], [], marker="D", color="black", label="reference: non-chameleon")
+        ax.scatter([], [], marker="X", color="black", label="reference: chameleon")
+    ax.axhline(0, color="#999999", lw=1)
+    ax.axvline(0, color="#999999", lw=1)
+    ax.set_xlabel("leakage to the player without the secret: information gain (bits)")
+    ax.set_ylabel("reveal value to the players with it: log2 likelihood ratio (bits)")
+    ax.set_title("Reveal vs conceal, per clue (means with 95% intervals)", fontsize=10)
+    ax.grid(alpha=0.3)
+    _legend(ax)
+    return _save(fig, out, "plane")
+
+
+def compare_figure(rows: list[dict[str, Any]], out: Path) -> str:
+    """The paired difference of two models' mean gain per clue, per role, with 95% intervals."""
+    import math
+
+    shown = [r for r in rows if not math.isnan(r["difference_bits"])]
+    fig = _figure(7, 1.4 + 0.4 * max(1, len(shown)))
+    ax = fig.subplots()
+    y = list(range(len(shown)))[::-1]
+    values = [r["difference_bits"] for r in shown]
+    err = [
+        [max(0.0, r["difference_bits"] - r["difference_low"]) for r in shown],
+        [max(0.0, r["difference_high"] - r["difference_bits"]) for r in shown],
+    ]
+    ax.errorbar(values, y, xerr=err, fmt="o", color="black", capsize=3)
+    ax.set_yticks(y, [f"{r['role']} ({r['shared_games']} games)" for r in shown], fontsize=8)
+    ax.axvline(0, color="#999999", lw=1)
+    if rows:
+        a, b = short(rows[0]["model_a"], 30), short(rows[0]["model_b"], 30)
+        ax.set_xlabel(f"mean gain per clue: {a} minus {b} (bits), in the games both played")
+    ax.grid(alpha=0.3, axis="x")
+    return _save(fig, out, "compare")

@@ -9,6 +9,13 @@ Files written in ``out`` (overwritten):
   top-1 share by speaker group (the speaking player's model with ``--by model``);
 - ``most_revealing.csv``, ``least_revealing.csv``: the clues with the largest and smallest
   information gain;
+- ``plane.png`` / ``.svg``, ``plane.csv`` and ``plane_clues.csv``: the reveal-vs-conceal plane
+  (:mod:`leakage.curves._plane`): per clue its leakage (information gain) and reveal value (log
+  likelihood ratio that its speaker knows the secret), per model and role the means with
+  intervals, and Karabag & Topcu's reference strategies simulated on the same axes;
+- with ``compare=(A, B)``: ``compare.png`` / ``.svg`` and ``compare.csv``, the paired
+  difference of A's and B's mean gain per clue in the games where both spoke
+  (:mod:`leakage.curves._compare`);
 - ``report.html``: all of it in one self-contained page.
 """
 
@@ -23,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from leakage.curves import _html
+from leakage.curves._compare import COMPARE_COLUMNS, paired_difference
 from leakage.curves._compute import (
     TOP_K,
     curves,
@@ -34,9 +42,20 @@ from leakage.curves._data import GROUPINGS, StepTable, load_steps
 from leakage.curves._figures import (
     MAX_GROUPS,
     by_group_figure,
+    compare_figure,
     entropy_figure,
     gain_figure,
+    plane_figure,
     topk_figure,
+)
+from leakage.curves._plane import (
+    CLUE_COLUMNS as PLANE_CLUE_COLUMNS,
+)
+from leakage.curves._plane import (
+    PLANE_COLUMNS,
+    clue_points,
+    plane_groups,
+    reference_points,
 )
 
 
@@ -49,6 +68,8 @@ class ReportFiles:
     games: int = 0
     curves: list[dict[str, Any]] = field(default_factory=list)
     by_group: list[dict[str, Any]] = field(default_factory=list)
+    plane: list[dict[str, Any]] = field(default_factory=list)
+    compare: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> Path:
@@ -108,10 +129,18 @@ def build_site(
     max_clues: int = 16,
     top: int = 20,
     difficulty: dict[str, str] | None = None,
+    compare: tuple[str, str] | None = None,
+    plane: bool = True,
 ) -> ReportFiles:
     """Read a step table and write the figures, CSVs and ``report.html`` into ``out``
-    (a folder of files, not a ``leakage.report/1``: see :func:`leakage.scoring.build_report`)."""
+    (a folder of files, not a ``leakage.report/1``: see :func:`leakage.scoring.build_report`).
+
+    ``compare`` names two models (the ``model`` column) whose paired difference to add;
+    ``plane=False`` leaves out the reveal-vs-conceal plane (it reads every posterior)."""
     steps = load_steps(results, by, difficulty=difficulty)
+    compare_rows = (
+        paired_difference(steps, *compare, replicates=replicates, seed=seed) if compare else []
+    )
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rep = ReportFiles(out=out, games=steps.n_games)
@@ -203,6 +232,91 @@ def build_site(
         ("Most revealing clues", _html.table(most, _CLUE_HEADINGS)),
         ("Least revealing clues", _html.table(least, _CLUE_HEADINGS)),
     ]
+    if plane:
+        points = clue_points(steps.dataset)
+        plane_rows = plane_groups(
+            points["game"], points["group"], points["x"], points["y"],
+            replicates=replicates, seed=seed,
+        ) + reference_points(k=k or 16, seed=seed)  # fmt: skip
+        rep.plane = plane_rows
+        rep.files += [
+            _write_csv(out / "plane.csv", plane_rows, PLANE_COLUMNS),
+            _write_csv(out / "plane_clues.csv", points["rows"], PLANE_CLUE_COLUMNS),
+        ]
+        svg_plane = plane_figure(plane_rows, points, out)
+        rep.files += [out / "plane.png", out / "plane.svg"]
+        undefined = (
+            f" {points['undefined']:,} counted clues have no reveal value (a probability the "
+            "ratio needs underflowed to 0, or the game has no secret) and are left out."
+            if points["undefined"]
+            else ""
+        )
+        sections.append(
+            (
+                "Reveal vs conceal",
+                _html.figure(
+                    svg_plane,
+                    "Each counted clue: x, its information gain about the secret (what the "
+                    "player without the secret learns); y, log2 of the likelihood ratio that "
+                    "its speaker knows the secret (Chameleon: P(clue | secret) over the mean "
+                    "over candidates of P(clue | w); SpyGame: P(clue | civilian word) over "
+                    "P(clue | spy word)), what the players with the secret learn about the "
+                    "speaker. Coloured marks: means per model and role with 95% bootstrap "
+                    "intervals over games. Black: Karabag & Topcu's strategies (trivial, "
+                    "concealing, revealing, pi_amb) simulated with their own likelihoods. "
+                    f"Chameleon clues are on it only when counted.{undefined} "
+                    "Data: plane.csv, plane_clues.csv.",
+                )
+                + _html.table(
+                    plane_rows,
+                    [
+                        ("kind", "kind"),
+                        ("group", "model · role"),
+                        ("clues", "clues"),
+                        ("games", "games"),
+                        ("leakage_bits", "leakage (bits)"),
+                        ("leakage_low", "95% low"),
+                        ("leakage_high", "95% high"),
+                        ("reveal_bits", "reveal (bits)"),
+                        ("reveal_low", "95% low"),
+                        ("reveal_high", "95% high"),
+                        ("note", "note"),
+                    ],
+                ),
+            )
+        )
+    if compare:
+        rep.compare = compare_rows
+        rep.files.append(_write_csv(out / "compare.csv", compare_rows, COMPARE_COLUMNS))
+        svg_compare = compare_figure(compare_rows, out)
+        rep.files += [out / "compare.png", out / "compare.svg"]
+        a, b = compare
+        sections.append(
+            (
+                f"{a} against {b}",
+                _html.figure(
+                    svg_compare,
+                    f"Per role, in the games where both {a} and {b} gave counted clues in that "
+                    f"role: the mean over those games of ({a}'s mean gain per clue minus "
+                    f"{b}'s), with a bootstrap 95% interval over the shared games. Above 0: "
+                    f"{a}'s clues leaked more. Data: compare.csv.",
+                )
+                + _html.table(
+                    compare_rows,
+                    [
+                        ("role", "role"),
+                        ("shared_games", "shared games"),
+                        ("clues_a", f"clues by {a}"),
+                        ("clues_b", f"clues by {b}"),
+                        ("mean_gain_a", f"{a}: mean gain"),
+                        ("mean_gain_b", f"{b}: mean gain"),
+                        ("difference_bits", "difference (bits)"),
+                        ("difference_low", "95% low"),
+                        ("difference_high", "95% high"),
+                    ],
+                ),
+            )
+        )
     html_path = out / "report.html"
     title = f"Leakage report: {steps.n_games:,} games by {by}"
     html_path.write_text(_html.page(title, sections, intro=intro), encoding="utf-8")

@@ -191,10 +191,21 @@ def _malformed_json(e: Mapping[str, Any]) -> list[tuple[str, str]]:
 _BY_TYPE = {"json_invalid": _malformed_json}
 
 
+def _plain(message: str) -> str:
+    """pydantic's message for a blank text (a mismatch of ``NOT_BLANK``) in words: the
+    pattern, which is all it gives, tells a person nothing."""
+    from leakage_service.inputs import NOT_BLANK  # inputs imports this module
+
+    if message == f"String should match pattern '{NOT_BLANK}'":
+        return "must not be blank: give at least one character other than spaces"
+    return message
+
+
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     # ("query", "top_k") -> top_k; ("body", "pairs", 3, 0) -> body.pairs[3][0]
     problems = validation_problems(exc, strip=("query", "path", "header"), by_type=_BY_TYPE)
+    problems = [(f, _plain(m)) for f, m in problems]
     first = problems[0] if problems else ("", "invalid request")
     message = "; ".join(f"{f}: {m}" if f else m for f, m in problems) or "invalid request"
     body = error_body("invalid_request", message, field=first[0] or None, problems=problems)

@@ -23,15 +23,17 @@ from typing import Any
 
 import numpy as np
 
+from leakage.curves._colours import group_colour
 from leakage.curves._compute import curves
 from leakage.curves._data import NONE_GROUP, UNKNOWN_DIFFICULTY, StepTable
+from leakage.curves._plane import group_of, plane_groups, reference_points, reveal_values
 from leakage.errors import InvalidInput
 from leakage.transcripts import AnyTranscript
 from leakage.transcripts._files import expand_inputs, iter_records, to_transcript
 from leakage_service.jobs import Job
 from leakage_service.state import ServiceState
 
-GROUPS = ("model", "matchup", "difficulty")
+GROUPS = ("model", "matchup", "difficulty", "speaker")
 
 
 def job_files(state: ServiceState, job: Job) -> tuple[list[Path], str | None]:
@@ -139,6 +141,7 @@ class JobCurves:
     games: int
     failed: int
     groups: list[str]
+    colours: dict[str, str]
     rows: list[dict[str, Any]]
     game_list: list[dict[str, Any]]
     notes: list[str]
@@ -162,20 +165,28 @@ def job_curves(
             continue
         rep = json.loads(body)
         steps = rep.get("steps") or []
-        if by == "model":
+        group: str | list[str]
+        if by in ("model", "speaker"):
             if models is None:
                 files, why = job_files(state, job)
                 if why:
                     notes.append(f"{why}: no model grouping, every game is in {NONE_GROUP}")
                 models = {} if why else _player_models(files, job.params.input_format)
             own = models.get(idx)
-            group = _game_model(own, steps) if own is not None else NONE_GROUP
+            if by == "speaker":
+                group = [group_of((own or {}).get(s["player"]), s.get("role")) for s in steps]
+            else:
+                group = _game_model(own, steps) if own is not None else NONE_GROUP
         else:
             value = (rep.get("meta") or {}).get(by)
             group = str(value) if value not in (None, "") else NONE_GROUP
             if by == "difficulty" and group == NONE_GROUP:
                 group = UNKNOWN_DIFFICULTY
         clues = table.add(len(game_list), rep, steps, group)
+        speakers = None
+        if isinstance(group, list):  # by speaker: the game's counted speakers' groups
+            speakers = sorted({g for g, s in zip(group, steps, strict=True) if s["counted"]})
+            group = "+".join(speakers) or NONE_GROUP
         game_list.append(
             {
                 "record": idx,
@@ -183,6 +194,7 @@ def job_curves(
                 "game": rep.get("game"),
                 "group": group,
                 "clues": clues,
+                "speakers": speakers,
             }
         )
     rows = curves(
@@ -192,8 +204,10 @@ def job_curves(
         seed=seed,
     )
     groups = list(dict.fromkeys(r["group"] for r in rows))
-    groups += sorted({g["group"] for g in game_list} - set(groups))  # games without clues
-    return JobCurves(by, len(game_list), failed, groups, rows, game_list, notes)
+    if by != "speaker":
+        groups += sorted({g["group"] for g in game_list} - set(groups))  # games without clues
+    colours = {g: group_colour(g) for g in groups}
+    return JobCurves(by, len(game_list), failed, groups, colours, rows, game_list, notes)
 
 
 class _Columns:
@@ -205,12 +219,15 @@ class _Columns:
         self.entropy, self.prior, self.gain, self.rank = (array("d") for _ in range(4))
         self.group: list[str] = []
 
-    def add(self, game: int, rep: dict[str, Any], steps: list[dict[str, Any]], group: str) -> int:
-        """One report's rows; returns its number of counted clues."""
+    def add(
+        self, game: int, rep: dict[str, Any], steps: list[dict[str, Any]], group: str | list[str]
+    ) -> int:
+        """One report's rows (``group``: the game's, or one per step); returns its number of
+        counted clues."""
         prior = rep["summary"]["prior_entropy_bits"]
         k = len(rep["candidates"])
         m = 0
-        for s in steps:
+        for i, s in enumerate(steps):
             counted = bool(s["counted"])
             m += counted
             rank = s.get("secret_rank")
@@ -222,7 +239,7 @@ class _Columns:
             self.gain.append(s["information_gain_bits"])
             self.rank.append(math.nan if rank is None else float(rank))
             self.k.append(k)
-            self.group.append(group)
+            self.group.append(group[i] if isinstance(group, list) else group)
         return m
 
     def step_table(self, games: int, location: Path) -> StepTable:
@@ -238,8 +255,105 @@ class _Columns:
             n_candidates=np.array(self.k, dtype=np.int64),
             curve_group=groups,
             clue_group=groups,
+            model=np.full(len(groups), NONE_GROUP, dtype=object),
+            role=np.full(len(groups), NONE_GROUP, dtype=object),
             n_games=games,
             dataset=None,
             manifest=None,
             location=location,
         )
+
+
+@dataclass
+class JobPlane:
+    games: int
+    failed: int
+    groups: list[dict[str, Any]]
+    references: list[dict[str, Any]]
+    points: list[dict[str, Any]]
+    points_total: int
+    colours: dict[str, str]
+    notes: list[str]
+
+
+def _posterior_matrix(candidates: list[str], steps: list[dict[str, Any]]) -> np.ndarray:
+    """Steps x candidates; NaN where a report kept only the top candidates (``top_k``)."""
+    out = np.full((len(steps), len(candidates)), np.nan)
+    for i, s in enumerate(steps):
+        post = s.get("posterior") or {}
+        for j, w in enumerate(candidates):
+            if w in post:
+                out[i, j] = post[w]
+    return out
+
+
+def job_plane(
+    state: ServiceState, job: Job, *, replicates: int, max_points: int, seed: int = 0
+) -> JobPlane:
+    """The reveal-vs-conceal plane (:mod:`leakage.curves._plane`) of the reports stored so
+    far: per clue its leakage and reveal value, per model and role the means with bootstrap
+    intervals over games, and Karabag & Topcu's reference strategies for the job's K."""
+    assert state.store is not None
+    notes: list[str] = []
+    models: dict[int, dict[str, str]] | None = None
+    game, group, xs, ys = array("q"), [], array("d"), array("d")
+    points: list[dict[str, Any]] = []
+    ks: set[int] = set()
+    games = failed = undefined = 0
+    for idx, ok, body in state.store.results(job.id):
+        if not ok:
+            failed += 1
+            continue
+        if models is None:
+            files, why = job_files(state, job)
+            if why:
+                notes.append(f"{why}: every clue's model is {NONE_GROUP}")
+            models = {} if why else _player_models(files, job.params.input_format)
+        rep = json.loads(body)
+        steps = rep.get("steps") or []
+        candidates = list(rep.get("candidates") or [])
+        ks.add(len(candidates))
+        kind = rep.get("game")
+        spy_word = candidates[1] if kind == "spygame" and len(candidates) > 1 else None
+        counted = [bool(s.get("counted")) for s in steps]
+        y = reveal_values(
+            str(kind), candidates, _posterior_matrix(candidates, steps), counted,
+            secret=rep.get("secret"), spy_word=spy_word,
+        )  # fmt: skip
+        own = models.get(idx) or {}
+        for i, s in enumerate(steps):
+            x = s.get("information_gain_bits")
+            if not counted[i] or x is None or not math.isfinite(x):
+                continue
+            if not math.isfinite(y[i]):
+                undefined += 1
+                continue
+            g = group_of(own.get(s.get("player", "")), s.get("role"))
+            game.append(games)
+            group.append(g)
+            xs.append(float(x))
+            ys.append(float(y[i]))
+            if len(points) < max_points:
+                points.append(
+                    {
+                        "record": idx, "game_id": rep.get("game_id"), "step": i, "group": g,
+                        "leakage_bits": float(x), "reveal_bits": float(y[i]),
+                    }
+                )  # fmt: skip
+        games += 1
+    if undefined:
+        notes.append(
+            f"{undefined} counted clues have no reveal value (a report kept only the top "
+            "candidates of each posterior, a probability underflowed, or no secret)"
+        )
+    groups = plane_groups(
+        np.array(game, dtype=np.int64), np.array(group, dtype=object),
+        np.array(xs, dtype=np.float64), np.array(ys, dtype=np.float64),
+        replicates=replicates, seed=seed,
+    )  # fmt: skip
+    k = next(iter(ks)) if len(ks) == 1 else 16
+    if len(ks) > 1:
+        notes.append("the games have different numbers of candidates: references use K = 16")
+    refs = reference_points(k=k, seed=seed) if games else []
+    colours = {r["group"]: group_colour(r["group"]) for r in groups}
+    return JobPlane(games, failed, groups, refs, points, len(xs), colours, notes)

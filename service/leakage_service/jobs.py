@@ -236,6 +236,12 @@ class JobStore:
             bytes=row[13],
         )
 
+    def recent(self, limit: int = 100) -> list[Job]:
+        """The newest ``limit`` jobs, newest first."""
+        con = self._con()
+        ids = con.execute("SELECT id FROM jobs ORDER BY created DESC, id LIMIT ?", (limit,))
+        return [job for (job_id,) in ids.fetchall() if (job := self._get(con, job_id))]
+
     def files(self, job_id: str) -> list[Path]:
         """The files a path job reads, in order (empty for an upload, and for a path job an
         older server stored, which named its folders only)."""

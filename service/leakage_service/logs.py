@@ -11,7 +11,7 @@ fails. Everything here blocks: call it on a worker thread.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,16 +71,20 @@ class LogGames:
     """Games past ``limit``, not read."""
 
 
-def read_games(path: Path, *, input_format: str, limit: int) -> LogGames:
+def read_games(path: Path, *, input_format: str, limit: int, name: str | None = None) -> LogGames:
     """The games of the saved upload ``path`` (an Inspect log in either format, or JSON /
-    JSONL records of ``input_format``), at most ``limit``; the server's path of the file is
-    left out of error messages."""
+    JSONL records of ``input_format``), at most ``limit``. ``name``: the file's name where
+    the client had it (a bare name, no folder): the adapters see it as the file the records
+    came from, as they see a file the command line reads (CK-Arena's and Liang's game ids
+    end with it), and errors name it; the server's path of the upload is in neither."""
     out = LogGames()
+    shown = name or f"upload{path.suffix}"
     prefix = f"{path}: "
     for raw in iter_file(path):
-        item = to_transcript(raw, input_format)
+        item = to_transcript(replace(raw, source=shown), input_format)
         if isinstance(item, InvalidInput):
-            message = str(item).replace(prefix, "").replace(str(path), "the upload")
+            message = str(item).replace(prefix, "").replace(str(path), shown)
+            message = message.removeprefix(f"{shown}: ")
             out.errors.append({"record": raw.label, "message": message})
         elif len(out.games) < limit:
             out.games.append(item)

@@ -416,18 +416,24 @@ class CurveGame(_Out):
     group: str
     clues: int
     """Counted clues in the game: it is in every point of its group with m up to this."""
+    speakers: list[str] | None = None
+    """``by=speaker``: the groups (``model · role``) of the game's counted clues; the game is
+    in a point (group, m) of one of them when its m-th counted clue is that group's."""
 
 
 class JobCurves(_Out):
     job: str
     state: str
     """The job's state: the curves use the results stored so far."""
-    by: Literal["model", "matchup", "difficulty"]
+    by: Literal["model", "matchup", "difficulty", "speaker"]
     games: int
     """Games scored (the failed ones are not in the curves)."""
     failed: int
     groups: list[str]
     """Largest first, as ``leakage report`` orders them."""
+    colours: dict[str, str] = {}
+    """Group -> ``#rrggbb``, from the name alone (``by=speaker``: the model's), so a model
+    keeps its colour across jobs and while a job runs (``leakage.curves._colours``)."""
     curves: list[CurvePoint]
     game_list: list[CurveGame]
     notes: list[str]
@@ -471,3 +477,83 @@ class LogGamesResponse(_Out):
     left_out: int
     """Games past the server's limit (``LEAKAGE_MAX_BATCH_GAMES``), not returned: submit the
     file as a job to score them all."""
+
+
+class PlaneGroup(_Out):
+    kind: Literal["data", "reference"]
+    """``data``: a model and role of the job; ``reference``: one of Karabag & Topcu's
+    strategies simulated with its own likelihood (``model`` is the strategy)."""
+    group: str
+    """``model · role``."""
+    model: str
+    role: str
+    clues: int
+    games: int
+    leakage_bits: float
+    """Mean information gain per clue (bits): what the player without the secret learns."""
+    leakage_low: float
+    leakage_high: float
+    reveal_bits: float
+    """Mean log2 likelihood ratio that the speaker knows the secret (bits): what the players
+    with the secret learn about the speaker (``leakage.curves._plane``)."""
+    reveal_low: float
+    reveal_high: float
+    """95% intervals: bootstrap over games (data), normal over simulated clues (reference)."""
+    note: str
+
+
+class PlanePoint(_Out):
+    record: int
+    game_id: str | None
+    step: int
+    group: str
+    leakage_bits: float
+    reveal_bits: float
+
+
+class JobPlane(_Out):
+    job: str
+    state: str
+    games: int
+    failed: int
+    groups: list[PlaneGroup]
+    """Per model and role, most clues first."""
+    references: list[PlaneGroup]
+    points: list[PlanePoint]
+    """The first ``max_points`` clues (in the order of the stored results)."""
+    points_total: int
+    colours: dict[str, str]
+    notes: list[str]
+
+
+class JobList(_Out):
+    jobs: list[JobStatus]
+    """Newest first."""
+    total: int
+    """Jobs on the server (the list holds at most ``limit``)."""
+
+
+class JobRecord(_Out):
+    """One record of a job, scored or failed: a row of the explorer's table of its games."""
+
+    record: int
+    ok: bool
+    game_id: str | None
+    game: str | None
+    turns: int | None
+    counted: int | None
+    final_entropy_bits: float | None
+    final_secret_probability: float | None
+    final_secret_rank: int | None
+    matchup: str | None
+    difficulty: str | None
+    error_type: str | None
+    error_message: str | None
+    error_field: str | None
+
+
+class JobRecords(_Out):
+    job: str
+    state: str
+    records: list[JobRecord]
+    """Every record stored so far, in record order."""

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi import Path as PathParam
-from fastapi.responses import FileResponse, StreamingResponse
+from fastapi.responses import FileResponse, HTMLResponse, StreamingResponse
 from fastapi.routing import APIRoute
 from pydantic import ValidationError
 from starlette.background import BackgroundTask
@@ -33,7 +33,8 @@ from leakage.transcripts._load import TOO_DEEP, jsonl_lines
 from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import JSONL_TYPES
-from leakage_service.job_views import find_game, game_transcript, job_curves
+from leakage_service.job_report import job_records, job_report_html
+from leakage_service.job_views import find_game, game_transcript, job_curves, job_plane
 from leakage_service.job_worker import JobPathError, PathNotAllowed, path_job_files
 from leakage_service.jobs import Job, new_job_id
 from leakage_service.logs import HEAD_BYTES, ZIP_MAGIC, check_log, log_format
@@ -44,8 +45,14 @@ from leakage_service.schemas import (
     ErrorBody,
     JobCurves,
     JobGame,
+    JobList,
     JobPathRequest,
+    JobPlane,
+    JobRecord,
+    JobRecords,
     JobStatus,
+    PlaneGroup,
+    PlanePoint,
     error_responses,
 )
 from leakage_service.state import ServiceState
@@ -442,6 +449,23 @@ async def submit(request: Request, state: State, params: Params, response: Respo
 
 
 @router.get(
+    "",
+    summary="The jobs on this server, newest first",
+    response_model=JobList,
+    responses=error_responses(401, 422, 429),
+)
+async def list_jobs(
+    state: State,
+    limit: Annotated[int, Query(ge=1, le=500, description="At most this many jobs.")] = 100,
+) -> JobList:
+    """Every job's state and progress (the explorer's list of jobs), newest first."""
+    assert state.store is not None
+    jobs = await run_in_threadpool(state.store.recent, limit)
+    total = sum(state.store.counts().values())
+    return JobList(jobs=[_status(state, j) for j in jobs], total=total)
+
+
+@router.get(
     "/{job_id}",
     summary="A job's state and progress",
     response_model=JobStatus,
@@ -608,6 +632,7 @@ class CurveGrouping(StrEnum):
     model = "model"
     matchup = "matchup"
     difficulty = "difficulty"
+    speaker = "speaker"
 
 
 @router.get(
@@ -623,7 +648,9 @@ async def curves(
         CurveGrouping,
         Query(
             description="Group the games by the models of the counted speakers, the "
-            "matchup or the difficulty (meta.matchup, meta.difficulty)."
+            "matchup or the difficulty (meta.matchup, meta.difficulty); speaker: each clue by "
+            "its speaker's own model and role (a point (group, m) averages the games whose "
+            "m-th counted clue that model said in that role)."
         ),
     ] = CurveGrouping.model,
     max_clues: Annotated[int, Query(ge=1, le=64, description="Last m drawn.")] = 16,
@@ -647,8 +674,48 @@ async def curves(
         games=out.games,
         failed=out.failed,
         groups=out.groups,
+        colours=out.colours,
         curves=[CurvePoint(**r) for r in out.rows],
         game_list=[CurveGame(**g) for g in out.game_list],
+        notes=out.notes,
+    )
+
+
+@router.get(
+    "/{job_id}/plane",
+    summary="A job's reveal-vs-conceal plane (as leakage report draws it)",
+    response_model=JobPlane,
+    responses=error_responses(401, 404, 422, 429),
+)
+async def plane(
+    job_id: JobId,
+    state: State,
+    replicates: Annotated[
+        int, Query(ge=100, le=10_000, description="Bootstrap replicates of the intervals.")
+    ] = 1000,
+    max_points: Annotated[
+        int, Query(ge=0, le=100_000, description="Most clues listed one by one.")
+    ] = 5000,
+) -> JobPlane:
+    """Each counted clue's leakage (information gain about the secret, bits) against its
+    reveal value (log2 likelihood ratio that its speaker knows the secret, bits), per
+    model and role the means with 95% bootstrap intervals over games, and Karabag & Topcu's
+    reference strategies (trivial, concealing, revealing, pi_amb) simulated on the same axes
+    (``leakage.curves._plane``), from the results stored so far."""
+    job = _job(state, job_id)
+    out = await run_in_threadpool(
+        job_plane, state, job, replicates=replicates, max_points=max_points
+    )
+    return JobPlane(
+        job=job.id,
+        state=job.state,
+        games=out.games,
+        failed=out.failed,
+        groups=[PlaneGroup(**r) for r in out.groups],
+        references=[PlaneGroup(**r) for r in out.references],
+        points=[PlanePoint(**p) for p in out.points],
+        points_total=out.points_total,
+        colours=out.colours,
         notes=out.notes,
     )
 
@@ -695,4 +762,50 @@ async def game(
         transcript=transcript,
         transcript_note=note,
         params=job.params,
+    )
+
+
+@router.get(
+    "/{job_id}/records",
+    summary="One line per record of a job: its games and failed records",
+    response_model=JobRecords,
+    responses=error_responses(401, 404, 422, 429),
+)
+async def records(job_id: JobId, state: State) -> JobRecords:
+    """Every record stored so far, in record order: a game's final entropy, P(secret) and
+    rank, or a failed record's error (the explorer's sortable table of a job's games)."""
+    job = _job(state, job_id)
+    rows = await run_in_threadpool(job_records, state, job)
+    return JobRecords(job=job.id, state=job.state, records=[JobRecord(**r) for r in rows])
+
+
+@router.get(
+    "/{job_id}/report.html",
+    summary="A job's figures as one HTML page (as leakage report writes it)",
+    response_class=HTMLResponse,
+    responses={
+        200: {"description": "report.html of leakage report, from the results stored so far."},
+        **error_responses(401, 404, 422, 429, 503),
+    },
+)
+async def report_html(
+    job_id: JobId,
+    state: State,
+    by: Annotated[
+        CurveGrouping, Query(description="Group as leakage report --by does.")
+    ] = CurveGrouping.model,
+    replicates: Annotated[
+        int, Query(ge=100, le=10_000, description="Bootstrap replicates of the intervals.")
+    ] = 1000,
+) -> HTMLResponse:
+    """``leakage report --by BY``'s self-contained page (figures, tables, intervals) of the
+    job's results stored so far; a job with no scored game yet is a 422."""
+    job = _job(state, job_id)
+    html, _ = await state.pool.run(
+        partial(job_report_html, replicates=replicates), state, job, by.value
+    )
+    name = f"leakage-report-{job.id}-{by.value}.html"
+    return HTMLResponse(
+        html,
+        headers={"X-Job-State": job.state, "Content-Disposition": f'inline; filename="{name}"'},
     )

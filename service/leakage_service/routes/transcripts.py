@@ -9,12 +9,16 @@ scored, so the explorer scores the games it gets as it scores pasted ones.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from typing import Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
 from leakage.errors import InvalidTranscript
+from leakage.transcripts import input_formats
 from leakage_service.deps import State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import JSONL_TYPES, InputFormat
@@ -36,6 +40,39 @@ async def _save(request: Request, dest: Path) -> bytes:
     return head
 
 
+class InputFormatsResponse(BaseModel):
+    """The input formats this server reads (``input_format`` of the scoring routes)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    input_formats: list[str]
+    """``auto`` first, then the shipped formats and those installed adapters add."""
+
+
+@router.get(
+    "/transcripts/formats",
+    summary="The input formats this server reads",
+    response_model=InputFormatsResponse,
+    responses=error_responses(401, 429),
+)
+async def formats() -> InputFormatsResponse:
+    """What ``input_format`` may be here (the explorer's *input format* picker)."""
+    return InputFormatsResponse(input_formats=list(input_formats()))
+
+
+_UNSAFE = re.compile(r"[^\w.@+\- ]")
+
+
+def _file_name(given: str | None) -> str | None:
+    """The client's file name, bare (no folder) and plain (letters, digits, ``.@+-_`` and
+    spaces; anything else becomes ``_``), or None."""
+    if given is None:
+        return None
+    base = re.split(r"[\\/]", given)[-1].strip()
+    base = _UNSAFE.sub("_", base).strip(". ")
+    return base or None
+
+
 @router.post(
     "/transcripts",
     summary="Read a log file into games",
@@ -54,11 +91,18 @@ async def _save(request: Request, dest: Path) -> bytes:
     },
 )
 async def transcripts(
-    request: Request, state: State, input_format: InputFormat = "auto"
+    request: Request,
+    state: State,
+    input_format: InputFormat = "auto",
+    filename: Annotated[str | None, Query(max_length=255)] = None,
 ) -> LogGamesResponse:
     """Each game of the file as a ``leakage.transcript/1`` record, and each record that is
     not one with its error; a 422 when the file holds no game (an Inspect log of another
-    task: naming the sample and the field that is missing)."""
+    task: naming the sample and the field that is missing). ``filename``: the file's name
+    on the client, which the games' ids and sources take (as when the command line reads
+    that file: a CK-Arena game's id ends with it) and errors name; a ``.jsonl`` or
+    ``.ndjson`` name is read as JSONL."""
+    name = _file_name(filename)
     uploads = state.settings.uploads_dir
     uploads.mkdir(parents=True, exist_ok=True)
     part = uploads / f"{new_job_id()}.part"
@@ -71,12 +115,15 @@ async def transcripts(
         if is_log:
             await run_in_threadpool(check_log, part)
         ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        dest = part.with_suffix(
-            ".eval" if is_log else ".jsonl" if ctype in JSONL_TYPES else ".json"
-        )
+        jsonl = ctype in JSONL_TYPES or (name or "").lower().endswith((".jsonl", ".ndjson"))
+        dest = part.with_suffix(".eval" if is_log else ".jsonl" if jsonl else ".json")
         os.replace(part, dest)
         found = await run_in_threadpool(
-            read_games, dest, input_format=input_format, limit=state.settings.max_batch_games
+            read_games,
+            dest,
+            input_format=input_format,
+            limit=state.settings.max_batch_games,
+            name=name,
         )
     finally:
         part.unlink(missing_ok=True)
@@ -86,7 +133,8 @@ async def transcripts(
         first = found.errors[0]
         raise ServiceError(
             422, "invalid_input",
-            f"no game in the upload: record {first['record']}: {first['message']}", field="body",
+            f"no game in {name or 'the upload'}: record {first['record']}: {first['message']}",
+            field="body",
         )  # fmt: skip
     return LogGamesResponse(
         games=[g.model_dump(mode="json", exclude_none=True) for g in found.games],

@@ -36,7 +36,7 @@ async function request(method, path, { params, body, type } = {}) {
   const headers = { Accept: "application/json" };
   const key = apiKey();
   if (key) headers["X-API-Key"] = key;
-  if (body !== undefined) headers["Content-Type"] = type || "application/json";
+  if (body !== undefined && !(body instanceof FormData)) headers["Content-Type"] = type || "application/json";
   let r;
   try {
     r = await fetch(url(path, params), { method, headers, body });
@@ -54,7 +54,42 @@ async function request(method, path, { params, body, type } = {}) {
   return { data, text, headers: r.headers };
 }
 
+// A response's body as a Blob (a download): the same key and errors as request().
+async function blob(path, params) {
+  const headers = {};
+  const key = apiKey();
+  if (key) headers["X-API-Key"] = key;
+  let r;
+  try {
+    r = await fetch(url(path, params), { headers });
+  } catch (e) {
+    throw new ApiError(0, null, `the server did not answer (${e.message})`);
+  }
+  if (!r.ok) {
+    const text = await r.text();
+    let data = null;
+    try { data = JSON.parse(text); } catch { data = null; }
+    throw new ApiError(r.status, data, text);
+  }
+  return r.blob();
+}
+
+const job = (id, tail = "") => `v1/jobs/${encodeURIComponent(id)}${tail}`;
+
 export const api = {
+  jobs: async () => (await request("GET", "v1/jobs")).data,
+  submitFile: async (file, params) => {
+    const form = new FormData();
+    form.append("file", file, file.name);
+    return (await request("POST", "v1/jobs", { params, body: form })).data;
+  },
+  submitPaths: async (paths, params) =>
+    (await request("POST", "v1/jobs", { params, body: JSON.stringify(paths.length === 1 ? { path: paths[0] } : { paths }) })).data,
+  cancelJob: async (id) => (await request("POST", job(id, "/cancel"))).data,
+  deleteJob: async (id) => { await request("DELETE", job(id)); },
+  records: async (id) => (await request("GET", job(id, "/records"))).data,
+  results: (id, format) => blob(job(id, "/results"), { format }),
+  reportHtml: (id, by) => blob(job(id, "/report.html"), { by }),
   backends: async () => (await request("GET", "v1/backends")).data,
   examples: async () => (await request("GET", "v1/examples")).data,
   example: async (name) => (await request("GET", `v1/examples/${encodeURIComponent(name)}`)).text,
@@ -66,8 +101,9 @@ export const api = {
       body: JSON.stringify({ transcript, clue, player: player || undefined }),
     })).data,
   // the games of a file the page cannot read itself (an Inspect log), as transcripts
-  logGames: async (file) =>
-    (await request("POST", "v1/transcripts", { body: file, type: "application/octet-stream" })).data,
+  logGames: async (file, params) =>
+    (await request("POST", "v1/transcripts", { params, body: file, type: "application/octet-stream" })).data,
+  inputFormats: async () => (await request("GET", "v1/transcripts/formats")).data,
   job: async (id) => (await request("GET", `v1/jobs/${encodeURIComponent(id)}`)).data,
   curves: async (id, by) =>
     (await request("GET", `v1/jobs/${encodeURIComponent(id)}/curves`, { params: { by } })).data,

@@ -2,10 +2,12 @@
 // document.body.dataset.state ("loading" / "ready" / "error") and #status up to date.
 
 import { api, apiKey, setApiKey } from "./api.js";
-import { gameLabel, isInspectLog, parseTranscripts, readState, writeState } from "./state.js";
+import { gameLabel, parseTranscripts, readState, writeState } from "./state.js";
 import {
   renderCurveFilter, renderCurveGames, renderGame, renderJobCurves, renderPreview,
 } from "./views.js";
+import { decorate } from "./export.js";
+import { downloads, initJobs, loadRecords, showJobsPanel } from "./jobs.js";
 
 const $ = (id) => document.getElementById(id);
 // Whether the select #id offers `value` (and it may be chosen).
@@ -15,7 +17,8 @@ const app = {
   state: readState(), // what the URL says
   games: [], // the transcripts on show (one file, paste or job game)
   index: 0,
-  params: {}, // extra score parameters (a job's own)
+  params: {}, // extra score parameters (a job's own distractors)
+  source: null, // the pasted text or uploaded file on show ({blob, name, what}), read again when the input format changes
   report: null,
   curves: null,
   hidden: new Set(),
@@ -33,7 +36,9 @@ function status(text) {
 
 // Run one user action: "loading" while it runs, then "ready" or "error" (the message in
 // #status). A 401 asks for the API key, and the action is retried once one is given.
-async function act(label, fn) {
+// `clears`: the action shows another game (or the same one otherwise scored); when it fails,
+// the game on show no longer matches the pickers, so it is taken off the page.
+async function act(label, fn, { clears = false } = {}) {
   document.body.dataset.state = "loading";
   status(`${label}…`);
   try {
@@ -49,13 +54,39 @@ async function act(label, fn) {
       $("api-key").focus();
       message = apiKey() ? "The server refused this API key: enter another." : "This server needs an API key: enter it below.";
     }
+    if (clears) clearGame();
     status(message);
     document.body.dataset.state = "error";
+  } finally {
+    showJobsPanel(app.state);
+    decorate();
   }
 }
 
+function clearGame() {
+  $("view").hidden = true;
+  app.report = null;
+  for (const id of ["heatmap", "heatmap-compare", "spy-heatmap", "entropy-chart", "psecret-chart"]) $(id).replaceChildren();
+  for (const id of ["turns", "votes", "outliers", "disagreement", "clue-result", "clue-player"]) $(id).replaceChildren();
+  delete $("clue-result").dataset.state;
+}
+
+// The scoring options of the page (count the chameleon's clues, how the spy posterior treats
+// the civilians' word), sent with every score and preview.
+function options() {
+  return {
+    include_chameleon: $("include-chameleon").checked || undefined,
+    spy_assignment: $("spy-assignment").value === "known" ? undefined : $("spy-assignment").value,
+  };
+}
+
+function setOptions({ include_chameleon: chameleon, spy_assignment: spies } = {}) {
+  $("include-chameleon").checked = chameleon === true || chameleon === "true" || chameleon === "1";
+  $("spy-assignment").value = spies === "marginalise" ? "marginalise" : "known";
+}
+
 function scoreParams(backend) {
-  return { ...app.params, backend };
+  return { ...app.params, ...options(), backend };
 }
 
 async function scoreCurrent() {
@@ -95,10 +126,11 @@ function setState(patch, how = {}) {
 }
 
 async function loadExample(name, game, push = false) {
+  app.source = null;
   const text = await api.example(name);
   showGames(parseTranscripts(text), game);
   app.params = {};
-  setState({ example: name, job: undefined, record: undefined, game: app.games[app.index].id }, { push });
+  setState({ example: name, job: undefined, record: undefined, game: app.games[app.index].id, pasted: undefined }, { push });
   $("example-select").value = name;
   return scoreCurrent();
 }
@@ -106,34 +138,37 @@ async function loadExample(name, game, push = false) {
 // Pasted or uploaded games on show (no example, no job's options).
 function showPasted(games, keep) {
   showGames(games, keep);
+  $("view").hidden = true; // until it is drawn
   app.params = {};
   $("example-select").value = "";
 }
 
-async function loadText(text, what) {
-  return loadGames(parseTranscripts(text), what);
-}
-
-// An uploaded file: an Inspect log is read by the server into its games (a log of another
-// task is its 422, naming the sample and what is missing); any other file here.
-async function loadFile(f) {
-  const head = new Uint8Array(await f.slice(0, 4096).arrayBuffer());
-  if (!isInspectLog(head)) return loadText(await f.text(), f.name);
-  const res = await api.logGames(f);
-  const skipped = res.errors.length ? `; ${res.errors.length} sample(s) without a game` : "";
+// Pasted text or an uploaded file, read by the server (POST /v1/transcripts) as the command
+// line reads a file: the project's own transcripts, CK-Arena and Liang's SpyGame logs,
+// Inspect logs (.eval or JSON), by content or the input format chosen, each game returned as
+// a leakage.transcript/1 record, so that every view treats them alike. Errors name the file
+// (or "pasted text"), the record and the field: not UTF-8, malformed JSON at its line and
+// column, a log of another kind.
+async function loadSource(source) {
+  if (!source.blob.size || !(await source.blob.text()).trim()) {
+    throw new Error(source.name ? `${source.name} is empty` : "nothing to score: paste or upload a transcript");
+  }
+  const res = await api.logGames(source.blob, { filename: source.name || "pasted.json", input_format: $("input-format").value });
+  const skipped = res.errors.length ? `; ${res.errors.length} record(s) without a game (first: record ${res.errors[0].record}: ${res.errors[0].message})` : "";
   const more = res.left_out ? `; ${res.left_out} more game(s) not shown: submit it as a job` : "";
-  return `${await loadGames(res.games, f.name)}${skipped}${more}`;
+  return `${await loadGames(res.games, source)}${skipped}${more}`;
 }
 
-async function loadGames(games, what) {
-  app.pastes.push(games);
+async function loadGames(games, source) {
+  app.pastes.push({ games, source });
+  app.source = source;
   showPasted(games, null);
   setState(
-    { example: undefined, job: undefined, record: undefined, game: undefined },
+    { example: undefined, job: undefined, record: undefined, game: undefined, pasted: source.what },
     { push: true, data: { paste: app.pastes.length - 1 } },
   );
   const done = await scoreCurrent();
-  return `${what}: ${done}`;
+  return `${source.what}: ${done}`;
 }
 
 async function openJobGame(job, game, record, push = false) {
@@ -147,15 +182,17 @@ async function openJobGame(job, game, record, push = false) {
     $("preview").hidden = true;
     app.report = res.report;
     renderGame(null, res.report, null);
-    setState({ example: undefined, job, game: res.game_id, record: String(res.record) }, { push });
+    setState({ example: undefined, job, game: res.game_id, record: String(res.record), pasted: undefined }, { push });
     return `Job ${job}'s stored report of ${res.game_id} (${res.transcript_note}: it cannot be scored again here).`;
   }
+  app.source = null;
   showGames([res.transcript], null);
   const p = res.params || {};
-  app.params = { include_chameleon: p.include_chameleon || undefined, spy_assignment: p.spy_assignment, distractors: p.distractors };
+  app.params = { distractors: p.distractors };
+  setOptions(p); // the job's own options: its game is scored as the job scored it
   if (p.backend && offers("backend-select", p.backend)) $("backend-select").value = p.backend;
   $("example-select").value = "";
-  setState({ example: undefined, job, game: res.game_id, record: String(res.record), backend: $("backend-select").value }, { push });
+  setState({ example: undefined, job, game: res.game_id, record: String(res.record), backend: $("backend-select").value, pasted: undefined }, { push });
   const done = await scoreCurrent();
   $("view").scrollIntoView({ block: "start" });
   return done;
@@ -163,10 +200,14 @@ async function openJobGame(job, game, record, push = false) {
 
 async function openJob(id, by, push = false) {
   stopRefresh();
+  clearGame(); // a job's curves, not the game shown before
   const { job, data } = await readJob(id, by);
   app.hidden = new Set();
+  $("job-input").value = id;
   showCurves(job, data);
-  setState({ job: id, by, example: undefined, game: undefined, record: undefined }, { push });
+  setState({ job: id, by, example: undefined, game: undefined, record: undefined, pasted: undefined }, { push });
+  $("job-actions").replaceChildren("Download: ", ...downloads(id));
+  await loadRecords(id);
   refreshLater(job, by);
   return data.curves.length ? `Curves of job ${id} by ${by}: ${data.groups.length} groups.` : `Job ${id} has no counted clues to draw yet.`;
 }
@@ -202,23 +243,59 @@ async function refreshJob(id, by) {
     const { job, data } = await readJob(id, by);
     if (!showing() || app.timer !== null) return; // another view, or another reading, since
     showCurves(job, data);
+    await loadRecords(id);
     refreshLater(job, by);
   } catch (err) {
     if (showing()) $("job-summary").textContent += ` (not read again: ${err.message})`;
   }
 }
 
+// The list of jobs again (the job view closed: a new entry of the history, so that Back
+// returns to the job).
+async function closeJob() {
+  stopRefresh();
+  setState({ job: undefined, by: undefined, game: undefined, record: undefined }, { push: true });
+  return "The jobs on this server.";
+}
+
+// What has the focus in the job's curves (a point, a group's check box), to give it back
+// once they are drawn again.
+function curvesFocus() {
+  const a = document.activeElement;
+  if (!a || !a.closest) return null;
+  if (a.closest("#curve-filter")) return { box: a.value };
+  if (a.matches("#curves circle.point")) return { point: [a.dataset.metric, a.dataset.group, a.dataset.m] };
+  return null;
+}
+
+function restoreFocus(was) {
+  if (!was) return;
+  if (was.box !== undefined) {
+    const box = [...document.querySelectorAll("#curve-filter input")].find((i) => i.value === was.box);
+    if (box) box.focus();
+    return;
+  }
+  const [metric, group, m] = was.point;
+  const p = [...document.querySelectorAll("#curves circle.point")].find((c) => c.dataset.metric === metric && c.dataset.group === group && c.dataset.m === m);
+  if (!p) return;
+  p.closest("svg").querySelectorAll("circle.point").forEach((c) => c.setAttribute("tabindex", "-1"));
+  p.setAttribute("tabindex", "0");
+  p.focus();
+}
+
 function drawCurves() {
+  const was = curvesFocus();
   const data = app.curves;
   const id = data.job;
   const colours = renderJobCurves(data, app.hidden, (point) => {
     const games = data.game_list.filter((g) => g.group === point.group && g.clues >= Math.max(1, point.x));
-    renderCurveGames(id, point, games, (g) => act(`Opening ${g.game_id}`, () => openJobGame(id, g.game_id, g.record, true)));
+    renderCurveGames(id, point, games, (g) => act(`Opening ${g.game_id}`, () => openJobGame(id, g.game_id, g.record, true), { clears: true }));
   });
   renderCurveFilter(data, app.hidden, colours, (g, on) => {
     if (on) app.hidden.delete(g); else app.hidden.add(g);
     drawCurves();
   });
+  restoreFocus(was);
 }
 
 // "said by": the next player, chosen as POST /v1/score/preview chooses it by default (after
@@ -233,7 +310,7 @@ function nextPlayer(t) {
   const last = rounds.length ? rounds[rounds.length - 1] : null;
   const out = Object.fromEntries((t.eliminations || []).map((e) => [e.player, e.round]));
   const may = (p) => {
-    if (t.game === "chameleon") return Boolean(app.params.include_chameleon) || p.role !== "chameleon";
+    if (t.game === "chameleon") return $("include-chameleon").checked || p.role !== "chameleon";
     if (last === null || !(p.id in out)) return true;
     const r = turns.some((x) => x.player === p.id && x.round === last) ? last + 1 : last;
     return r <= out[p.id];
@@ -271,9 +348,17 @@ async function loadExamples() {
   }));
 }
 
+async function loadFormats() {
+  const data = await api.inputFormats();
+  const sel = $("input-format");
+  const was = sel.value;
+  sel.replaceChildren(...data.input_formats.map((f) => new Option(f === "auto" ? "auto (by content)" : f, f)));
+  sel.value = data.input_formats.includes(was) ? was : "auto";
+}
+
 async function start() {
   await loadBackends(); // first alone: without a key, one refused request, not two
-  await loadExamples();
+  await Promise.all([loadExamples(), loadFormats()]);
   return route(history.state);
 }
 
@@ -282,6 +367,7 @@ async function start() {
 async function route(data) {
   stopRefresh();
   const s = app.state;
+  setOptions(s);
   if (s.backend && offers("backend-select", s.backend)) $("backend-select").value = s.backend;
   $("compare-select").value = s.compare && offers("compare-select", s.compare) ? s.compare : "";
   if (s.by) $("curve-group").value = s.by;
@@ -293,10 +379,15 @@ async function route(data) {
   }
   const pasted = data && Number.isInteger(data.paste) ? app.pastes[data.paste] : null;
   if (pasted) {
-    showPasted(pasted, s.game);
-    return `Pasted: ${await scoreCurrent()}`;
+    app.source = pasted.source;
+    showPasted(pasted.games, s.game);
+    return `${pasted.source.what}: ${await scoreCurrent()}`;
   }
-  $("view").hidden = true;
+  app.source = null;
+  clearGame();
+  if (s.pasted) { // a pasted or uploaded view's address, opened where the text is not
+    throw new Error(`this address was a pasted or uploaded transcript (${s.pasted}), which only the tab it was opened in holds: paste or upload it again, or share an example's or a job's address`);
+  }
   $("example-select").value = "";
   return "Choose an example, paste or upload a transcript, or open a job.";
 }
@@ -312,29 +403,46 @@ function wire() {
   });
   $("example-select").addEventListener("change", (e) => {
     const name = e.target.value;
-    if (name) act(`Loading ${name}`, () => loadExample(name, undefined, true));
+    if (name) act(`Loading ${name}`, () => loadExample(name, undefined, true), { clears: true });
   });
-  $("score-button").addEventListener("click", () => act("Scoring the pasted transcript", () => loadText($("transcript-input").value, "Pasted")));
+  $("score-button").addEventListener("click", () => {
+    const source = { blob: new Blob([$("transcript-input").value], { type: "text/plain" }), name: null, what: "Pasted" };
+    act("Reading the pasted text", () => loadSource(source), { clears: true });
+  });
   $("file-input").addEventListener("change", (e) => {
     const f = e.target.files[0];
-    if (f) act(`Reading ${f.name}`, () => loadFile(f));
+    if (f) act(`Reading ${f.name}`, () => loadSource({ blob: f, name: f.name, what: f.name }), { clears: true });
   });
   $("game-select").addEventListener("change", (e) => {
     app.index = Number(e.target.value);
     setState({ game: app.games[app.index].id }, { push: true, data: history.state });
-    act("Scoring", scoreCurrent);
+    act(`Scoring ${app.games[app.index].id}`, scoreCurrent, { clears: true });
   });
-  for (const id of ["backend-select", "compare-select"]) {
+  for (const id of ["backend-select", "compare-select", "include-chameleon", "spy-assignment"]) {
     $(id).addEventListener("change", () => {
-      setState({ backend: $("backend-select").value, compare: $("compare-select").value || undefined });
-      if (app.games.length) act("Scoring", scoreCurrent);
+      const o = options();
+      setState({
+        backend: $("backend-select").value, compare: $("compare-select").value || undefined,
+        include_chameleon: o.include_chameleon ? "1" : undefined, spy_assignment: o.spy_assignment,
+      });
+      if (app.games.length) act("Scoring", scoreCurrent, { clears: true });
     });
   }
+  $("input-format").addEventListener("change", () => {
+    const source = app.source;
+    if (source) act(`Reading ${source.name || "the pasted text"} as ${$("input-format").value}`, () => loadSource(source), { clears: true });
+  });
   $("clue-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const clue = $("clue-input").value;
     const t = app.games[app.index];
     if (!t) return;
+    if (!clue.trim()) {
+      $("clue-result").dataset.state = "error";
+      $("clue-result").textContent = "Type a clue first: a blank clue says nothing.";
+      $("clue-input").focus();
+      return;
+    }
     $("clue-result").dataset.state = "loading";
     act("Trying the clue", async () => {
       try {
@@ -359,9 +467,15 @@ function wire() {
   });
   window.addEventListener("popstate", (e) => {
     app.state = readState();
-    act("Opening the view", () => route(e.state));
+    act("Opening the view", () => route(e.state), { clears: true });
   });
   wireTooltip();
+  initJobs({
+    act, closeJob,
+    openJob: (id) => openJob(id, $("curve-group").value, true),
+    openJobGame: (id, game, record) => openJobGame(id, game, record, true),
+    backend: () => $("backend-select").value,
+  });
 }
 
 // One tooltip for every element with data-tip, on hover and on keyboard focus.

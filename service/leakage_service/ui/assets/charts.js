@@ -54,22 +54,23 @@ export const fmt = (x, d = 3) => (x === null || x === undefined || Number.isNaN(
 // attrs(r, c) -> extra data attributes, tip(r, c) -> tooltip text.
 export function heatmap(svg, { rows, cols, value, marked, attrs, tip, label }) {
   clear(svg);
-  const cw = 40, ch = 26, left = 190, top = 96;
+  const u = fontPx(svg) / 12; // the geometry follows the text's size (rem: the browser's)
+  const cw = 40 * u, ch = 26 * u, left = 190 * u, top = 96 * u;
   const width = left + cols.length * cw + 10, height = top + rows.length * ch + 6;
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("width", width);
   svg.setAttribute("height", height);
   const head = el("g", { role: "row" }, svg); // the grid's first row: the column headers
-  el("text", { x: left - 6, y: top - 6, "text-anchor": "end", class: "muted", role: "columnheader" }, head, "after turn");
+  el("text", { x: left - 6, y: top - 6 * u, "text-anchor": "end", class: "muted", role: "columnheader" }, head, "after turn");
   cols.forEach((name, c) => {
     const x = left + c * cw + cw / 2, sec = marked.has(c);
-    const t = el("text", { x, y: top - 6, transform: `rotate(-50 ${x} ${top - 6})`, class: sec ? "col-label secret" : "col-label", role: "columnheader" }, head, (sec ? "★ " : "") + name);
+    const t = el("text", { x, y: top - 6 * u, transform: `rotate(-50 ${x} ${top - 6 * u})`, class: sec ? "col-label secret" : "col-label", role: "columnheader" }, head, (sec ? "★ " : "") + name);
     if (sec) t.setAttribute("aria-label", `${name} (the secret)`);
   });
   rows.forEach((row, r) => {
     const g = el("g", { role: "row" }, svg);
     const y = top + r * ch;
-    const lab = el("text", { x: left - 6, y: y + ch / 2 + 4, "text-anchor": "end", class: `row-label ${row.cls || ""}`.trim(), role: "rowheader" }, g, row.label);
+    const lab = el("text", { x: left - 6 * u, y: y + ch / 2 + 4 * u, "text-anchor": "end", class: `row-label ${row.cls || ""}`.trim(), role: "rowheader" }, g, row.label);
     if (row.title) el("title", {}, lab, row.title);
     cols.forEach((name, c) => {
       const p = value(r, c);
@@ -83,7 +84,7 @@ export function heatmap(svg, { rows, cols, value, marked, attrs, tip, label }) {
         ...attrs(r, c),
       }, g);
       rect.dataset.candidate = rect.dataset.candidate || name;
-      el("text", { x: left + c * cw + (cw - 1) / 2, y: y + ch / 2 + 3.5, "text-anchor": "middle", class: "cell-label", fill: inkFor(rgb), "aria-hidden": "true" }, g, pct(p));
+      el("text", { x: left + c * cw + (cw - 1) / 2, y: y + ch / 2 + 3.5 * u, "text-anchor": "middle", class: "cell-label", fill: inkFor(rgb), "aria-hidden": "true" }, g, pct(p));
     });
   });
   marked.forEach((c) => el("rect", { x: left + c * cw - 1, y: top - 1, width: cw + 1, height: rows.length * ch + 1, class: "secret-col" }, svg));
@@ -115,44 +116,80 @@ function niceStep(raw) {
   return [1, 2, 2.5, 5, 10].map((m) => m * p).find((s) => s >= raw);
 }
 
-// A line chart. series: [{name, colour, points: [{x, y, low, high, tip, data}]}]
+// The chart text's size in CSS pixels: the style sheet sets it in rem, so it follows the
+// browser's font size; the charts' geometry is measured in it.
+export function fontPx(svg) {
+  return parseFloat(getComputedStyle(svg).fontSize) || 12;
+}
+
+// A line chart, drawn at its container's width in CSS pixels (no scaling of the text), again
+// when that width changes. series: [{name, colour, dash, points: [{x, y, low, high, tip, data}]}]
 // Options: xLabel, yLabel, yMin, yMax, ref (a dashed reference line at y), onPoint(point, series),
-// legend (drawn in the corner when there are several series; default true).
-export function lineChart(svg, { series, xLabel, yLabel, yMin = 0, yMax, ref, onPoint, xs, legend = true }) {
+// legend (drawn under the plot when there are several series; default true).
+// Keyboard: one tab stop per chart; Left/Right move along a series, Up/Down to another one,
+// Home/End to its first/last point; Enter or Space opens a point (onPoint).
+export function lineChart(svg, opts) {
+  svg.__chart = opts;
+  if (!svg.__observer && typeof ResizeObserver !== "undefined") {
+    let width = 0;
+    svg.__observer = new ResizeObserver(() => {
+      const w = Math.round(svg.parentNode ? svg.parentNode.clientWidth : 0);
+      if (w && Math.abs(w - width) > 2 && svg.__chart) { width = w; draw(svg, svg.__chart); }
+    });
+    if (svg.parentNode) svg.__observer.observe(svg.parentNode);
+  }
+  draw(svg, opts);
+}
+
+function draw(svg, { series, xLabel, yLabel, yMin = 0, yMax, ref, onPoint, xs, legend = true }) {
+  const had = document.activeElement && svg.contains(document.activeElement) ? document.activeElement : null;
+  const was = had ? { s: had.dataset.series, i: had.dataset.index } : svg.__focus || null;
   clear(svg);
-  const W = 460, H = 250, L = 48, R = 12, T = 12, B = 40;
+  const fs = fontPx(svg);
+  const W = Math.max(16 * fs, Math.round((svg.parentNode && svg.parentNode.clientWidth) || 460));
+  const L = 4 * fs, R = 1 * fs, T = 1 * fs, plotH = Math.max(11 * fs, W * 0.42);
+  const legendRows = legend && series.length > 1 ? series : [];
+  const H = T + plotH + 3.2 * fs + legendRows.length * 1.4 * fs;
+  const B0 = T + plotH; // the x axis
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
-  svg.setAttribute("width", "100%");
-  svg.setAttribute("preserveAspectRatio", "xMinYMin meet");
+  svg.setAttribute("width", W);
+  svg.setAttribute("height", H);
   const all = series.flatMap((s) => s.points);
   const xVals = xs || [...new Set(all.map((p) => p.x))].sort((a, b) => a - b);
   const x0 = Math.min(...xVals, 0), x1 = Math.max(...xVals, 1);
-  const top = yMax ?? Math.max(1e-9, ...all.map((p) => p.high ?? p.y), ref ?? 0) * 1.05;
-  const sx0 = (x) => L + ((x - x0) / (x1 - x0 || 1)) * (W - L - R);
-  const sy = (y) => T + (1 - (y - yMin) / (top - yMin || 1)) * (H - T - B);
-  const tick = niceStep((top - yMin) / 5);
-  for (let v = yMin; v <= top + 1e-9; v += tick) {
+  // the y axis ends on a round tick, which is labelled
+  const raw = yMax ?? Math.max(1e-9, ...all.map((p) => p.high ?? p.y), ref ?? 0) * 1.05;
+  const tick = niceStep((raw - yMin) / 5);
+  const top = yMin + Math.ceil((raw - yMin) / tick - 1e-9) * tick;
+  // series side by side at one x (dodged) so that equal values do not hide each other's
+  // points, inside the axis: the plot is inset by the widest offset
+  const span = W - L - R;
+  const gap0 = span / Math.max(1, xVals.length - 1);
+  const dodge = series.length > 1 ? Math.min(0.8 * fs, (gap0 * 0.6) / (series.length - 1)) : 0;
+  const inset = (dodge * (series.length - 1)) / 2 + 0.5 * fs;
+  const sx0 = (x) => L + inset + ((x - x0) / (x1 - x0 || 1)) * (span - 2 * inset);
+  const sy = (y) => T + (1 - (y - yMin) / (top - yMin || 1)) * plotH;
+  for (let k = 0; yMin + k * tick <= top + tick * 1e-6; k++) {
+    const v = yMin + k * tick;
     el("line", { x1: L, x2: W - R, y1: sy(v), y2: sy(v), class: "grid" }, svg);
-    el("text", { x: L - 4, y: sy(v) + 4, "text-anchor": "end", class: "muted" }, svg, String(+v.toFixed(3)));
+    el("text", { x: L - 0.3 * fs, y: sy(v) + 0.35 * fs, "text-anchor": "end", class: "muted tick" }, svg, String(+v.toFixed(3)));
   }
   el("line", { x1: L, x2: W - R, y1: sy(yMin), y2: sy(yMin), class: "axis" }, svg);
-  const step = Math.max(1, Math.ceil(xVals.length / 16));
+  const step = Math.max(1, Math.ceil(xVals.length / Math.max(2, Math.floor(span / (2.5 * fs)))));
   xVals.forEach((x, i) => {
-    if (i % step === 0) el("text", { x: sx0(x), y: H - B + 14, "text-anchor": "middle", class: "muted" }, svg, String(x));
+    if (i % step === 0) el("text", { x: sx0(x), y: B0 + 1.2 * fs, "text-anchor": "middle", class: "muted" }, svg, String(x));
   });
-  el("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle" }, svg, xLabel);
-  el("text", { x: 12, y: (T + H - B) / 2, transform: `rotate(-90 12 ${(T + H - B) / 2})`, "text-anchor": "middle" }, svg, yLabel);
+  el("text", { x: (L + W - R) / 2, y: B0 + 2.5 * fs, "text-anchor": "middle" }, svg, xLabel);
+  const yc = T + plotH / 2;
+  el("text", { x: fs, y: yc, transform: `rotate(-90 ${fs} ${yc})`, "text-anchor": "middle" }, svg, yLabel);
   if (ref !== undefined && ref !== null) el("line", { x1: L, x2: W - R, y1: sy(ref), y2: sy(ref), class: "prior" }, svg);
-  if (legend && series.length > 1) {
-    series.forEach((s, i) => {
-      const y = T + 4 + i * 15;
-      el("line", { x1: W - R - 120, x2: W - R - 104, y1: y, y2: y, stroke: s.colour, "stroke-width": 3 }, svg);
-      el("text", { x: W - R - 100, y: y + 4 }, svg, s.name.length > 18 ? `${s.name.slice(0, 17)}…` : s.name);
-    });
-  }
-  // Series side by side at one x (dodged) so that equal values do not hide each other's points.
-  const gap = (W - L - R) / Math.max(1, xVals.length - 1);
-  const dodge = series.length > 1 ? Math.min(10, (gap * 0.7) / (series.length - 1)) : 0;
+  // the legend under the plot, never over the data
+  legendRows.forEach((s, i) => {
+    const y = B0 + 3.4 * fs + i * 1.4 * fs;
+    el("line", { x1: L, x2: L + 1.5 * fs, y1: y - 0.35 * fs, y2: y - 0.35 * fs, stroke: s.colour, "stroke-width": 3, "stroke-dasharray": s.dash });
+    el("text", { x: L + 2 * fs, y, class: "legend-label" }, svg, s.name);
+  });
+  const points = [];
   for (const [k, s] of series.entries()) {
     const off = (k - (series.length - 1) / 2) * dodge;
     const sx = (x) => sx0(x) + off;
@@ -163,23 +200,82 @@ export function lineChart(svg, { series, xLabel, yLabel, yMin = 0, yMax, ref, on
       const lower = banded.slice().reverse().map((p) => `${sx(p.x)},${sy(p.low)}`);
       el("path", { d: `M${upper.join("L")}L${lower.join("L")}Z`, class: "band", fill: s.colour }, svg);
     }
-    if (pts.length > 1) el("path", { d: "M" + pts.map((p) => `${sx(p.x)},${sy(p.y)}`).join("L"), class: "series", stroke: s.colour }, svg);
-    for (const p of pts) {
+    if (pts.length > 1) el("path", { d: "M" + pts.map((p) => `${sx(p.x)},${sy(p.y)}`).join("L"), class: "series", stroke: s.colour, "stroke-dasharray": s.dash }, svg);
+    const row = pts.map((p, i) => {
       const c = el("circle", {
-        cx: sx(p.x), cy: sy(p.y), r: 4.5, class: `point ${p.cls || ""}`.trim(), tabindex: "0",
-        "data-tip": p.tip, "aria-label": p.tip, role: onPoint ? "button" : "img", ...(p.data || {}),
+        cx: sx(p.x), cy: sy(p.y), r: 0.38 * fs, class: `point ${p.cls || ""}`.trim(), tabindex: "-1",
+        "data-tip": p.tip, "aria-label": p.tip, role: onPoint ? "button" : "img",
+        "data-series": k, "data-index": i, ...(p.data || {}),
       }, svg);
       c.style.fill = p.cls ? "" : s.colour;
-      if (onPoint) {
-        c.addEventListener("click", () => onPoint(p, s));
-        c.addEventListener("keydown", (e) => {
-          if (e.key === "Enter" || e.key === " ") { e.preventDefault(); onPoint(p, s); }
-        });
-      }
-    }
+      if (onPoint) c.addEventListener("click", () => onPoint(p, s));
+      c.__point = [p, s];
+      return c;
+    });
+    if (row.length) points.push(row);
   }
+  // one tab stop: the point focused before this drawing, else the first
+  const find = (w) => w && points[w.s] && points[w.s][w.i] ? points[w.s][w.i] : null;
+  const keep = find(was && { s: Number(was.s), i: Number(was.i) });
+  const first = keep || (points[0] && points[0][0]);
+  if (first) first.setAttribute("tabindex", "0");
+  if (keep && had) keep.focus();
+  svg.onkeydown = (e) => {
+    const c = e.target.closest && e.target.closest("circle.point");
+    if (!c) return;
+    let s = Number(c.dataset.series), i = Number(c.dataset.index);
+    const rowOf = (k) => points.findIndex((r) => Number(r[0].dataset.series) === k);
+    let r = rowOf(s);
+    if (e.key === "Enter" || e.key === " ") {
+      if (onPoint) { e.preventDefault(); onPoint(...c.__point); }
+      return;
+    }
+    if (e.key === "ArrowRight") i += 1;
+    else if (e.key === "ArrowLeft") i -= 1;
+    else if (e.key === "Home") i = 0;
+    else if (e.key === "End") i = points[r].length - 1;
+    else if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      r = Math.max(0, Math.min(points.length - 1, r + (e.key === "ArrowDown" ? 1 : -1)));
+      // the point of the next series nearest in x
+      const x = Number(c.getAttribute("cx"));
+      i = points[r].reduce((b, p, j) => (Math.abs(Number(p.getAttribute("cx")) - x) < Math.abs(Number(points[r][b].getAttribute("cx")) - x) ? j : b), 0);
+    } else return;
+    e.preventDefault();
+    const next = points[r][Math.max(0, Math.min(points[r].length - 1, i))];
+    c.setAttribute("tabindex", "-1");
+    next.setAttribute("tabindex", "0");
+    svg.__focus = { s: next.dataset.series, i: next.dataset.index };
+    next.focus();
+  };
 }
 
 // Colours for series and groups, each at least 3:1 on white (WCAG's figure for graphics):
-// Okabe-Ito's first four (told apart in colour-blind vision), then darker ones.
-export const PALETTE = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#6a3d9a", "#7a5c00", "#000000", "#b8006b"];
+// Okabe-Ito's first four (told apart in colour-blind vision), then darker ones; past the
+// twelve colours a group's line is dashed too (a colour and a dash pattern per group).
+export const PALETTE = [
+  "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#6a3d9a", "#7a5c00", "#000000", "#b8006b",
+  "#1b7837", "#8c510a", "#5c5c5c", "#c51b7d",
+];
+export const DASHES = [null, "6 3", "2 3", "8 3 2 3"];
+
+// A colour (and dash) per group name that stays the group's for as long as the page is
+// open, whatever other groups come and go (a running job's groups grow as it runs): a new
+// name takes the first free slot after its own hash.
+const slots = new Map();
+export function styleFor(name) {
+  if (!slots.has(name)) {
+    const taken = new Set(slots.values());
+    const n = PALETTE.length * DASHES.length;
+    let h = 0;
+    for (const ch of name) h = (h * 31 + ch.codePointAt(0)) >>> 0;
+    // every colour solid first (from the name's own), then dashed
+    let k = (h % PALETTE.length) + PALETTE.length * DASHES.length; // all taken: share
+    for (let i = 0; i < n; i++) {
+      const c = Math.floor(i / PALETTE.length) * PALETTE.length + ((h + i) % PALETTE.length);
+      if (!taken.has(c)) { k = c; break; }
+    }
+    slots.set(name, k);
+  }
+  const k = slots.get(name);
+  return { colour: PALETTE[k % PALETTE.length], dash: DASHES[Math.floor(k / PALETTE.length) % DASHES.length] };
+}

@@ -2,8 +2,10 @@
 // ?example=chameleon_sports&game=<id>&backend=cooccurrence&compare=embedding
 // ?job=<id>&game=<game id>&record=<n>&backend=...   (a game of a job)
 // ?job=<id>&by=matchup                               (a job's curves)
+// &include_chameleon=1&spy_assignment=marginalise    (the scoring options, when not the defaults)
 
-const KEYS = ["example", "job", "game", "record", "backend", "compare", "by"];
+const KEYS = ["example", "job", "game", "record", "backend", "compare", "by", "include_chameleon", "spy_assignment", "pasted"];
+// pasted: the view is a pasted or uploaded transcript (its name), which only this tab holds
 
 export function readState() {
   const q = new URLSearchParams(location.search);
@@ -32,17 +34,8 @@ export function writeState(state, { push = false, data = null } = {}) {
   }
 }
 
-// Whether a file's first bytes begin an Inspect AI log: a .eval archive (a zip) or a JSON
-// log (an object whose first keys are Inspect's version, status and eval). The server reads
-// those (POST /v1/transcripts); the page reads the rest itself.
-const JSON_LOG = /^\uFEFF?\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"\w*"\s*,\s*"eval"\s*:\s*\{/;
-
-export function isInspectLog(head) {
-  if (head[0] === 0x50 && head[1] === 0x4b && head[2] === 0x03 && head[3] === 0x04) return true;
-  return JSON_LOG.test(new TextDecoder().decode(head));
-}
-
-// Parse pasted or uploaded text: one JSON value (a transcript or an array of them), or JSONL.
+// Parse an example's text: one JSON value (a transcript or an array of them), or JSONL. (Pasted
+// and uploaded text is read by the server: app.js, loadSource.)
 export function parseTranscripts(text) {
   const trimmed = text.replace(/^\uFEFF/, "").trim();
   if (!trimmed) throw new Error("nothing to score: paste or upload a transcript");

@@ -2,7 +2,7 @@
 // SpyGame's spy posterior and votes, a second backend's disagreements), a clue preview, and
 // a job's curves. Nothing here fetches; app.js does.
 
-import { PALETTE, fmt, heatmap, lineChart } from "./charts.js";
+import { PALETTE, fmt, heatmap, lineChart, styleFor } from "./charts.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -71,6 +71,14 @@ function drawPosterior(svg, report, disagree = new Set()) {
   });
 }
 
+// A heat map's figure asks for the map's drawn width, so that two side by side wrap one
+// above the other when they do not both fit, rather than each showing a scrolled part.
+function sizeMap(id) {
+  const svg = $(id), fig = svg.closest("figure");
+  fig.classList.add("sized");
+  fig.style.flexBasis = `${svg.getAttribute("width") || 420}px`;
+}
+
 function metaLine(t, report) {
   const bits = [report.game === "spygame" ? "SpyGame" : `Chameleon, category ${report.category}`];
   if (report.secret) bits.push(`${report.game === "spygame" ? "civilians' word" : "secret"}: ${report.secret}`);
@@ -91,11 +99,13 @@ export function renderGame(transcript, report, compare) {
   const part = shown < all ? `, the ${shown} of ${all} candidates most probable at some turn` : "";
   $("heatmap-caption").textContent = `Posterior over the candidates after each turn (${report.backend}${part})`;
   drawPosterior($("heatmap"), report, rows);
+  sizeMap("heatmap");
   $("compare-figure").hidden = !compare;
   $("disagreement").hidden = !compare;
   if (compare) {
     $("compare-caption").textContent = `Posterior after each turn (${compare.backend})`;
     drawPosterior($("heatmap-compare"), compare, rows);
+    sizeMap("heatmap-compare");
     renderDisagreement(report, compare, disagree);
   } else {
     $("heatmap-compare").replaceChildren();
@@ -165,16 +175,18 @@ function renderTurns(report, compare) {
 function renderCurves(report, compare) {
   const best = mostInformative(report.steps);
   const runs = [report, compare].filter(Boolean);
+  const prior = report.summary ? report.summary.prior_entropy_bits : Math.log2(report.candidates.length);
+  // turn 0: before any clue, the uniform prior (log2 K bits, P(secret) 1/K)
+  const start = { entropy_bits: prior, secret_probability: report.secret ? 1 / report.candidates.length : null };
   const series = (key, name) => runs.map((r, k) => ({
     name: r.backend, colour: PALETTE[k],
-    points: r.steps.map((s, i) => ({
+    points: [{ x: 0, y: start[key], tip: `${r.backend}, before any clue (the prior): ${name} ${fmt(start[key])}`, data: { "data-turn": 0 } }].concat(r.steps.map((s, i) => ({
       x: i + 1, y: s[key], cls: k === 0 && i === best ? "best" : "",
       tip: `${r.backend}, turn ${i + 1} (${s.player}: “${s.text}”): ${name} ${fmt(s[key])}` +
         (k === 0 && i === best ? " — the most informative clue" : ""),
       data: { "data-turn": i + 1 },
-    })),
+    }))),
   }));
-  const prior = report.summary ? report.summary.prior_entropy_bits : Math.log2(report.candidates.length);
   lineChart($("entropy-chart"), { series: series("entropy_bits", "entropy"), xLabel: "turn", yLabel: "entropy (bits)", yMax: prior * 1.05, ref: prior });
   const spy = report.game === "spygame";
   $("psecret-caption").textContent = spy ? "P(the speaker's word) after each statement" : "P(secret) after each turn";
@@ -259,7 +271,7 @@ export function renderPreview(res) {
 export function renderJobCurves(data, hidden, onPoint) {
   const box = $("curves");
   const groups = data.groups.filter((g) => !hidden.has(g));
-  const colourOf = Object.fromEntries(data.groups.map((g, i) => [g, PALETTE[i % PALETTE.length]]));
+  const colourOf = Object.fromEntries(data.groups.map((g) => [g, styleFor(g)]));
   const metrics = [...new Set(data.curves.map((r) => r.metric))];
   const titles = { entropy_bits: "Mean entropy after m clues (bits)", top1: "P(secret is the top candidate) after m clues", top3: "P(secret in the top 3) after m clues", top5: "P(secret in the top 5) after m clues" };
   box.replaceChildren();
@@ -273,7 +285,7 @@ export function renderJobCurves(data, hidden, onPoint) {
     fig.append(svg);
     box.append(fig);
     const series = groups.map((g) => ({
-      name: g, colour: colourOf[g],
+      name: g, colour: colourOf[g].colour, dash: colourOf[g].dash,
       points: rows.filter((r) => r.group === g).map((r) => ({
         x: r.m, y: r.value, low: r.low, high: r.high, group: g, metric,
         tip: `${g}, m = ${r.m}: ${fmt(r.value)} [${fmt(r.low)}, ${fmt(r.high)}], ${r.games} games`,
@@ -296,7 +308,8 @@ export function renderCurveFilter(data, hidden, colourOf, onToggle) {
     const input = h("input", { type: "checkbox", id, value: g, checked: hidden.has(g) ? null : "checked" });
     input.addEventListener("change", () => onToggle(g, input.checked));
     const sw = h("span", { class: "swatch", "aria-hidden": "true" });
-    sw.style.background = colourOf[g];
+    sw.style.background = colourOf[g].colour;
+    if (colourOf[g].dash) sw.classList.add("dashed");
     return h("label", { for: id }, input, sw, `${g} (${data.game_list.filter((x) => x.group === g).length})`);
   }));
 }

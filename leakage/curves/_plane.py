@@ -1,0 +1,350 @@
+"""The reveal-vs-conceal plane: each clue's leakage to the player without the secret against
+its value to the players who share it.
+
+Karabag & Topcu ("Do LLMs Strategically Reveal, Conceal, and Infer Information? A Theoretical
+and Empirical Analysis in The Chameleon Game", section 4) show that a non-chameleon's clue
+serves two observers at once: it must tell the other non-chameleons that its speaker knows
+the secret (a *revealing* strategy, Definition 2) and tell the chameleon as little as possible
+about the secret (a *concealing* strategy, Definition 1); no stationary strategy does both
+well (Propositions 1-2), and the non-stationary π_amb (section 4.2) is their answer. The SNEAK
+benchmark measures the same trade-off with two observers of each clue, an ally who knows the
+secret and a chameleon who does not. Here both observers are the posterior engine's, per clue:
+
+- **x, leakage (bits)** to the player who lacks the secret: the clue's information gain, the
+  entropy drop of the posterior over the candidates that it causes (``information_gain_bits``
+  of the step table; SpyGame: the entropy drop from uniform of the statement's own word
+  posterior).
+- **y, reveal value (bits)** to the players who share the secret: the log likelihood ratio
+  that the speaker knows the secret, the evidence the identity posteriors add up.
+
+  *The Chameleon*: with the backend's likelihood P(c | w),
+  ``y = log2 [ P(c | s) / ((1/K) Σ_w P(c | w)) ] = log2 (K · P1(s | c))``,
+  s the secret, P1 the posterior from this clue alone under a uniform prior. The denominator
+  is the chameleon's clue model (it does not know s and speaks as for a uniformly drawn
+  candidate: the marginal D^ch of the proof of Karabag & Topcu's Proposition 1), so 2^y is
+  the factor by which the clue makes "the speaker knows s" likelier than "the speaker is the
+  chameleon": the inverse of the ratio LR(c; s) that the PGM chameleon agent's posterior over
+  who is the chameleon multiplies (:mod:`leakage.games.agents.pgm_chameleon`). y ≤ log2 K;
+  0 means no evidence either way; negative, the clue fits the secret worse than a random
+  candidate. From a step table, P(c | w) ∝ post_i(w) / post_{i-1}(w) (the Bayes update
+  inverted), so y is defined for counted clues only: score with the chameleon's clues
+  counted to place the chameleon.
+
+  *SpyGame*: ``y = log2 [ P(c | civilian word) / P(c | spy word) ]``, the statement's
+  evidence ``d`` that :func:`leakage.posterior.spy_posterior` sums per player (in bits): how
+  much the statement says its speaker holds the civilians' word.
+
+For one stationary strategy π, the expected y of a non-chameleon's clue and the expected x of
+the first clue are both I(W; R): the two observers learn equally from the first clue, and
+only later clues (whose x shrinks as the posterior sharpens, while y does not) separate them.
+
+The reference strategies (:func:`reference_points`) are Karabag & Topcu's, from
+:mod:`leakage.games.theory`, simulated with the strategy's own likelihood as the observers'.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from leakage.curves._data import NONE_GROUP, SPEAKER_SEP
+from leakage.curves._stats import bootstrap_ratio
+
+PLANE_COLUMNS = [
+    "kind", "group", "model", "role", "clues", "games",
+    "leakage_bits", "leakage_low", "leakage_high",
+    "reveal_bits", "reveal_low", "reveal_high", "note",
+]  # fmt: skip
+CLUE_COLUMNS = ["game_id", "step", "model", "role", "text", "leakage_bits", "reveal_bits"]
+
+
+def _entropy(p: NDArray[np.float64]) -> NDArray[np.float64]:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(p > 0, -p * np.log2(np.where(p > 0, p, 1.0)), 0.0)
+    return np.asarray(t.sum(axis=-1))
+
+
+def reveal_values(
+    game: str,
+    candidates: Sequence[str],
+    posteriors: NDArray[np.float64],
+    counted: Sequence[bool],
+    *,
+    secret: str | None,
+    spy_word: str | None = None,
+) -> NDArray[np.float64]:
+    """y of every step of one game (bits; NaN where it is not defined), from the posteriors
+    the engine recorded (steps x K, in the candidates' order).
+
+    ``game`` is ``chameleon`` (posteriors accumulate from a uniform prior; uncounted steps
+    leave them unchanged and have NaN) or ``spygame`` (each statement's posterior is from the
+    statement alone; ``secret`` the civilians' word, ``spy_word`` the spy's). NaN too without
+    a secret, or where a probability the ratio needs is 0 (underflow: the ratio is unknown).
+    """
+    post = np.asarray(posteriors, dtype=np.float64)
+    m = post.shape[0]
+    out = np.full(m, np.nan)
+    names = list(candidates)
+    if secret not in names or m == 0:
+        return out
+    s = names.index(secret)
+    k = len(names)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if game == "spygame":
+            if spy_word not in names:
+                return out
+            v = names.index(spy_word)
+            ok = (post[:, s] > 0) & (post[:, v] > 0)
+            out[ok] = np.log2(post[ok, s]) - np.log2(post[ok, v])
+            return out
+        prev = np.full(k, 1.0 / k)
+        for i in range(m):
+            if not counted[i]:
+                continue
+            cur = post[i]
+            if np.all(prev > 0) and cur[s] > 0:
+                ratio = cur / prev
+                out[i] = math.log2(k * ratio[s] / ratio.sum())
+            prev = cur
+    return out
+
+
+def group_of(model: Any, role: Any) -> str:
+    return f"{model if model not in (None, '') else NONE_GROUP}{SPEAKER_SEP}{role}"
+
+
+def plane_groups(
+    game: NDArray[np.int64],
+    group: NDArray[np.object_],
+    x: NDArray[np.float64],
+    y: NDArray[np.float64],
+    *,
+    replicates: int = 1000,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Per group (``model · role``): mean x and mean y over its clues with both defined,
+    each with a bootstrap 95% interval over games (a game's clues resampled together)."""
+    ok = np.isfinite(x) & np.isfinite(y)
+    out = []
+    names = sorted(set(group[ok].tolist()))
+    for name in names:
+        rows = ok & (group == name)
+        gi = np.unique(game[rows], return_inverse=True)[1].astype(np.int64)
+        n = int(gi.max()) + 1
+        num = np.stack([np.bincount(gi, x[rows], n), np.bincount(gi, y[rows], n)], axis=1).astype(
+            np.float64
+        )
+        cnt = np.bincount(gi, minlength=n).astype(np.float64)
+        est = bootstrap_ratio(num, np.stack([cnt, cnt], axis=1), replicates=replicates, seed=seed)
+        model, _, role = str(name).partition(SPEAKER_SEP)
+        out.append(
+            {
+                "kind": "data", "group": name, "model": model, "role": role,
+                "clues": int(rows.sum()), "games": n,
+                "leakage_bits": float(est.value[0]), "leakage_low": float(est.low[0]),
+                "leakage_high": float(est.high[0]), "reveal_bits": float(est.value[1]),
+                "reveal_low": float(est.low[1]), "reveal_high": float(est.high[1]), "note": "",
+            }
+        )  # fmt: skip
+    out.sort(key=lambda r: (-r["clues"], r["group"]))
+    return out
+
+
+# -- Karabag & Topcu's reference strategies, simulated ------------------------------------
+
+
+def _summary(
+    name: str, role: str, xs: NDArray[np.float64], ys: NDArray[np.float64], note: str
+) -> dict[str, Any]:
+    def ci(v: NDArray[np.float64]) -> tuple[float, float]:
+        se = float(v.std(ddof=1) / math.sqrt(len(v))) if len(v) > 1 else 0.0
+        return float(v.mean() - 1.96 * se), float(v.mean() + 1.96 * se)
+
+    (xl, xh), (yl, yh) = ci(xs), ci(ys)
+    return {
+        "kind": "reference", "group": f"{name}{SPEAKER_SEP}{role}", "model": name,
+        "role": role, "clues": len(xs), "games": 0,
+        "leakage_bits": float(xs.mean()), "leakage_low": xl, "leakage_high": xh,
+        "reveal_bits": float(ys.mean()), "reveal_low": yl, "reveal_high": yh, "note": note,
+    }  # fmt: skip
+
+
+def simulate_stationary(
+    pi: NDArray[np.float64], n: int, games: int, rng: np.random.Generator
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Clues of a stationary strategy ``pi[w, r]`` = P(r | w), N players, the chameleon first.
+
+    Returns (x, y) of the N-1 non-chameleons' clues (x: entropy drop of the posterior over
+    their clues so far, uniform prior, the chameleon's clue not counted as in the batch's
+    default) and (x, y) of the chameleon's, drawn from the marginal D^ch = (1/K) Σ_w π(· | w)
+    (x: its gain from the uniform prior, as if counted). Likelihoods are ``pi`` itself.
+    """
+    k, r = pi.shape
+    q = pi.mean(axis=0)
+    logpi = np.log(np.maximum(pi, 1e-300))
+    with np.errstate(divide="ignore"):
+        lr = np.log2(pi) - np.log2(np.maximum(q, 1e-300))[None, :]  # y of response r for w
+    s = rng.integers(k, size=games)
+    cdf = np.cumsum(pi, axis=1)
+    u = rng.random((games, n - 1))
+    resp = np.minimum((u[..., None] > cdf[s][:, None, :]).sum(axis=-1), r - 1)
+    logpost = np.zeros((games, k))
+    h_prev = np.full(games, math.log2(k))
+    xs, ys = [], []
+    for i in range(n - 1):
+        logpost = logpost + logpi[:, resp[:, i]].T
+        p = np.exp(logpost - logpost.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        h = _entropy(p)
+        xs.append(h_prev - h)
+        ys.append(lr[s, resp[:, i]])
+        h_prev = h
+    cham = np.minimum((rng.random(games)[:, None] > np.cumsum(q)[None, :]).sum(axis=1), r - 1)
+    post1 = pi[:, cham].T
+    post1 = post1 / post1.sum(axis=1, keepdims=True)
+    cx = math.log2(k) - _entropy(post1)
+    cy = lr[s, cham]
+    return np.concatenate(xs), np.concatenate(ys), cx, cy
+
+
+def simulate_amb_plane(
+    n: int,
+    l: int,  # noqa: E741 (the paper's l)
+    games: int,
+    rng: np.random.Generator,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(x, y) of π_amb's non-chameleon clues (Karabag & Topcu section 4.2; K = l(N+1)).
+
+    Each response eliminates one of the g groups of l words still possible, never the
+    secret's; the chameleon (a uniformly drawn seat) eliminates a uniformly drawn remaining
+    group, and after it eliminated the secret's the others say null (no clue, no point).
+    With the strategy's own history-conditioned likelihood: x = log2(g / (g-1)) (uniform
+    posterior over the words left), and y = log2[P(r | s, h) / ((1/K) Σ_w P(r | w, h))]
+    = log2((N+1) / (g-1)) (a word already eliminated answers null, so only the (g-1) l words
+    outside r's group would have said r, each with probability 1/(g-1)).
+    """
+    xs, ys = [], []
+    seat = rng.integers(n, size=games)
+    secret_group = rng.integers(n + 1, size=games)
+    for gi in range(games):
+        remaining = list(range(n + 1))
+        broken = False
+        for i in range(n):
+            g = len(remaining)
+            if i == seat[gi]:
+                pick = remaining[rng.integers(g)]
+                broken |= pick == secret_group[gi]
+                remaining.remove(pick)
+                continue
+            if broken:
+                continue
+            xs.append(math.log2(g / (g - 1)))
+            ys.append(math.log2((n + 1) / (g - 1)))
+            options = [x for x in remaining if x != secret_group[gi]]
+            remaining.remove(options[rng.integers(len(options))])
+    return np.asarray(xs), np.asarray(ys)
+
+
+def reference_points(
+    *, k: int = 16, n: int = 4, games: int = 4000, seed: int = 0
+) -> list[dict[str, Any]]:
+    """Karabag & Topcu's strategies on the plane (means with normal 95% intervals over the
+    simulated clues): trivial (section 4.1), α-KL concealing (Definition 1, ε = 0.3),
+    α-L1 revealing (Definition 2, reveal = κ = 0.9), each with K candidates and N players,
+    the non-chameleons' clues and the chameleon's; π_amb (section 4.2), which needs
+    K = l(N+1) with l >= 2, with the player count nearest N that allows it for this K (none
+    for K = 2, 3, 5, 7, ...: then it is left out)."""
+    from leakage.games import theory
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for strategy in (theory.trivial(k), theory.concealing(k, 0.3), theory.revealing(k, 0.9, 0.9)):
+        x, y, cx, cy = simulate_stationary(strategy.pi, n, games, rng)
+        mi = theory.mutual_information(strategy.pi) / math.log(2)
+        note = f"K={k}, N={n}, I(W;R)={mi:.3f} bits"
+        name = strategy.name.split("(")[0]
+        out.append(_summary(name, "non-chameleon", x, y, f"{strategy.name}; {note}"))
+        out.append(_summary(name, "chameleon", cx, cy, f"{strategy.name}; {note}"))
+    # π_amb needs K = l(N+1), l >= 2: the N nearest the one asked for that divides K.
+    fits = [p for p in range(2, k) if k % (p + 1) == 0 and k // (p + 1) >= 2]
+    if fits:
+        na = min(fits, key=lambda p: (abs(p - n), p))
+        l = k // (na + 1)  # noqa: E741
+        x, y = simulate_amb_plane(na, l, games, rng)
+        out.append(_summary("pi_amb", "non-chameleon", x, y, f"l={l}, K={k}, N={na}"))
+    return out
+
+
+# -- from a step table ----------------------------------------------------------------------
+
+_TABLE_COLUMNS = [
+    "source", "record", "game_id", "game", "step", "candidates", "probabilities", "counted",
+    "secret", "pair", "information_gain_bits", "model", "role", "text",
+]  # fmt: skip
+
+
+def clue_points(dataset: Any) -> dict[str, Any]:
+    """Every counted clue of a step table (a ``pyarrow.dataset``) with its x and y.
+
+    Returns numpy arrays ``game`` (a number per source file and record), ``group``
+    (``model · role``), ``x``, ``y`` and the per-clue rows of :data:`CLUE_COLUMNS`
+    (``rows``). y is NaN where :func:`reveal_values` leaves it undefined.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = dataset.to_table(columns=_TABLE_COLUMNS)
+    key = pc.binary_join_element_wise(
+        table["source"], pc.cast(table["record"], pa.string()), "\x1f"
+    )
+    game = pc.dictionary_encode(key).combine_chunks().indices.to_numpy().astype(np.int64)
+    counted = table["counted"].to_numpy(zero_copy_only=False).astype(bool)
+    gain = table["information_gain_bits"].to_numpy()
+    cols = {c: table[c].to_pylist() for c in ("game", "candidates", "secret", "pair")}
+    probs = table["probabilities"].to_pylist()
+    y = np.full(len(game), np.nan)
+    order = np.argsort(game, kind="stable")
+    bounds = np.flatnonzero(np.diff(game[order])) + 1
+    for rows in np.split(order, bounds):
+        if rows.size == 0:
+            continue
+        first = int(rows[0])
+        pair = cols["pair"][first] or ""
+        spy_word = pair.partition("|")[2] or None
+        y[rows] = reveal_values(
+            cols["game"][first],
+            cols["candidates"][first],
+            np.asarray([probs[i] for i in rows], dtype=np.float64),
+            counted[rows].tolist(),
+            secret=cols["secret"][first],
+            spy_word=spy_word,
+        )
+    keep = np.flatnonzero(counted & np.isfinite(gain) & np.isfinite(y))
+    model = table["model"].to_pylist()
+    role = table["role"].to_pylist()
+    group = np.array([group_of(model[i], role[i]) for i in keep], dtype=object)
+    ids, steps, texts = (table[c].to_pylist() for c in ("game_id", "step", "text"))
+    rows_out = [
+        {
+            "game_id": ids[i],
+            "step": steps[i],
+            "model": model[i] or NONE_GROUP,
+            "role": role[i],
+            "text": texts[i],
+            "leakage_bits": float(gain[i]),
+            "reveal_bits": float(y[i]),
+        }
+        for i in keep
+    ]
+    return {
+        "game": game[keep],
+        "group": group,
+        "x": gain[keep],
+        "y": y[keep],
+        "rows": rows_out,
+        "undefined": int((counted & ~np.isfinite(y)).sum()),
+    }

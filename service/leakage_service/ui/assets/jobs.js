@@ -1,0 +1,204 @@
+// Jobs from the page: submit (files uploaded, or paths on the server), the list of jobs with
+// their state and progress (read again while one is queued or running), cancel, delete,
+// download (results as JSONL or Parquet, the report page), and a job's table of games and
+// failed records (sorted by a column, filtered by text and by outcome). Only the public jobs
+// API; the key is api.js's, and a 401 goes through the page's act() like any action.
+
+import { api } from "./api.js";
+import { saveBlob } from "./export.js";
+
+const $ = (id) => document.getElementById(id);
+const FINAL = new Set(["done", "failed", "cancelled"]);
+const REFRESH_MS = 2000;
+
+let ctx = null; // { act, openJob, backend }
+let timer = null;
+let records = null; // the open job's records
+let sort = { key: "record", dir: 1 };
+
+function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") node.className = v;
+    else node.setAttribute(k, v);
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c);
+  return node;
+}
+
+const when = (iso) => (iso ? new Date(iso).toLocaleString() : "–");
+const num = (x, d = 3) => (x === null || x === undefined ? "–" : Number(x).toFixed(d));
+
+function progressText(j) {
+  if (j.total === null) return j.state === "queued" ? "waiting" : "counting records";
+  return `${j.done} of ${j.total}${j.failed ? ` (${j.failed} failed)` : ""}`;
+}
+
+export function renderJobList(data) {
+  const table = $("job-list");
+  const head = h("tr", {}, ["job", "state", "progress", "source", "backend", "submitted", "actions"].map((t) => h("th", { scope: "col" }, t)));
+  const rows = data.jobs.map((j) => {
+    const bar = h("progress", { max: j.total || 1, value: j.total === null ? null : j.done, "aria-label": `progress of job ${j.id}` });
+    const open = h("button", { type: "button", class: "link", "data-action": "open" }, "Open");
+    open.addEventListener("click", () => ctx.act(`Opening job ${j.id}`, () => ctx.openJob(j.id)));
+    const actions = [open];
+    if (!FINAL.has(j.state)) {
+      const cancel = h("button", { type: "button", class: "link", "data-action": "cancel" }, "Cancel");
+      cancel.addEventListener("click", () => ctx.act(`Cancelling job ${j.id}`, async () => {
+        const done = await api.cancelJob(j.id);
+        await refreshList();
+        return `Job ${j.id} cancelled: ${done.done} records kept.`;
+      }));
+      actions.push(cancel);
+    }
+    const del = h("button", { type: "button", class: "link", "data-action": "delete" }, "Delete");
+    del.addEventListener("click", () => {
+      if (!window.confirm(`Delete job ${j.id}, its results and its upload?`)) return;
+      ctx.act(`Deleting job ${j.id}`, async () => {
+        await api.deleteJob(j.id);
+        await refreshList();
+        return `Job ${j.id} deleted.`;
+      });
+    });
+    actions.push(del, ...downloads(j.id));
+    const source = j.source === "path" ? (j.paths || []).join(", ") : "upload";
+    return h("tr", { "data-job": j.id, "data-state": j.state },
+      h("td", {}, h("code", { title: j.id }, j.id.slice(0, 8))),
+      h("td", { class: "state" }, j.state + (j.error ? `: ${j.error}` : "")),
+      h("td", {}, bar, " ", progressText(j)),
+      h("td", {}, source), h("td", {}, j.params.backend), h("td", {}, when(j.created_at)),
+      h("td", { class: "actions" }, actions));
+  });
+  table.replaceChildren(h("thead", {}, head), h("tbody", {}, rows));
+  const more = data.total > data.jobs.length ? ` (the newest ${data.jobs.length} shown)` : "";
+  $("job-list-note").textContent = data.jobs.length
+    ? `${data.total} job${data.total === 1 ? "" : "s"} on this server${more}.`
+    : "No jobs on this server yet: submit one above.";
+}
+
+// The download buttons of a job: results (JSONL, Parquet) and the report page.
+export function downloads(id) {
+  const one = (label, format, fetchBlob, name) => {
+    const b = h("button", { type: "button", class: "link", "data-download": format }, label);
+    b.addEventListener("click", () => ctx.act(`Downloading ${name}`, async () => {
+      saveBlob(await fetchBlob(), name);
+      return `Downloaded ${name}.`;
+    }));
+    return b;
+  };
+  const by = () => $("curve-group").value || "model";
+  return [
+    one("JSONL", "jsonl", () => api.results(id, "jsonl"), `${id}.jsonl`),
+    one("Parquet", "parquet", () => api.results(id, "parquet"), `${id}.parquet`),
+    one("Report (HTML)", "html", () => api.reportHtml(id, by()), `leakage-report-${id}.html`),
+  ];
+}
+
+export async function refreshList() {
+  const data = await api.jobs();
+  renderJobList(data);
+  clearTimeout(timer);
+  timer = null;
+  if (!$("job-list-view").hidden && data.jobs.some((j) => !FINAL.has(j.state))) {
+    timer = setTimeout(() => refreshList().catch((e) => { $("job-list-note").textContent = `Not read again: ${e.message}`; }), REFRESH_MS);
+  }
+  return data;
+}
+
+// Which of the panel's two views shows: the list when no job is open.
+export function showJobsPanel(state) {
+  const open = Boolean(state.job);
+  const wasHidden = $("job-list-view").hidden;
+  $("job-list-view").hidden = open;
+  $("job-view").hidden = !open;
+  if (open) { clearTimeout(timer); timer = null; }
+  else if (wasHidden || !$("job-list").rows.length) refreshList().catch((e) => { $("job-list-note").textContent = `The jobs could not be read: ${e.message}`; });
+}
+
+async function submit() {
+  const files = [...$("job-file").files];
+  const paths = $("job-paths").value.split(/[\n,]/).map((p) => p.trim()).filter(Boolean);
+  if (!files.length && !paths.length) throw new Error("choose files to upload or name paths on the server");
+  const params = { backend: ctx.backend() };
+  const made = [];
+  for (const f of files) made.push(await api.submitFile(f, params));
+  if (paths.length) made.push(await api.submitPaths(paths, params));
+  $("job-file").value = "";
+  $("job-paths").value = "";
+  await refreshList();
+  return `Submitted ${made.length} job${made.length === 1 ? "" : "s"}: ${made.map((j) => j.id.slice(0, 8)).join(", ")} (${params.backend}).`;
+}
+
+// -- a job's games and failed records -----------------------------------------------------
+
+const COLUMNS = [
+  ["record", "record", "num"], ["game_id", "game", ""], ["game", "kind", ""],
+  ["turns", "turns", "num"], ["counted", "counted", "num"],
+  ["final_entropy_bits", "final entropy (bits)", "num"], ["final_secret_probability", "final P(secret)", "num"],
+  ["final_secret_rank", "secret rank", "num"], ["matchup", "matchup", ""], ["difficulty", "difficulty", ""],
+  ["error", "error", ""],
+];
+
+const cell = (r, key) => (key === "error" ? (r.ok ? "" : `${r.error_type}: ${r.error_message}${r.error_field ? ` (${r.error_field})` : ""}`) : r[key]);
+
+export async function loadRecords(id) {
+  const data = await api.records(id);
+  records = data;
+  drawRecords();
+  return data;
+}
+
+export function drawRecords() {
+  if (!records) return;
+  const text = $("records-filter").value.trim().toLowerCase();
+  const show = $("records-show").value;
+  const rows = records.records.filter((r) => (show === "all" || (show === "failed") === !r.ok) &&
+    (!text || COLUMNS.some(([k]) => String(cell(r, k) ?? "").toLowerCase().includes(text))));
+  const { key, dir } = sort;
+  rows.sort((a, b) => {
+    const x = cell(a, key), y = cell(b, key);
+    if (x === y) return a.record - b.record;
+    if (x === null || x === undefined || x === "") return 1;
+    if (y === null || y === undefined || y === "") return -1;
+    return (typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y))) * dir;
+  });
+  const head = h("tr", {}, COLUMNS.map(([k, label, cls]) => {
+    const b = h("button", { type: "button", class: "sort", "data-sort": k }, label, sort.key === k ? (dir > 0 ? " ▲" : " ▼") : "");
+    b.addEventListener("click", () => {
+      sort = { key: k, dir: sort.key === k ? -sort.dir : 1 };
+      drawRecords();
+      document.querySelector(`#job-records-table button[data-sort="${k}"]`).focus();
+    });
+    return h("th", { scope: "col", class: cls || null, "aria-sort": sort.key === k ? (dir > 0 ? "ascending" : "descending") : null, "data-csv": label }, b);
+  }));
+  const body = rows.map((r) => h("tr", { class: r.ok ? "" : "failed", "data-record": r.record },
+    COLUMNS.map(([k, , cls]) => {
+      const v = cell(r, k);
+      if (k === "game_id" && r.ok && v) {
+        const a = h("a", { href: `?${new URLSearchParams({ job: records.job, game: v, record: String(r.record) })}`, "data-game": v, "data-csv": v }, v);
+        a.addEventListener("click", (e) => { e.preventDefault(); ctx.act(`Opening ${v}`, () => ctx.openJobGame(records.job, v, r.record)); });
+        return h("td", {}, a);
+      }
+      const shown = typeof v === "number" && !Number.isInteger(v) ? num(v) : v ?? "–";
+      return h("td", { class: cls || null, "data-csv": v ?? "" }, String(shown));
+    })));
+  $("job-records-table").replaceChildren(h("thead", {}, head), h("tbody", {}, body));
+  const failed = records.records.filter((r) => !r.ok).length;
+  $("records-count").textContent = `${rows.length} of ${records.records.length} records shown (${failed} failed).`;
+}
+
+export function initJobs(context) {
+  ctx = context;
+  $("job-submit-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    ctx.act("Submitting", submit);
+  });
+  $("job-refresh").addEventListener("click", () => ctx.act("Reading the jobs", async () => {
+    const d = await refreshList();
+    return `${d.total} jobs.`;
+  }));
+  $("job-back").addEventListener("click", () => ctx.act("Listing the jobs", ctx.closeJob));
+  $("records-filter").addEventListener("input", drawRecords);
+  $("records-show").addEventListener("change", drawRecords);
+}
