@@ -782,9 +782,14 @@ async def records(job_id: JobId, state: State) -> JobRecords:
 @router.get(
     "/{job_id}/report.html",
     summary="A job's figures as one HTML page (as leakage report writes it)",
-    response_class=HTMLResponse,
+    # Response, not HTMLResponse: the errors are JSON, and the schema says so (with
+    # HTMLResponse FastAPI would document every response of the route as text/html)
+    response_class=Response,
     responses={
-        200: {"description": "report.html of leakage report, from the results stored so far."},
+        200: {
+            "description": "report.html of leakage report, from the results stored so far.",
+            "content": {"text/html": {"schema": {"type": "string"}}},
+        },
         **error_responses(401, 404, 422, 429, 503),
     },
 )
