@@ -79,9 +79,11 @@ def js(driver: Any, script: str, *args: Any) -> Any:
     return driver.execute_script(script, *args)
 
 
-def check_plane(driver: Any, plane: dict[str, Any]) -> None:
-    """Every model · role mean drawn where the API puts it, every reference a black diamond
-    with its label, the clues as light dots, one tab stop moved through with the arrows."""
+def check_plane(driver: Any, plane: dict[str, Any], groups: list[str] | None = None) -> None:
+    """The means of ``groups`` (default: the ten with the most clues) drawn where the API
+    puts them, every reference a black diamond with its label, the clues as light dots (or
+    counted outside the axes), every group in the table, one tab stop moved through with the
+    arrows."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 
@@ -90,7 +92,8 @@ def check_plane(driver: Any, plane: dict[str, Any]) -> None:
         "return Array.from(document.querySelectorAll('#plane-chart .point.mean'),"
         " m => [m.dataset.group, +m.dataset.x, +m.dataset.y, m.style.fill])",
     )
-    assert sorted(m[0] for m in means) == sorted(g["group"] for g in plane["groups"])
+    want_groups = groups if groups is not None else [g["group"] for g in plane["groups"][:10]]
+    assert sorted(m[0] for m in means) == sorted(want_groups)
     want = {g["group"]: g for g in plane["groups"]}
     for group, x, y, _ in means:
         assert x == pytest.approx(want[group]["leakage_bits"])
@@ -110,7 +113,9 @@ def check_plane(driver: Any, plane: dict[str, Any]) -> None:
     for name in ("trivial", "concealing", "revealing"):
         assert any(name in t for t in labels), (name, labels)
     dots = js(driver, "return document.querySelectorAll('#plane-chart circle.clue').length")
-    assert dots == len(plane["points"]) > 0
+    outside = int(js(driver, "return document.getElementById('plane-chart').dataset.outside"))
+    assert dots > 0 and dots + outside == len(plane["points"])
+    assert outside <= 0.03 * len(plane["points"])
     text = by_id(driver, "plane-chart").text
     assert "(bits)" in text
     # the legend is under the plot: below the x axis' label
@@ -242,6 +247,13 @@ def test_ck_arena_models_compared_and_the_plane(driver: Any, server: Server, sha
         " c => c.dataset.group))]",
     )
     assert shown == ["qwen2.5-72b · spy"]
+    # the plane draws the mean of the model and role picked
+    means = js(
+        driver,
+        "return Array.from(document.querySelectorAll('#plane-chart .point.mean'),"
+        " m => m.dataset.group)",
+    )
+    assert means == ["qwen2.5-72b · spy"]
     assert "model=qwen2.5-72b" in driver.current_url and "role=spy" in driver.current_url
     choose_quiet(driver, "speaker-model", "")
     choose_quiet(driver, "speaker-role", "")
@@ -268,13 +280,32 @@ def test_ck_arena_models_compared_and_the_plane(driver: Any, server: Server, sha
     check_plane(driver, get(server, f"/v1/jobs/{job_id}/plane"))
     shot(driver, "models-1400", 1400, 900)
     shot(driver, "models-390", 390, 844)
+    # each view alone, at 1400 and 390 px (docs/img/explorer-models-compared.png and
+    # explorer-plane.png are the 1400 px ones, reduced to 128 colours)
+    for width, height in ((1400, 900), (390, 844)):
+        driver.set_window_size(width, height)
+        try:
+            for id_ in ("models-compared", "plane-section"):
+                js(driver, "document.getElementById(arguments[0]).scrollIntoView()", id_)
+                js(driver, "document.activeElement.blur()")
+                png = by_id(driver, id_).screenshot_as_png
+                (SHOTS / f"{id_}-{width}.png").write_bytes(png)
+        finally:
+            driver.set_window_size(*WINDOW)
     # the page does not scroll sideways at phone width
     driver.set_window_size(390, 844)
     try:
-        wide = js(driver, "return document.documentElement.scrollWidth <= window.innerWidth + 1")
+        wide = js(
+            driver,
+            """const w = document.documentElement.clientWidth;
+            return Array.from(document.querySelectorAll('main *'))
+                .filter(e => e.getBoundingClientRect().right > w + 1 && !e.closest('.scroll'))
+                .slice(0, 5).map(e => e.tagName + ' in #' + (e.closest('[id]') || {}).id
+                    + ': ' + e.textContent.slice(0, 40));""",
+        )
     finally:
         driver.set_window_size(*WINDOW)
-    assert wide
+    assert not wide, wide
     # the view's address, shared, shows the same two models
     url = driver.current_url
     assert "a=qwen2.5-72b" in url and "b=deepseek-v3" in url

@@ -218,7 +218,8 @@ async function openJob(id, by, push = false) {
 // most clues).
 async function loadModels(id) {
   const [plane, listed] = await Promise.all([api.plane(id), api.compareModels(id)]);
-  renderPlane(plane);
+  app.plane = plane;
+  renderPlane(plane, app.state.model, app.state.role);
   const [a, b] = fillModelPickers(listed.models, app.state.a, app.state.b);
   if (!a || !b) return;
   if (app.state.job === id) setState({ a, b }); // the pair shown, in the address
@@ -499,6 +500,7 @@ function wire() {
       if (app.curves) {
         app.hidden = speakerHidden(app.curves.groups, model, role);
         drawCurves();
+        if (app.plane) renderPlane(app.plane, model, role);
         $(id).focus();
       }
     });

@@ -358,7 +358,10 @@ function drawIntervals(svg, { rows, xLabel, zero = true }) {
   const marks = [];
   rows.forEach((r, i) => {
     const y = T + i * rowH;
-    el("text", { x: L, y: y + 1.0 * fs, class: "legend-label" }, svg, r.label);
+    // cut to the width (the whole label is in the mark's tooltip)
+    const fit = Math.max(8, Math.floor((W - L - R) / (0.6 * fs)));
+    const label = r.label.length > fit ? `${r.label.slice(0, fit - 1)}…` : r.label;
+    el("text", { x: L, y: y + 1.0 * fs, class: "legend-label" }, svg, label);
     if (r.value === null || r.value === undefined) {
       el("text", { x: L, y: y + 2.2 * fs, class: "muted" }, svg, "no shared game");
       return;
@@ -384,7 +387,7 @@ function drawIntervals(svg, { rows, xLabel, zero = true }) {
 // dash, hollow, tip, data}], points: [{x, y, colour}], refs: [{x, y, label, hollow, tip, key}].
 export function planeChart(svg, opts) { sized(svg, opts, drawPlane); }
 
-function drawPlane(svg, { groups, points, refs, xLabel, yLabel }) {
+function drawPlane(svg, { groups, points, refs, xLabel, yLabel, xShort, yShort }) {
   const was = document.activeElement && svg.contains(document.activeElement) ? document.activeElement.dataset.key : svg.__focus;
   svg.__hadFocus = document.activeElement && svg.contains(document.activeElement);
   clear(svg);
@@ -394,9 +397,10 @@ function drawPlane(svg, { groups, points, refs, xLabel, yLabel }) {
   // the legend: entries flowed into lines under the plot
   const entries = [
     ...groups.map((g) => ({ kind: "group", g, w: (g.name.length * 0.58 + 2.6) * fs })),
-    { kind: "ref", w: 16 * fs, label: "◆ reference strategy (◇ chameleon's)" },
-    { kind: "cloud", w: 9 * fs, label: "· one clue" },
+    { kind: "ref", label: "◆ reference strategy (◇ chameleon's)" },
+    { kind: "cloud", label: "· one clue" },
   ];
+  for (const e of entries) if (!e.w) e.w = (e.label.length * 0.6 + 0.5) * fs;
   const lines = [[]];
   let used = 0;
   for (const e of entries) {
@@ -426,9 +430,11 @@ function drawPlane(svg, { groups, points, refs, xLabel, yLabel }) {
     el("line", { x1: L, x2: W - R, y1: sy(v), y2: sy(v), class: v === 0 ? "zero" : "grid" }, svg);
     el("text", { x: L - 0.3 * fs, y: sy(v) + 0.35 * fs, "text-anchor": "end", class: "muted tick" }, svg, String(v));
   }
-  el("text", { x: (L + W - R) / 2, y: B0 + 2.5 * fs, "text-anchor": "middle" }, svg, xLabel);
+  // the long axis labels where they fit, else the short ones (the caption says the rest)
+  const fits = (t, room) => t.length * 0.6 * fs < room;
+  el("text", { x: (L + W - R) / 2, y: B0 + 2.5 * fs, "text-anchor": "middle" }, svg, fits(xLabel, W - L - R) ? xLabel : xShort || xLabel);
   const yc = T + plotH / 2;
-  el("text", { x: fs, y: yc, transform: `rotate(-90 ${fs} ${yc})`, "text-anchor": "middle" }, svg, yLabel);
+  el("text", { x: fs, y: yc, transform: `rotate(-90 ${fs} ${yc})`, "text-anchor": "middle" }, svg, fits(yLabel, plotH) ? yLabel : yShort || yLabel);
   const cloud = el("g", { class: "cloud", "aria-hidden": "true" }, svg);
   for (const p of points) el("circle", { cx: sx(p.x), cy: sy(p.y), r: 0.2 * fs, fill: p.colour, class: "clue" }, cloud);
   const marks = [];
@@ -444,6 +450,7 @@ function drawPlane(svg, { groups, points, refs, xLabel, yLabel }) {
     m.style.fill = g.colour;
     marks.push(m);
   }
+  const placed = [];
   for (const r of refs) {
     const cx = sx(r.x), cy = sy(r.y), s = 0.55 * fs;
     const m = el("path", {
@@ -452,8 +459,14 @@ function drawPlane(svg, { groups, points, refs, xLabel, yLabel }) {
       "data-tip": r.tip, "aria-label": r.tip, "data-key": r.key, ...(r.data || {}),
     }, svg);
     marks.push(m);
-    const right = cx < W - R - 12 * fs;
-    el("text", { x: right ? cx + 0.9 * s + 0.3 * fs : cx - 0.9 * s - 0.3 * fs, y: cy - 0.5 * fs, "text-anchor": right ? "start" : "end", class: "ref-label" }, svg, r.label);
+    // the label beside its mark, moved up or down past the labels placed before it
+    const w = r.label.length * 0.6 * fs;
+    const right = cx + w + 1.5 * fs < W - R;
+    const lx = right ? cx + 0.9 * s + 0.3 * fs : cx - 0.9 * s - 0.3 * fs;
+    const x0 = right ? lx : lx - w;
+    const ly = [-0.5, 1.4, -1.7, 2.6, -2.9, 3.8].map((d) => cy + d * fs).find((y) => !placed.some((p) => x0 < p.x1 && p.x0 < x0 + w && Math.abs(p.y - y) < 1.1 * fs)) ?? cy - 0.5 * fs;
+    placed.push({ x0, x1: x0 + w, y: ly });
+    el("text", { x: lx, y: ly, "text-anchor": right ? "start" : "end", class: "ref-label" }, svg, r.label);
   }
   lines.forEach((line, i) => {
     const y = B0 + 3.6 * fs + i * 1.5 * fs;

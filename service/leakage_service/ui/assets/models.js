@@ -90,9 +90,9 @@ export function renderCompare(data) {
         data: { "data-model": b, "data-role": r.role, "data-value": r.mean_gain_b ?? "" } },
     );
   }
-  intervalChart($("compare-side"), { rows: side, xLabel: "mean information gain per clue (bits), over the games both played" });
+  intervalChart($("compare-side"), { rows: side, xLabel: "bits per clue, in the games both played" });
   intervalChart($("compare-diff"), {
-    xLabel: `${a} minus ${b} (bits per clue)`,
+    xLabel: `${a} − ${b} (bits per clue)`,
     rows: rows.map((r) => ({
       label: `${r.role} (${r.shared_games} ${r.shared_games === 1 ? "game" : "games"})`, value: r.difference_bits, low: r.difference_low, high: r.difference_high,
       colour: "#1b1f24", key: `d|${r.role}`,
@@ -117,10 +117,30 @@ const refLabel = (r) => (lacksSecret(r.role) ? `${r.model} (${r.role})` : r.mode
 
 // The plane: light dots for the clues, per model and role the mean with its interval cross,
 // the references as black diamonds (hollow: a chameleon's), one label per place.
-export function renderPlane(data) {
+// At most MEAN_GROUPS means are drawn (those with the most clues, or those of the model and
+// role picked), every one in the table; the axes span the means, their intervals, the
+// references and the middle 98% of the clues (those outside are counted, not drawn).
+const MEAN_GROUPS = 10;
+
+const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))];
+
+export function renderPlane(data, model, role) {
   const box = $("plane-section");
   box.hidden = !data.groups.length;
   if (box.hidden) return;
+  const picked = data.groups.filter((g) => (!model || g.model === model) && (!role || g.role === role));
+  const drawn = (model || role ? picked : data.groups).slice(0, MEAN_GROUPS);
+  const xs = data.points.map((p) => p.leakage_bits).sort((x, y) => x - y);
+  const ys = data.points.map((p) => p.reveal_bits).sort((x, y) => x - y);
+  const span = (vals, sorted) => {
+    const v = vals.filter(Number.isFinite);
+    if (sorted.length) v.push(quantile(sorted, 0.01), quantile(sorted, 0.99));
+    return [Math.min(0, ...v), Math.max(0, ...v)];
+  };
+  const xb = span([...drawn.flatMap((g) => [g.leakage_bits, g.leakage_low, g.leakage_high]), ...data.references.map((r) => r.leakage_bits)], xs);
+  const yb = span([...drawn.flatMap((g) => [g.reveal_bits, g.reveal_low, g.reveal_high]), ...data.references.map((r) => r.reveal_bits)], ys);
+  const inside = data.points.filter((p) => p.leakage_bits >= xb[0] && p.leakage_bits <= xb[1] && p.reveal_bits >= yb[0] && p.reveal_bits <= yb[1]);
+  const outside = data.points.length - inside.length;
   const style = (g) => speakerStyle(g, data.colours);
   const places = new Map();
   for (const r of data.references) {
@@ -141,8 +161,9 @@ export function renderPlane(data) {
   planeChart($("plane-chart"), {
     xLabel: "leakage: information gain about the secret (bits)",
     yLabel: "reveal value: log2 likelihood ratio (bits)",
-    points: data.points.map((p) => ({ x: p.leakage_bits, y: p.reveal_bits, colour: style(p.group).colour })),
-    groups: data.groups.map((g) => ({
+    xShort: "leakage (bits)", yShort: "reveal value (bits)",
+    points: inside.map((p) => ({ x: p.leakage_bits, y: p.reveal_bits, colour: style(p.group).colour })),
+    groups: drawn.map((g) => ({
       key: `g|${g.group}`, name: g.group, x: g.leakage_bits, xLow: g.leakage_low, xHigh: g.leakage_high,
       y: g.reveal_bits, yLow: g.reveal_low, yHigh: g.reveal_high, ...style(g.group), hollow: lacksSecret(g.role),
       tip: `${g.group}: leakage ${interval(g.leakage_bits, g.leakage_low, g.leakage_high)} bits, reveal value ${interval(g.reveal_bits, g.reveal_low, g.reveal_high)} bits; ${g.clues} clues in ${g.games} games`,
@@ -150,8 +171,11 @@ export function renderPlane(data) {
     })),
     refs,
   });
-  const shown = data.points.length < data.points_total ? `; ${data.points.length} of its ${data.points_total} clues drawn as dots` : `; ${data.points_total} clues`;
-  $("plane-note").textContent = `${data.games} games${shown}. Reference strategies (Karabag & Topcu) simulated on the same axes.` + (data.notes.length ? ` ${data.notes.join("; ")}.` : "");
+  $("plane-chart").dataset.outside = outside;
+  const shown = data.points.length < data.points_total ? `; ${data.points.length} of its ${data.points_total} clues listed` : `; ${data.points_total} clues`;
+  const cut = outside ? ` ${outside} clues lie outside the axes (which span the middle 98% of the clues, the means and the references) and are not drawn.` : "";
+  const which = drawn.length < data.groups.length ? ` Means drawn: ${model || role ? "the model and role picked above" : `the ${drawn.length} models and roles with the most clues`} (pick a model or role above the curves, by speaker, for others); all ${data.groups.length} are in the table.` : "";
+  $("plane-note").textContent = `${data.games} games${shown}. Reference strategies (Karabag & Topcu) simulated on the same axes.${which}${cut}` + (data.notes.length ? ` ${data.notes.join("; ")}.` : "");
   const num = (v) => h("td", { class: "num" }, fmt(v));
   $("plane-table").replaceChildren(
     h("caption", {}, "The plane: means per model and role (95% bootstrap intervals over games), then the reference strategies"),
