@@ -27,6 +27,9 @@ COMPARE_COLUMNS = [
 ]  # fmt: skip
 
 
+SIDE_COLUMNS = ["mean_gain_a_low", "mean_gain_a_high", "mean_gain_b_low", "mean_gain_b_high"]
+
+
 def _per_game(steps: StepTable, rows: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Per game: sum of gains and number of counted clues among ``rows``."""
     games = steps.game[rows]
@@ -41,7 +44,10 @@ def paired_difference(
 ) -> list[dict[str, Any]]:
     """Rows of :data:`COMPARE_COLUMNS`: one per role both models spoke in, then all roles.
 
-    A role with no shared game has ``shared_games`` 0 and NaN figures. Raises
+    Each row also has ``mean_gain_a_low`` / ``_high`` and ``mean_gain_b_low`` / ``_high``, the
+    two models' own intervals over the same games and replicates (not CSV columns: the
+    explorer draws them side by side). A role with no shared game has ``shared_games`` 0 and
+    NaN figures. Raises
     :class:`InvalidInput` when a model gave no counted clue in the table, naming the models
     that did.
     """
@@ -78,11 +84,15 @@ def paired_difference(
             row.update(
                 mean_gain_a=float(est.value[0]),
                 mean_gain_b=float(est.value[1]),
+                mean_gain_a_low=float(est.low[0]),
+                mean_gain_a_high=float(est.high[0]),
+                mean_gain_b_low=float(est.low[1]),
+                mean_gain_b_high=float(est.high[1]),
                 difference_bits=float(est.value[2]),
                 difference_low=float(est.low[2]),
                 difference_high=float(est.high[2]),
             )
         else:
-            row.update({c: float("nan") for c in COMPARE_COLUMNS[6:]})
+            row.update({c: float("nan") for c in [*COMPARE_COLUMNS[6:], *SIDE_COLUMNS]})
         out.append(row)
     return out

@@ -23,13 +23,15 @@ from typing import Any
 
 import numpy as np
 
-from leakage.curves._colours import group_colour
+from leakage.curves._colours import colour_of, group_colour
+from leakage.curves._compare import paired_difference
 from leakage.curves._compute import curves
 from leakage.curves._data import NONE_GROUP, UNKNOWN_DIFFICULTY, StepTable
 from leakage.curves._plane import group_of, plane_groups, reference_points, reveal_values
 from leakage.errors import InvalidInput
 from leakage.transcripts import AnyTranscript
 from leakage.transcripts._files import expand_inputs, iter_records, to_transcript
+from leakage_service.errors import ServiceError
 from leakage_service.jobs import Job
 from leakage_service.state import ServiceState
 
@@ -357,3 +359,86 @@ def job_plane(
     refs = reference_points(k=k, seed=seed) if games else []
     colours = {r["group"]: group_colour(r["group"]) for r in groups}
     return JobPlane(games, failed, groups, refs, points, len(xs), colours, notes)
+
+
+@dataclass
+class JobCompare:
+    games: int
+    failed: int
+    models: list[str]
+    """The models that gave a counted clue, most clues first."""
+    colours: dict[str, str]
+    """Model -> ``#rrggbb`` (the model's colour in the curves by speaker and the plane)."""
+    rows: list[dict[str, Any]]
+    notes: list[str]
+
+
+def job_compare(
+    state: ServiceState,
+    job: Job,
+    model_a: str | None,
+    model_b: str | None,
+    *,
+    replicates: int,
+    seed: int = 0,
+) -> JobCompare:
+    """Two models' paired difference (``leakage.curves._compare.paired_difference``, the
+    figures of ``leakage report --compare A B``) over the reports stored so far: the step
+    table with each clue's speaker's own model and role. Without both models, the models
+    present and no rows (what a picker offers). Raises :class:`InvalidInput` for a model that
+    gave no counted clue (naming those that did) or one model compared with itself."""
+    assert state.store is not None
+    notes: list[str] = []
+    models: dict[int, dict[str, str]] | None = None
+    table = _Columns()
+    model_col: list[str] = []
+    role_col: list[str] = []
+    games = failed = 0
+    for idx, ok, body in state.store.results(job.id):
+        if not ok:
+            failed += 1
+            continue
+        if models is None:
+            files, why = job_files(state, job)
+            if why:
+                notes.append(f"{why}: every clue's model is {NONE_GROUP}")
+            models = {} if why else _player_models(files, job.params.input_format)
+        rep = json.loads(body)
+        steps = rep.get("steps") or []
+        own = models.get(idx) or {}
+        step_models = [own.get(s.get("player", "")) or NONE_GROUP for s in steps]
+        roles = [str(s.get("role")) for s in steps]
+        table.add(
+            games, rep, steps, [group_of(m, r) for m, r in zip(step_models, roles, strict=True)]
+        )
+        model_col += step_models
+        role_col += roles
+        games += 1
+    steps_table = table.step_table(games, Path(f"job {job.id}"))
+    steps_table.model = np.array(model_col, dtype=object)
+    steps_table.role = np.array(role_col, dtype=object)
+    usable = steps_table.counted & np.isfinite(steps_table.gain)
+    names, counts = np.unique(steps_table.model[usable].astype(str), return_counts=True)
+    present = [
+        str(n) for n, _ in sorted(zip(names, counts, strict=True), key=lambda t: (-t[1], t[0]))
+    ]
+    rows: list[dict[str, Any]] = []
+    if model_a is not None and model_b is not None:
+        listed = ", ".join(present) or "none"
+        for field, name in (("a", model_a), ("b", model_b)):
+            if name not in present:
+                raise ServiceError(
+                    422, "invalid_input",
+                    f"job {job.id} has no counted clue by model {name!r} (models here: {listed})",
+                    field=field,
+                )  # fmt: skip
+        if model_a == model_b:
+            raise ServiceError(
+                422, "invalid_input",
+                f"compare two different models, not {model_a!r} with itself "
+                f"(models here: {listed})",
+                field="b",
+            )  # fmt: skip
+        rows = paired_difference(steps_table, model_a, model_b, replicates=replicates, seed=seed)
+    colours = {m: colour_of(m) for m in present}
+    return JobCompare(games, failed, present, colours, rows, notes)

@@ -526,6 +526,48 @@ class JobPlane(_Out):
     notes: list[str]
 
 
+class CompareRow(_Out):
+    """One role (or ``(all roles)``) of two models compared where they met: over the
+    *shared games* (both gave a counted clue in that role), per game each model's mean
+    information gain per clue, then the mean over those games (``leakage report --compare``;
+    ``leakage.curves._compare``). Figures are null where no game is shared."""
+
+    model_a: str
+    model_b: str
+    role: str
+    shared_games: int
+    clues_a: int
+    clues_b: int
+    mean_gain_a: float | None
+    """A's mean gain per clue (bits) over the shared games."""
+    mean_gain_a_low: float | None
+    mean_gain_a_high: float | None
+    mean_gain_b: float | None
+    mean_gain_b_low: float | None
+    mean_gain_b_high: float | None
+    difference_bits: float | None
+    """The paired difference, A minus B (bits per clue): positive when A's clues leaked
+    more."""
+    difference_low: float | None
+    difference_high: float | None
+    """95% bootstrap intervals over the shared games (each game's pair resampled together)."""
+
+
+class JobCompare(_Out):
+    job: str
+    state: str
+    games: int
+    failed: int
+    models: list[str]
+    """The models that gave a counted clue, most clues first (what ``a`` and ``b`` may be)."""
+    colours: dict[str, str]
+    """Model -> ``#rrggbb``, as in the curves by speaker and the plane."""
+    rows: list[CompareRow]
+    """One per role both models spoke in, then ``(all roles)``; empty without ``a`` and
+    ``b``."""
+    notes: list[str]
+
+
 class JobList(_Out):
     jobs: list[JobStatus]
     """Newest first."""

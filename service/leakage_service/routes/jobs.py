@@ -7,6 +7,7 @@ from __future__ import annotations
 import codecs
 import datetime as dt
 import json
+import math
 import os
 import tempfile
 from collections.abc import AsyncIterator
@@ -34,15 +35,23 @@ from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import JSONL_TYPES
 from leakage_service.job_report import job_records, job_report_html
-from leakage_service.job_views import find_game, game_transcript, job_curves, job_plane
+from leakage_service.job_views import (
+    find_game,
+    game_transcript,
+    job_compare,
+    job_curves,
+    job_plane,
+)
 from leakage_service.job_worker import JobPathError, PathNotAllowed, path_job_files
 from leakage_service.jobs import Job, new_job_id
 from leakage_service.logs import HEAD_BYTES, ZIP_MAGIC, check_log, log_format
 from leakage_service.schemas import (
     TRANSCRIPT_REF,
+    CompareRow,
     CurveGame,
     CurvePoint,
     ErrorBody,
+    JobCompare,
     JobCurves,
     JobGame,
     JobList,
@@ -716,6 +725,52 @@ async def plane(
         points=[PlanePoint(**p) for p in out.points],
         points_total=out.points_total,
         colours=out.colours,
+        notes=out.notes,
+    )
+
+
+def _finite(v: Any) -> Any:
+    return None if isinstance(v, float) and not math.isfinite(v) else v
+
+
+_MODEL = Query(min_length=1, max_length=500, description="A model (as the players' agent).")
+
+
+@router.get(
+    "/{job_id}/compare",
+    summary="Two models compared in the games where both spoke (leakage report --compare)",
+    response_model=JobCompare,
+    responses=error_responses(401, 404, 422, 429),
+)
+async def compare(
+    job_id: JobId,
+    state: State,
+    a: Annotated[str | None, _MODEL] = None,
+    b: Annotated[str | None, _MODEL] = None,
+    replicates: Annotated[
+        int, Query(ge=100, le=10_000, description="Bootstrap replicates of the intervals.")
+    ] = 1000,
+) -> JobCompare:
+    """Per role, in the games where models ``a`` and ``b`` both gave counted clues in it:
+    each one's mean information gain per clue and their paired difference (a minus b), with
+    95% bootstrap intervals over those games (``leakage report --compare A B``), from the
+    results stored so far. Without ``a`` and ``b``: the models there are to compare. A model
+    with no counted clue is a 422 that lists the models present."""
+    job = _job(state, job_id)
+    if (a is None) != (b is None):
+        raise ServiceError(
+            422, "invalid_input", "name two models to compare, a and b (or neither for the "
+            "list of models)", field="b" if b is None else "a",
+        )  # fmt: skip
+    out = await run_in_threadpool(job_compare, state, job, a, b, replicates=replicates)
+    return JobCompare(
+        job=job.id,
+        state=job.state,
+        games=out.games,
+        failed=out.failed,
+        models=out.models,
+        colours=out.colours,
+        rows=[CompareRow(**{k: _finite(v) for k, v in r.items()}) for r in out.rows],
         notes=out.notes,
     )
 

@@ -107,6 +107,10 @@ export const api = {
   job: async (id) => (await request("GET", `v1/jobs/${encodeURIComponent(id)}`)).data,
   curves: async (id, by) =>
     (await request("GET", `v1/jobs/${encodeURIComponent(id)}/curves`, { params: { by } })).data,
+  // a job's reveal-vs-conceal plane; two models compared where they met (without a and b:
+  // the models there are)
+  plane: async (id, params) => (await request("GET", job(id, "/plane"), { params })).data,
+  compareModels: async (id, a, b) => (await request("GET", job(id, "/compare"), { params: { a, b } })).data,
   jobGame: async (id, game, record) =>
     (await request("GET", `v1/jobs/${encodeURIComponent(id)}/games/${encodeURIComponent(game)}`, {
       params: { record },

@@ -7,6 +7,7 @@ import {
   renderCurveFilter, renderCurveGames, renderGame, renderJobCurves, renderPreview,
 } from "./views.js";
 import { decorate } from "./export.js";
+import { fillModelPickers, renderCompare, renderPlane, renderSpeakerPicker, speakerHidden } from "./models.js";
 import { downloads, initJobs, loadRecords, showJobsPanel } from "./jobs.js";
 
 const $ = (id) => document.getElementById(id);
@@ -202,14 +203,38 @@ async function openJob(id, by, push = false) {
   stopRefresh();
   clearGame(); // a job's curves, not the game shown before
   const { job, data } = await readJob(id, by);
-  app.hidden = new Set();
+  const pick = by === "speaker" ? { model: app.state.model, role: app.state.role } : { model: undefined, role: undefined };
+  app.hidden = by === "speaker" ? speakerHidden(data.groups, pick.model, pick.role) : new Set();
   $("job-input").value = id;
   showCurves(job, data);
-  setState({ job: id, by, example: undefined, game: undefined, record: undefined, pasted: undefined }, { push });
+  setState({ job: id, by, ...pick, example: undefined, game: undefined, record: undefined, pasted: undefined }, { push });
   $("job-actions").replaceChildren("Download: ", ...downloads(id));
-  await loadRecords(id);
+  await Promise.all([loadRecords(id), loadModels(id)]);
   refreshLater(job, by);
   return data.curves.length ? `Curves of job ${id} by ${by}: ${data.groups.length} groups.` : `Job ${id} has no counted clues to draw yet.`;
+}
+
+// The plane and the models to compare (the two compared: the URL's, else the two with the
+// most clues).
+async function loadModels(id) {
+  const [plane, listed] = await Promise.all([api.plane(id), api.compareModels(id)]);
+  app.plane = plane;
+  renderPlane(plane, app.state.model, app.state.role);
+  const [a, b] = fillModelPickers(listed.models, app.state.a, app.state.b);
+  if (!a || !b) return;
+  if (app.state.job === id) setState({ a, b }); // the pair shown, in the address
+  renderCompare(await api.compareModels(id, a, b));
+}
+
+async function compareModels() {
+  const id = app.state.job, a = $("model-a").value, b = $("model-b").value;
+  setState({ a, b });
+  const data = await api.compareModels(id, a, b);
+  renderCompare(data);
+  const all = data.rows[data.rows.length - 1];
+  return all.difference_bits === null
+    ? `${a} and ${b} never gave counted clues in the same game.`
+    : `${a} minus ${b}: ${all.difference_bits.toFixed(3)} bits per clue over ${all.shared_games} shared games.`;
 }
 
 async function readJob(id, by) {
@@ -243,7 +268,7 @@ async function refreshJob(id, by) {
     const { job, data } = await readJob(id, by);
     if (!showing() || app.timer !== null) return; // another view, or another reading, since
     showCurves(job, data);
-    await loadRecords(id);
+    await Promise.all([loadRecords(id), loadModels(id)]);
     refreshLater(job, by);
   } catch (err) {
     if (showing()) $("job-summary").textContent += ` (not read again: ${err.message})`;
@@ -254,7 +279,7 @@ async function refreshJob(id, by) {
 // returns to the job).
 async function closeJob() {
   stopRefresh();
-  setState({ job: undefined, by: undefined, game: undefined, record: undefined }, { push: true });
+  setState({ job: undefined, by: undefined, model: undefined, role: undefined, a: undefined, b: undefined, game: undefined, record: undefined }, { push: true });
   return "The jobs on this server.";
 }
 
@@ -287,8 +312,11 @@ function drawCurves() {
   const was = curvesFocus();
   const data = app.curves;
   const id = data.job;
+  renderSpeakerPicker(data, app.state.model, app.state.role);
   const colours = renderJobCurves(data, app.hidden, (point) => {
-    const games = data.game_list.filter((g) => g.group === point.group && g.clues >= Math.max(1, point.x));
+    // by speaker: the games where the group spoke, with at least m counted clues
+    const has = (g) => (g.speakers ? g.speakers.includes(point.group) : g.group === point.group);
+    const games = data.game_list.filter((g) => has(g) && g.clues >= Math.max(1, point.x));
     renderCurveGames(id, point, games, (g) => act(`Opening ${g.game_id}`, () => openJobGame(id, g.game_id, g.record, true), { clears: true }));
   });
   renderCurveFilter(data, app.hidden, colours, (g, on) => {
@@ -465,6 +493,25 @@ function wire() {
     const id = $("job-input").value.trim();
     if (id && app.curves) act(`Grouping by ${$("curve-group").value}`, () => openJob(id, $("curve-group").value));
   });
+  for (const id of ["speaker-model", "speaker-role"]) {
+    $(id).addEventListener("change", () => {
+      const model = $("speaker-model").value || undefined, role = $("speaker-role").value || undefined;
+      setState({ model, role });
+      if (app.curves) {
+        app.hidden = speakerHidden(app.curves.groups, model, role);
+        drawCurves();
+        if (app.plane) renderPlane(app.plane, model, role);
+        $(id).focus();
+      }
+    });
+  }
+  for (const [id, other] of [["model-a", "model-b"], ["model-b", "model-a"]]) {
+    $(id).addEventListener("change", () => {
+      // one model against itself is no comparison: the other takes the model this one had
+      if ($(id).value === $(other).value) $(other).value = id === "model-a" ? app.state.a : app.state.b;
+      act("Comparing the models", compareModels);
+    });
+  }
   window.addEventListener("popstate", (e) => {
     app.state = readState();
     act("Opening the view", () => route(e.state), { clears: true });

@@ -186,7 +186,7 @@ function draw(svg, { series, xLabel, yLabel, yMin = 0, yMax, ref, onPoint, xs, l
   // the legend under the plot, never over the data
   legendRows.forEach((s, i) => {
     const y = B0 + 3.4 * fs + i * 1.4 * fs;
-    el("line", { x1: L, x2: L + 1.5 * fs, y1: y - 0.35 * fs, y2: y - 0.35 * fs, stroke: s.colour, "stroke-width": 3, "stroke-dasharray": s.dash });
+    el("line", { x1: L, x2: L + 1.5 * fs, y1: y - 0.35 * fs, y2: y - 0.35 * fs, stroke: s.colour, "stroke-width": 3, "stroke-dasharray": s.dash }, svg);
     el("text", { x: L + 2 * fs, y, class: "legend-label" }, svg, s.name);
   });
   const points = [];
@@ -278,4 +278,206 @@ export function styleFor(name) {
   }
   const k = slots.get(name);
   return { colour: PALETTE[k % PALETTE.length], dash: DASHES[Math.floor(k / PALETTE.length) % DASHES.length] };
+}
+
+// One tab stop for a chart's marks (the elements `marks`, in reading order): the arrow keys
+// move to the previous / next one, Home / End to the first / last; the focus is kept on the
+// same mark (by its data-key) when the chart is drawn again.
+function focusRing(svg, marks, was) {
+  if (!marks.length) { svg.onkeydown = null; return; }
+  marks.forEach((m, i) => { m.setAttribute("tabindex", "-1"); m.dataset.index = i; });
+  const keep = was ? marks.find((m) => m.dataset.key === was) : null;
+  (keep || marks[0]).setAttribute("tabindex", "0");
+  if (keep && svg.__hadFocus) keep.focus();
+  svg.onkeydown = (e) => {
+    const c = e.target.closest && e.target.closest("[data-key]");
+    if (!c) return;
+    let i = Number(c.dataset.index);
+    if (e.key === "ArrowRight" || e.key === "ArrowDown") i += 1;
+    else if (e.key === "ArrowLeft" || e.key === "ArrowUp") i -= 1;
+    else if (e.key === "Home") i = 0;
+    else if (e.key === "End") i = marks.length - 1;
+    else return;
+    e.preventDefault();
+    const next = marks[Math.max(0, Math.min(marks.length - 1, i))];
+    c.setAttribute("tabindex", "-1");
+    next.setAttribute("tabindex", "0");
+    svg.__focus = next.dataset.key;
+    next.focus();
+  };
+}
+
+// Redrawn at its container's width, as lineChart is.
+function sized(svg, opts, drawFn) {
+  svg.__chart = opts;
+  if (!svg.__observer && typeof ResizeObserver !== "undefined" && svg.parentNode) {
+    let width = 0;
+    svg.__observer = new ResizeObserver(() => {
+      const w = Math.round(svg.parentNode ? svg.parentNode.clientWidth : 0);
+      if (w && Math.abs(w - width) > 2 && svg.__chart) { width = w; drawFn(svg, svg.__chart); }
+    });
+    svg.__observer.observe(svg.parentNode);
+  }
+  drawFn(svg, opts);
+}
+
+function niceTicks(lo, hi, n = 5) {
+  const tick = niceStep((hi - lo) / n || 1);
+  const a = Math.floor(lo / tick + 1e-9) * tick, b = Math.ceil(hi / tick - 1e-9) * tick;
+  const out = [];
+  for (let v = a; v <= b + tick * 1e-6; v += tick) out.push(+v.toFixed(6));
+  return out;
+}
+
+// Estimates with intervals, one row each (label above its bar, so long names fit a phone):
+// rows: [{label, value, low, high, colour, dash, tip, key, data}]; a line at 0 when `zero`.
+export function intervalChart(svg, opts) { sized(svg, opts, drawIntervals); }
+
+function drawIntervals(svg, { rows, xLabel, zero = true }) {
+  const was = document.activeElement && svg.contains(document.activeElement) ? document.activeElement.dataset.key : svg.__focus;
+  svg.__hadFocus = document.activeElement && svg.contains(document.activeElement);
+  clear(svg);
+  const fs = fontPx(svg);
+  const W = Math.max(16 * fs, Math.round((svg.parentNode && svg.parentNode.clientWidth) || 460));
+  const L = 1 * fs, R = 1.5 * fs, T = 0.4 * fs, rowH = 2.8 * fs;
+  const H = T + rows.length * rowH + 3 * fs;
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  svg.setAttribute("width", W);
+  svg.setAttribute("height", H);
+  const ok = rows.filter((r) => r.value !== null && r.value !== undefined);
+  const vals = ok.flatMap((r) => [r.value, r.low ?? r.value, r.high ?? r.value]);
+  const ticks = niceTicks(Math.min(zero ? 0 : Infinity, ...vals), Math.max(zero ? 0 : -Infinity, ...vals));
+  const x0 = ticks[0], x1 = ticks[ticks.length - 1];
+  const sx = (x) => L + ((x - x0) / (x1 - x0 || 1)) * (W - L - R);
+  const B = T + rows.length * rowH;
+  for (const v of ticks) {
+    el("line", { x1: sx(v), x2: sx(v), y1: T, y2: B, class: v === 0 && zero ? "zero" : "grid" }, svg);
+    el("text", { x: sx(v), y: B + 1.2 * fs, "text-anchor": "middle", class: "muted tick" }, svg, String(v));
+  }
+  el("text", { x: (L + W - R) / 2, y: B + 2.5 * fs, "text-anchor": "middle" }, svg, xLabel);
+  const marks = [];
+  rows.forEach((r, i) => {
+    const y = T + i * rowH;
+    // cut to the width (the whole label is in the mark's tooltip)
+    const fit = Math.max(8, Math.floor((W - L - R) / (0.6 * fs)));
+    const label = r.label.length > fit ? `${r.label.slice(0, fit - 1)}…` : r.label;
+    el("text", { x: L, y: y + 1.0 * fs, class: "legend-label" }, svg, label);
+    if (r.value === null || r.value === undefined) {
+      el("text", { x: L, y: y + 2.2 * fs, class: "muted" }, svg, "no shared game");
+      return;
+    }
+    const yb = y + 1.9 * fs;
+    if (r.low !== null && r.low !== undefined) {
+      el("line", { x1: sx(r.low), x2: sx(r.high), y1: yb, y2: yb, stroke: r.colour, "stroke-width": 2.5, "stroke-dasharray": r.dash, class: "interval" }, svg);
+      for (const v of [r.low, r.high]) el("line", { x1: sx(v), x2: sx(v), y1: yb - 0.4 * fs, y2: yb + 0.4 * fs, stroke: r.colour, "stroke-width": 2, class: "interval" }, svg);
+    }
+    const c = el("circle", {
+      cx: sx(r.value), cy: yb, r: 0.42 * fs, class: "point estimate", role: "img",
+      "data-tip": r.tip, "aria-label": r.tip, "data-key": r.key, ...(r.data || {}),
+    }, svg);
+    c.style.fill = r.colour;
+    marks.push(c);
+  });
+  focusRing(svg, marks, was);
+}
+
+// The reveal-vs-conceal plane: every clue a light dot, per group its mean with a cross of
+// its two intervals, reference strategies as black diamonds with their labels, axes in bits;
+// the legend under the plot. groups: [{key, name, x, xLow, xHigh, y, yLow, yHigh, colour,
+// dash, hollow, tip, data}], points: [{x, y, colour}], refs: [{x, y, label, hollow, tip, key}].
+export function planeChart(svg, opts) { sized(svg, opts, drawPlane); }
+
+function drawPlane(svg, { groups, points, refs, xLabel, yLabel, xShort, yShort }) {
+  const was = document.activeElement && svg.contains(document.activeElement) ? document.activeElement.dataset.key : svg.__focus;
+  svg.__hadFocus = document.activeElement && svg.contains(document.activeElement);
+  clear(svg);
+  const fs = fontPx(svg);
+  const W = Math.max(16 * fs, Math.round((svg.parentNode && svg.parentNode.clientWidth) || 460));
+  const L = 4 * fs, R = 1 * fs, T = 1 * fs, plotH = Math.max(14 * fs, Math.min(W * 0.6, 34 * fs));
+  // the legend: entries flowed into lines under the plot
+  const entries = [
+    ...groups.map((g) => ({ kind: "group", g, w: (g.name.length * 0.58 + 2.6) * fs })),
+    { kind: "ref", label: "◆ reference strategy (◇ chameleon's)" },
+    { kind: "cloud", label: "· one clue" },
+  ];
+  for (const e of entries) if (!e.w) e.w = (e.label.length * 0.6 + 0.5) * fs;
+  const lines = [[]];
+  let used = 0;
+  for (const e of entries) {
+    if (used + e.w > W - L - R && lines[lines.length - 1].length) { lines.push([]); used = 0; }
+    e.at = used;
+    lines[lines.length - 1].push(e);
+    used += e.w + fs;
+  }
+  const B0 = T + plotH;
+  const H = B0 + 3.4 * fs + lines.length * 1.5 * fs;
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  svg.setAttribute("width", W);
+  svg.setAttribute("height", H);
+  const xsAll = [0, ...points.map((p) => p.x), ...groups.flatMap((g) => [g.xLow ?? g.x, g.xHigh ?? g.x]), ...refs.map((r) => r.x)];
+  const ysAll = [0, ...points.map((p) => p.y), ...groups.flatMap((g) => [g.yLow ?? g.y, g.yHigh ?? g.y]), ...refs.map((r) => r.y)];
+  const xt = niceTicks(Math.min(...xsAll), Math.max(...xsAll));
+  const yt = niceTicks(Math.min(...ysAll), Math.max(...ysAll));
+  const [x0, x1, y0, y1] = [xt[0], xt[xt.length - 1], yt[0], yt[yt.length - 1]];
+  const sx = (x) => L + ((x - x0) / (x1 - x0 || 1)) * (W - L - R);
+  const sy = (y) => T + (1 - (y - y0) / (y1 - y0 || 1)) * plotH;
+  const xStep = Math.max(1, Math.ceil(xt.length / Math.max(2, Math.floor((W - L - R) / (3 * fs)))));
+  xt.forEach((v, i) => {
+    el("line", { x1: sx(v), x2: sx(v), y1: T, y2: B0, class: v === 0 ? "zero" : "grid" }, svg);
+    if (i % xStep === 0) el("text", { x: sx(v), y: B0 + 1.2 * fs, "text-anchor": "middle", class: "muted tick" }, svg, String(v));
+  });
+  for (const v of yt) {
+    el("line", { x1: L, x2: W - R, y1: sy(v), y2: sy(v), class: v === 0 ? "zero" : "grid" }, svg);
+    el("text", { x: L - 0.3 * fs, y: sy(v) + 0.35 * fs, "text-anchor": "end", class: "muted tick" }, svg, String(v));
+  }
+  // the long axis labels where they fit, else the short ones (the caption says the rest)
+  const fits = (t, room) => t.length * 0.6 * fs < room;
+  el("text", { x: (L + W - R) / 2, y: B0 + 2.5 * fs, "text-anchor": "middle" }, svg, fits(xLabel, W - L - R) ? xLabel : xShort || xLabel);
+  const yc = T + plotH / 2;
+  el("text", { x: fs, y: yc, transform: `rotate(-90 ${fs} ${yc})`, "text-anchor": "middle" }, svg, fits(yLabel, plotH) ? yLabel : yShort || yLabel);
+  const cloud = el("g", { class: "cloud", "aria-hidden": "true" }, svg);
+  for (const p of points) el("circle", { cx: sx(p.x), cy: sy(p.y), r: 0.2 * fs, fill: p.colour, class: "clue" }, cloud);
+  const marks = [];
+  for (const g of groups) {
+    const cx = sx(g.x), cy = sy(g.y);
+    if (g.xLow !== null && g.xLow !== undefined) el("line", { x1: sx(g.xLow), x2: sx(g.xHigh), y1: cy, y2: cy, stroke: g.colour, "stroke-width": 2.5, "stroke-dasharray": g.dash, class: "interval" }, svg);
+    if (g.yLow !== null && g.yLow !== undefined) el("line", { x1: cx, x2: cx, y1: sy(g.yLow), y2: sy(g.yHigh), stroke: g.colour, "stroke-width": 2.5, "stroke-dasharray": g.dash, class: "interval" }, svg);
+    const s = 0.45 * fs;
+    const m = g.hollow
+      ? el("rect", { x: cx - s, y: cy - s, width: 2 * s, height: 2 * s, class: "point mean" }, svg)
+      : el("circle", { cx, cy, r: s * 1.1, class: "point mean" }, svg);
+    Object.entries({ role: "img", "data-tip": g.tip, "aria-label": g.tip, "data-key": g.key, ...(g.data || {}) }).forEach(([k, v]) => m.setAttribute(k, v));
+    m.style.fill = g.colour;
+    marks.push(m);
+  }
+  const placed = [];
+  for (const r of refs) {
+    const cx = sx(r.x), cy = sy(r.y), s = 0.55 * fs;
+    const m = el("path", {
+      d: `M${cx},${cy - s}L${cx + s},${cy}L${cx},${cy + s}L${cx - s},${cy}Z`,
+      class: r.hollow ? "reference hollow" : "reference", role: "img",
+      "data-tip": r.tip, "aria-label": r.tip, "data-key": r.key, ...(r.data || {}),
+    }, svg);
+    marks.push(m);
+    // the label beside its mark, moved up or down past the labels placed before it
+    const w = r.label.length * 0.6 * fs;
+    const right = cx + w + 1.5 * fs < W - R;
+    const lx = right ? cx + 0.9 * s + 0.3 * fs : cx - 0.9 * s - 0.3 * fs;
+    const x0 = right ? lx : lx - w;
+    const ly = [-0.5, 1.4, -1.7, 2.6, -2.9, 3.8].map((d) => cy + d * fs).find((y) => !placed.some((p) => x0 < p.x1 && p.x0 < x0 + w && Math.abs(p.y - y) < 1.1 * fs)) ?? cy - 0.5 * fs;
+    placed.push({ x0, x1: x0 + w, y: ly });
+    el("text", { x: lx, y: ly, "text-anchor": right ? "start" : "end", class: "ref-label" }, svg, r.label);
+  }
+  lines.forEach((line, i) => {
+    const y = B0 + 3.6 * fs + i * 1.5 * fs;
+    for (const e of line) {
+      const x = L + e.at;
+      if (e.kind === "group") {
+        el("line", { x1: x, x2: x + 1.5 * fs, y1: y - 0.35 * fs, y2: y - 0.35 * fs, stroke: e.g.colour, "stroke-width": 3, "stroke-dasharray": e.g.dash }, svg);
+        el("text", { x: x + 2 * fs, y, class: "legend-label" }, svg, e.g.name);
+      } else el("text", { x, y, class: "legend-label" }, svg, e.label);
+    }
+  });
+  // the marks in reading order: means by leakage, then the references
+  focusRing(svg, marks, was);
 }

@@ -2,9 +2,11 @@
 // ?example=chameleon_sports&game=<id>&backend=cooccurrence&compare=embedding
 // ?job=<id>&game=<game id>&record=<n>&backend=...   (a game of a job)
 // ?job=<id>&by=matchup                               (a job's curves)
+// ?job=<id>&by=speaker&model=<m>&role=<r>&a=<m>&b=<m> (by speaker, one model or role; two compared)
 // &include_chameleon=1&spy_assignment=marginalise    (the scoring options, when not the defaults)
 
-const KEYS = ["example", "job", "game", "record", "backend", "compare", "by", "include_chameleon", "spy_assignment", "pasted"];
+const KEYS = ["example", "job", "game", "record", "backend", "compare", "by", "model", "role", "a", "b", "include_chameleon", "spy_assignment", "pasted"];
+// model, role: the model and role picked in a job's curves by speaker; a, b: the two models compared
 // pasted: the view is a pasted or uploaded transcript (its name), which only this tab holds
 
 export function readState() {

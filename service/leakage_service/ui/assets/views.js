@@ -3,6 +3,7 @@
 // a job's curves. Nothing here fetches; app.js does.
 
 import { PALETTE, fmt, heatmap, lineChart, styleFor } from "./charts.js";
+import { speakerStyle } from "./models.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -271,7 +272,10 @@ export function renderPreview(res) {
 export function renderJobCurves(data, hidden, onPoint) {
   const box = $("curves");
   const groups = data.groups.filter((g) => !hidden.has(g));
-  const colourOf = Object.fromEntries(data.groups.map((g) => [g, styleFor(g)]));
+  // by speaker, the server's colour of each model (the same in every job), dashed for the
+  // roles without the secret; otherwise a colour per group kept while the page is open
+  const speaker = data.by === "speaker" && data.colours;
+  const colourOf = Object.fromEntries(data.groups.map((g) => [g, speaker ? speakerStyle(g, data.colours) : styleFor(g)]));
   const metrics = [...new Set(data.curves.map((r) => r.metric))];
   const titles = { entropy_bits: "Mean entropy after m clues (bits)", top1: "P(secret is the top candidate) after m clues", top3: "P(secret in the top 3) after m clues", top5: "P(secret in the top 5) after m clues" };
   box.replaceChildren();
