@@ -85,7 +85,7 @@ def gate() -> Iterator[Gate]:
 
 
 def _api(home: Path, index: Path, **kw: Any) -> Api:
-    return Api(settings_for(home, index, **{"backend_load_wait": 0.2, **kw}))
+    return Api(settings_for(home, index, **{"backend_load_wait": 0.2, **kw}))  # not 300 s
 
 
 def _score(a: Api, backend: str) -> Any:
