@@ -118,6 +118,12 @@ class Paths:
         """The service's job uploads."""
         return self.service / "uploads"
 
+    @property
+    def backend_loads(self) -> Path:
+        """How long each backend took to load last time (JSON), for the service's estimate
+        of a first load still under way."""
+        return self.service / "backend-loads.json"
+
 
 def default_paths() -> Paths:
     """The paths of the home ``LEAKAGE_HOME`` names, read now (the library's defaults)."""

@@ -21,6 +21,7 @@ LOCATIONS = {
     "games": "games",
     "jobs": "service/jobs.sqlite",
     "uploads": "service/uploads",
+    "backend_loads": "service/backend-loads.json",
 }
 
 

@@ -63,6 +63,10 @@ class Api:
 
 
 def settings_for(home: Path, index: Path, **kw: Any) -> Settings:
+    """A backend not preloaded is waited for as long as it takes to load (an embedding model
+    on a busy machine can take longer than the 5 s a request waits by default):
+    tests/test_service_backend_load.py sets the wait it tests."""
+    kw.setdefault("backend_load_wait", 300.0)
     return Settings(home=home, index=index, preload=["cooccurrence"], **kw)
 
 

@@ -85,6 +85,8 @@ def server_env(home: Path, index: Path, **extra: str) -> dict[str, str]:
         "LEAKAGE_INDEX": str(index),
         "LEAKAGE_PRELOAD": "cooccurrence",
         "LEAKAGE_BACKENDS": "cooccurrence",
+        # a backend loaded on first use is waited for however long it takes on a busy machine
+        "LEAKAGE_BACKEND_LOAD_WAIT": "300",
         **extra,
     }
 

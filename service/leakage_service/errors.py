@@ -107,6 +107,23 @@ class ScoreTimeout(ServiceError):
         )
 
 
+class BackendLoading(ServiceError):
+    """The backend's first load is still under way (it goes on; a later request gets it)."""
+
+    def __init__(self, name: str, elapsed: float, last: float | None, retry_after: int) -> None:
+        before = f"about {last:.0f} s last time" if last else "no earlier load to go by"
+        super().__init__(
+            503,
+            "backend_loading",
+            f"loading the {name} backend: {elapsed:.0f} s so far, {before}; retry in "
+            f"{retry_after} s (the load goes on meanwhile)",
+            field="backend",
+            headers={"Retry-After": str(retry_after)},
+        )
+        self.elapsed = elapsed
+        self.last = last
+
+
 class QueueFull(ServiceError):
     def __init__(self, retry_after: int) -> None:
         super().__init__(

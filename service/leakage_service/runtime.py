@@ -9,6 +9,7 @@ torch model that already uses every core for one batch. Different backends run i
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import threading
@@ -40,7 +41,7 @@ from leakage.scoring import (
     score_report_data,
 )
 from leakage.transcripts import AnyTranscript
-from leakage_service.errors import QueueFull, ScoreTimeout, error_line
+from leakage_service.errors import BackendLoading, QueueFull, ScoreTimeout, error_line
 from leakage_service.inputs import ScoreParams, check_size
 from leakage_service.settings import Settings
 from leakage_service.telemetry import Metrics
@@ -69,6 +70,10 @@ class Backends:
         self.failed: dict[str, str] = {}
         """Backends that could not be created here, with the reason (kept until restart)."""
         self._create_lock = threading.Lock()
+        self._loading: dict[str, Future[BackendSlot]] = {}
+        self._load_started: dict[str, float] = {}
+        self._times_lock = threading.Lock()
+        self._closed = False
 
     @property
     def allowed(self) -> list[str]:
@@ -115,21 +120,138 @@ class Backends:
         if slot is not None:
             return slot
         self.check(name)
+        return self._load(name).result()
+
+    async def loaded(self, name: str, wait: float) -> BackendSlot:
+        """The backend ``name`` once it is loaded, waiting at most ``wait`` seconds for a load
+        (started now if none is under way). Past that, ``BackendLoading`` (503 +
+        Retry-After) with the time so far and the last load's: the load goes on on its own
+        thread, and a later request gets the backend. A load that failed raises its error
+        (``BackendUnavailable``, kept until restart, or any other, once: the request after
+        that one loads again)."""
+        slot = self.slots.get(name)
+        if slot is not None:
+            return slot
+        self.check(name)
+        future = self._load(name)
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            if not waiter.done():  # cancelled when the request stopped waiting
+                waiter.set_result(None)
+
+        def done(_: Future[BackendSlot]) -> None:
+            with suppress(RuntimeError):  # the loop is closed: no one waits any more
+                loop.call_soon_threadsafe(wake)
+
+        future.add_done_callback(done)
+        try:
+            await asyncio.wait_for(waiter, wait)
+        except TimeoutError:
+            raise self._still_loading(name) from None
+        return future.result()
+
+    def _load(self, name: str) -> Future[BackendSlot]:
+        """The load of ``name``: the one under way, or one started now on its own thread
+        (not a scoring thread: a judge's model takes longer to load than a request may)."""
         with self._create_lock:
-            if name in self.slots:
-                return self.slots[name]
+            slot = self.slots.get(name)
+            if slot is not None:
+                done: Future[BackendSlot] = Future()
+                done.set_result(slot)
+                return done
             if name in self.failed:
                 raise BackendUnavailable(self.failed[name])
-            start = time.perf_counter()
+            future = self._loading.get(name)
+            if future is not None:
+                if future.done():  # failed: this caller reports it, the next one loads again
+                    del self._loading[name]
+                return future
+            future = Future()
+            future.set_running_or_notify_cancel()  # so that no waiter going away cancels it
+            self._loading[name] = future
+            self._load_started[name] = time.monotonic()
+        thread = threading.Thread(
+            target=self._run_load, args=(name, future), name=f"leakage-load-{name}", daemon=True
+        )
+        thread.start()
+        return future
+
+    def _run_load(self, name: str, future: Future[BackendSlot]) -> None:
+        start = time.perf_counter()
+        try:
+            backend = create_backend(name, **self.options(name))
+        except BaseException as err:
+            with self._create_lock:
+                if isinstance(err, BackendUnavailable):
+                    self.failed[name] = str(err)
+                    del self._loading[name]
+            if isinstance(err, LeakageError):
+                log.warning("backend %s could not be loaded: %s", name, err)
+            else:
+                log.exception("backend %s could not be loaded", name)
+            future.set_exception(err)
+            return
+        seconds = time.perf_counter() - start
+        slot = BackendSlot(name, backend, loaded_seconds=seconds)
+        with self._create_lock:
+            closed = self._closed
+            if not closed:
+                self.slots[name] = slot
+            del self._loading[name]
+        if closed and isinstance(backend, SupportsClose):  # the server stopped meanwhile
+            backend.close()
+        log.info("backend %s loaded in %.2f s", name, seconds)
+        self._remember(name, seconds)
+        future.set_result(slot)
+
+    def is_loading(self, name: str) -> bool:
+        """Whether a load of ``name`` is under way now."""
+        future = self._loading.get(name)
+        return future is not None and not future.done()
+
+    def _still_loading(self, name: str) -> BackendLoading:
+        """The 503 of a request that waited for ``name``'s load as long as it may. Retry-After
+        is the time the last load suggests is left, between 1 and 10 s (5 s without one), so
+        that a client polling on it sees the load end soon after it does."""
+        started = self._load_started.get(name, time.monotonic())
+        elapsed = time.monotonic() - started
+        last = self.load_times().get(name)
+        left = 5.0 if last is None else last - elapsed
+        retry = min(max(math.ceil(left), 1), 10)
+        return BackendLoading(name, elapsed, last, retry)
+
+    def load_times(self) -> dict[str, float]:
+        """Seconds each backend took to load last time, on this server or an earlier one
+        (``Paths.backend_loads``); an unreadable file counts as none."""
+        path = self.settings.paths.backend_loads
+        try:
+            found = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as err:
+            log.warning("ignoring %s: %s", path, err)
+            return {}
+        if not isinstance(found, dict):
+            return {}
+        return {
+            k: float(v)
+            for k, v in found.items()
+            if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+        }
+
+    def _remember(self, name: str, seconds: float) -> None:
+        path = self.settings.paths.backend_loads
+        with self._times_lock:
+            times = {**self.load_times(), name: round(seconds, 3)}
             try:
-                backend = create_backend(name, **self.options(name))
-            except BackendUnavailable as err:
-                self.failed[name] = str(err)
-                raise
-            slot = BackendSlot(name, backend, loaded_seconds=time.perf_counter() - start)
-            self.slots[name] = slot
-            log.info("backend %s loaded in %.2f s", name, slot.loaded_seconds)
-            return slot
+                path.parent.mkdir(parents=True, exist_ok=True)
+                part = path.with_name(path.name + ".part")
+                part.write_text(json.dumps(times, indent=1, sort_keys=True), encoding="utf-8")
+                part.replace(path)
+            except OSError as err:  # the estimate is a courtesy, never a failed load
+                log.warning("could not remember the load time in %s: %s", path, err)
 
     def check(self, name: str) -> None:
         """``UnknownBackend`` unless ``name`` is registered and enabled here."""
@@ -145,7 +267,9 @@ class Backends:
 
     def close(self) -> None:
         """Close every backend (SQLite connections of the index and caches; an ensemble's
-        members)."""
+        members); a load that ends later closes its own."""
+        with self._create_lock:
+            self._closed = True
         for slot in self.slots.values():
             if isinstance(slot.backend, SupportsClose):
                 slot.backend.close()

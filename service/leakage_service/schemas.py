@@ -97,7 +97,8 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
         422: "Bad input: the body, a query parameter or a path parameter.",
         429: "Rate limit reached (see Retry-After).",
         502: "A count source or LLM endpoint failed.",
-        503: "Queue full (see Retry-After), or the backend cannot run on this server.",
+        503: "Queue full or the backend's first load still under way (backend_loading; "
+        "both with Retry-After), or the backend cannot run on this server.",
     }
     return {c: {"model": ErrorBody, "description": text[c]} for c in codes}
 
@@ -116,6 +117,11 @@ class BackendStatus(_Out):
     """False when it failed to load here; None when not tried yet."""
     reason: str | None = None
     load_seconds: float | None = None
+    loading: bool = False
+    """Its first load is under way (requests get 503 ``backend_loading`` until it ends)."""
+    last_load_seconds: float | None = None
+    """How long its last load took, on this server or an earlier one: about how long the
+    next first use will wait."""
     info: dict[str, Any] | None = None
     """The backend's ``info()`` (model name and dimension, corpus, smoothing) once loaded."""
 

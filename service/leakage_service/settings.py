@@ -174,6 +174,11 @@ class Settings(LibraryVariables):
     ``/v1/score/batch`` request until its stream starts); past it the request gets 503 +
     Retry-After, a task still queued never runs, and one waiting for its backend gives up.
     A game already being scored is finished (the size limits bound it)."""
+    backend_load_wait: float = Field(default=5.0, ge=0)
+    """Seconds a scoring or splits request waits for its backend's first load (the judge's
+    model can take a minute or more) before its deadline (``score_timeout``) starts; past it
+    the request gets 503 ``backend_loading`` + Retry-After with the time so far and the last
+    load's, while the load goes on in the background for the requests after it."""
     max_splits_cost: int = Field(default=250_000, ge=1)
     """Most work one ``/v1/splits`` request may ask of the embedding model, in units of
     64 per description + its UTF-8 bytes (``routes.splits.SplitsCost``; a word WordNet will

@@ -121,6 +121,7 @@ async def score(request: Request, state: State, params: Params) -> Response:
     key = request_key(params, body)
     content = state.cache.get(key)
     if content is None:
+        await state.backends.loaded(params.backend, state.settings.backend_load_wait)
         timeout = state.settings.score_timeout
         deadline = time.monotonic() + timeout
         content = await state.pool.run(_score_one, state, body, params, deadline, timeout=timeout)
@@ -207,6 +208,7 @@ async def score_batch(request: Request, state: State, params: Params) -> Streami
     """Score every game of the body; a failing game yields an error line, not a failed batch."""
     state.backends.check(params.backend)
     body = await request.body()
+    await state.backends.loaded(params.backend, state.settings.backend_load_wait)
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     produce = await state.pool.run(
         _prepare_batch, state, body, params, ctype in JSONL_TYPES,
@@ -344,7 +346,7 @@ async def preview(req: PreviewRequest, state: State, params: Params) -> PreviewR
     figures before it. The same calculation as the leakage-aware agent's library oracle
     (``leakage.games.agents.leakage_aware``), and the same numbers as ``POST /v1/score`` on
     the transcript with the clue appended as its last turn."""
-    state.backends.check(params.backend)
+    await state.backends.loaded(params.backend, state.settings.backend_load_wait)
     timeout = state.settings.score_timeout
     deadline = time.monotonic() + timeout
     return await state.pool.run(_preview, state, req, params, deadline, timeout=timeout)

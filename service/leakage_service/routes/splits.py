@@ -15,6 +15,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -376,6 +377,8 @@ def _build(state: ServiceState, req: SplitsRequest, deadline: float) -> SplitsRe
 async def splits(req: SplitsRequest, state: State) -> SplitsResponse:
     """Rank pairs by how similar their words' descriptions are (WordNet, or the ones sent)
     and cut them into hard (most similar), medium and easy."""
+    with suppress(UnknownBackend):  # _build says that splits need it
+        await state.backends.loaded("embedding", state.settings.backend_load_wait)
     timeout = state.settings.score_timeout
     deadline = time.monotonic() + timeout
     try:

@@ -50,6 +50,7 @@ def _source_status(name: str, kind: CountSourceKind, settings: Settings) -> Coun
 async def backends(state: State) -> BackendsResponse:
     b = state.backends
     out = []
+    times = b.load_times()
     for name in sorted(set(b.allowed) | set(b.slots) | set(state.settings.preload)):
         slot = b.slots.get(name)
         out.append(
@@ -61,6 +62,8 @@ async def backends(state: State) -> BackendsResponse:
                 available=True if slot else (False if name in b.failed else None),
                 reason=redact_paths(b.failed.get(name)),
                 load_seconds=round(slot.loaded_seconds, 3) if slot else None,
+                loading=b.is_loading(name),
+                last_load_seconds=times.get(name),
                 info=redact_paths(slot.backend.info()) if slot else None,
             )
         )

@@ -32,26 +32,41 @@ function url(path, params) {
   return u;
 }
 
+// A backend's first load (a judge's model can take a minute or more) is answered with 503
+// backend_loading and Retry-After while it goes on: the request is sent again after that
+// many seconds until the backend is loaded or its load fails (another error), and #status
+// says meanwhile how long the load has taken and how long the last one took.
 async function request(method, path, { params, body, type } = {}) {
   const headers = { Accept: "application/json" };
   const key = apiKey();
   if (key) headers["X-API-Key"] = key;
   if (body !== undefined && !(body instanceof FormData)) headers["Content-Type"] = type || "application/json";
-  let r;
-  try {
-    r = await fetch(url(path, params), { method, headers, body });
-  } catch (e) {
-    throw new ApiError(0, null, `the server did not answer (${e.message})`);
+  for (;;) {
+    let r;
+    try {
+      r = await fetch(url(path, params), { method, headers, body });
+    } catch (e) {
+      throw new ApiError(0, null, `the server did not answer (${e.message})`);
+    }
+    const text = await r.text();
+    let data = null;
+    try {
+      data = text ? JSON.parse(text) : null;
+    } catch {
+      data = null;
+    }
+    if (r.status === 503 && data && data.error && data.error.type === "backend_loading") {
+      const wait = Math.min(Math.max(Number(r.headers.get("Retry-After")) || 5, 1), 30);
+      const shown = document.getElementById("status");
+      if (shown && document.body.dataset.state === "loading") {
+        shown.textContent = `The server is ${data.error.message}. The page tries again by itself.`;
+      }
+      await new Promise((done) => setTimeout(done, wait * 1000));
+      continue;
+    }
+    if (!r.ok) throw new ApiError(r.status, data, text);
+    return { data, text, headers: r.headers };
   }
-  const text = await r.text();
-  let data = null;
-  try {
-    data = text ? JSON.parse(text) : null;
-  } catch {
-    data = null;
-  }
-  if (!r.ok) throw new ApiError(r.status, data, text);
-  return { data, text, headers: r.headers };
 }
 
 // A response's body as a Blob (a download): the same key and errors as request().
