@@ -274,3 +274,28 @@ def _check_job(response: Any, poison: Poison) -> None:
         raise AssertionError(f"{poison.kind}: a job with one bad record ended {job['state']}")
     results = requests.get(f"{url}/results", timeout=30)
     _check_lines(results.content, poison, "the job's results")
+
+
+@schemathesis.check
+def compare_pairing_only(ctx: Any, response: Any, case: Any) -> bool | None:
+    """A positive case of ``GET /v1/jobs/{job_id}/compare`` is refused (422) only for how its
+    two models go together (``a`` and ``b``: both or neither, not one model twice), which
+    JSON Schema cannot say of two query parameters; never for anything else."""
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive:
+        return None
+    if case.operation.label != "GET /v1/jobs/{job_id}/compare" or response.status_code != 422:
+        return None
+    try:
+        error = json.loads(response.content)["error"]
+    except (ValueError, KeyError, TypeError):
+        error = {}
+    query = case.query or {}
+    pairing = ("a" in query) != ("b" in query) or query.get("a") == query.get("b")
+    if error.get("type") == "invalid_input" and error.get("field") in ("a", "b") and pairing:
+        return None
+    raise AssertionError(
+        f"a schema-valid comparison was refused for something other than its pairing: 422 "
+        f"{error.get('type')} (field {error.get('field')!r}): "
+        f"{error.get('message', response.text[:300])}"
+    )

@@ -42,6 +42,7 @@ from benchmarks._fuzz_poison import HEADER as POISON_HEADER
 REPO = Path(__file__).resolve().parents[1]
 CHECKS_MODULE = "benchmarks._fuzz_checks"
 TRANSCRIPT_PATHS = ("/v1/score", "/v1/score/batch", "/v1/jobs")
+COMPARE_PATH = "/v1/jobs/{job_id}/compare"
 
 
 def config_toml(*, max_examples: int, max_seconds: float, seed: int | None) -> str:
@@ -67,6 +68,13 @@ def config_toml(*, max_examples: int, max_seconds: float, seed: int | None) -> s
         "[[operations]]",
         f"include-path = {json.dumps(list(TRANSCRIPT_PATHS))}",
         'include-method = "POST"',
+        "[operations.checks.positive_data_acceptance]",
+        'expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]',
+        # two query parameters that go together (a and b: both or neither, two different
+        # models), which JSON Schema cannot say; ``compare_pairing_only`` keeps it to that
+        "[[operations]]",
+        f"include-path = {json.dumps(COMPARE_PATH)}",
+        'include-method = "GET"',
         "[operations.checks.positive_data_acceptance]",
         'expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]',
     ]

@@ -1,6 +1,6 @@
 """``GET /v1/jobs/{id}/compare``: two models compared where they met, the numbers of
 ``leakage report --compare`` (``leakage.curves._compare.paired_difference``) from a job's
-stored reports, and bad input answered 404 / 422 naming what is there, never a 500."""
+stored reports, and bad input answered 404 (a job or model not there) / 422 naming what is there, never a 500."""
 
 from __future__ import annotations
 
@@ -69,13 +69,13 @@ def test_compare_bad_input(api: Api, job_id: str):  # noqa: F811
     assert_error(api.get(f"/v1/jobs/{'0' * 32}/compare"), 404, "job_not_found", "id")
     assert_error(api.get("/v1/jobs/nope/compare"), 422, "?")
     err = assert_error(
-        api.get(url, params={"a": "gpt-4o", "b": "nobody"}), 422, "invalid_input", "b"
+        api.get(url, params={"a": "gpt-4o", "b": "nobody"}), 404, "model_not_found", "b"
     )
     assert (
         "'nobody'" in err["message"] and "gpt-4o" in err["message"] and "claude" in err["message"]
     )
     err = assert_error(
-        api.get(url, params={"a": "nobody", "b": "gpt-4o"}), 422, "invalid_input", "a"
+        api.get(url, params={"a": "nobody", "b": "gpt-4o"}), 404, "model_not_found", "a"
     )
     assert "models here:" in err["message"]
     err = assert_error(

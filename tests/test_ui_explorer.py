@@ -488,7 +488,7 @@ def test_job_report_page_bad_input(api: Api, job_id: str):
     assert_error(api.get(f"/v1/jobs/{job_id}/report.html", params={"by": "x"}), 422, "?", "by")
     assert_error(api.get(f"/v1/jobs/{'0' * 32}/report.html"), 404, "job_not_found", "id")
     bad = _finished_job(api, b'{"not": "a transcript"}\n')
-    err = assert_error(api.get(f"/v1/jobs/{bad}/report.html"), 422, "invalid_input")
+    err = assert_error(api.get(f"/v1/jobs/{bad}/report.html"), 409, "job_not_ready", "id")
     assert "nothing to report" in err["message"]
 
 

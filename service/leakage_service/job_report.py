@@ -17,7 +17,7 @@ from typing import Any
 
 from leakage.batch._rows import COLUMN_NAMES, steps_schema
 from leakage.curves import build_site
-from leakage.errors import InvalidInput
+from leakage_service.errors import ServiceError
 from leakage_service.job_views import _player_models, job_files
 from leakage_service.jobs import Job
 from leakage_service.state import ServiceState
@@ -69,7 +69,7 @@ def job_report_html(
     state: ServiceState, job: Job, by: str, *, replicates: int = 1000, max_clues: int = 16
 ) -> tuple[str, int]:
     """``leakage report --by BY``'s ``report.html`` of the results stored so far, and the
-    number of games in it. A job with no scored game is an :class:`InvalidInput`."""
+    number of games in it. A job with no scored game is a 409 ``job_not_ready``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -82,10 +82,12 @@ def job_report_html(
         if ok:
             games += 1
             rows += _step_rows(idx, json.loads(body), models.get(idx, {}))
-    if not rows:
-        raise InvalidInput(
-            f"job {job.id} has no scored game with turns yet ({job.state}): nothing to report"
-        )
+    if not rows:  # the request is right; the job has nothing to report yet
+        raise ServiceError(
+            409, "job_not_ready",
+            f"job {job.id} has no scored game with turns yet ({job.state}): nothing to report",
+            field="id",
+        )  # fmt: skip
     schema = steps_schema()
     with tempfile.TemporaryDirectory(prefix=f"leakage-report-{job.id}-") as tmp:
         steps = Path(tmp) / "steps.parquet"

@@ -385,8 +385,8 @@ def job_compare(
     """Two models' paired difference (``leakage.curves._compare.paired_difference``, the
     figures of ``leakage report --compare A B``) over the reports stored so far: the step
     table with each clue's speaker's own model and role. Without both models, the models
-    present and no rows (what a picker offers). Raises :class:`InvalidInput` for a model that
-    gave no counted clue (naming those that did) or one model compared with itself."""
+    present and no rows (what a picker offers). A model that gave no counted clue is a 404
+    ``model_not_found`` naming those that did; one model compared with itself a 422."""
     assert state.store is not None
     notes: list[str] = []
     models: dict[int, dict[str, str]] | None = None
@@ -426,9 +426,9 @@ def job_compare(
     if model_a is not None and model_b is not None:
         listed = ", ".join(present) or "none"
         for field, name in (("a", model_a), ("b", model_b)):
-            if name not in present:
+            if name not in present:  # not in this job: not found, as an unknown job is
                 raise ServiceError(
-                    422, "invalid_input",
+                    404, "model_not_found",
                     f"job {job.id} has no counted clue by model {name!r} (models here: {listed})",
                     field=field,
                 )  # fmt: skip

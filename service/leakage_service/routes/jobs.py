@@ -755,7 +755,7 @@ async def compare(
     each one's mean information gain per clue and their paired difference (a minus b), with
     95% bootstrap intervals over those games (``leakage report --compare A B``), from the
     results stored so far. Without ``a`` and ``b``: the models there are to compare. A model
-    with no counted clue is a 422 that lists the models present."""
+    with no counted clue is a 404 that lists the models present."""
     job = _job(state, job_id)
     if (a is None) != (b is None):
         raise ServiceError(
@@ -845,7 +845,7 @@ async def records(job_id: JobId, state: State) -> JobRecords:
             "description": "report.html of leakage report, from the results stored so far.",
             "content": {"text/html": {"schema": {"type": "string"}}},
         },
-        **error_responses(401, 404, 422, 429, 503),
+        **error_responses(401, 404, 409, 422, 429, 503),
     },
 )
 async def report_html(
@@ -859,7 +859,8 @@ async def report_html(
     ] = 1000,
 ) -> HTMLResponse:
     """``leakage report --by BY``'s self-contained page (figures, tables, intervals) of the
-    job's results stored so far; a job with no scored game yet is a 422."""
+    job's results stored so far; a job with no scored game yet is a 409 (``job_not_ready``:
+    the request is right, the job has nothing to report yet)."""
     job = _job(state, job_id)
     html, _ = await state.pool.run(
         partial(job_report_html, replicates=replicates), state, job, by.value

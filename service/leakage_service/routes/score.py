@@ -14,6 +14,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
 
 from leakage.backends import SupportsTokenCount
 from leakage.errors import InvalidTranscript, LeakageError
@@ -51,9 +52,15 @@ router = APIRouter(prefix="/v1", tags=["score"], route_class=StrictJsonRoute)
 log = logging.getLogger("leakage.service")
 
 
-def _score_one(state: ServiceState, body: bytes, params: ScoreParams, deadline: float) -> bytes:
+def _admit(state: ServiceState, body: bytes, params: ScoreParams) -> Any:
+    """The body's game, refused for its size before any model loads: a game too large for
+    the backend must not cost a model load (nor wait for one)."""
     game = to_game(parse_json(decode_text(body)), params)
     check_size(game, state.settings, params.backend)
+    return game
+
+
+def _score_one(state: ServiceState, game: Any, params: ScoreParams, deadline: float) -> bytes:
     slot = state.backends.get(params.backend)
     if isinstance(slot.backend, SupportsTokenCount):  # the loaded judge's tokens count too
         check_size(game, state.settings, params.backend, slot.backend)
@@ -121,10 +128,11 @@ async def score(request: Request, state: State, params: Params) -> Response:
     key = request_key(params, body)
     content = state.cache.get(key)
     if content is None:
+        game = await run_in_threadpool(_admit, state, body, params)
         await state.backends.loaded(params.backend, state.settings.backend_load_wait)
         timeout = state.settings.score_timeout
         deadline = time.monotonic() + timeout
-        content = await state.pool.run(_score_one, state, body, params, deadline, timeout=timeout)
+        content = await state.pool.run(_score_one, state, game, params, deadline, timeout=timeout)
         state.cache.put(key, content)
     return Response(content, media_type="application/json")
 
@@ -269,9 +277,8 @@ def _with_clue(game: AnyTranscript, req: PreviewRequest, params: ScoreParams) ->
     return game.model_copy(update={"turns": [*kept, turn]})
 
 
-def _preview(
-    state: ServiceState, req: PreviewRequest, params: ScoreParams, deadline: float
-) -> PreviewResponse:
+def _preview_game(state: ServiceState, req: PreviewRequest, params: ScoreParams) -> Any:
+    """The game with the clue to try, refused for its size before any model loads."""
     try:
         # the body was read by StrictJsonRequest: only the depth is left to check
         given = to_game(checked_json(req.transcript, flagged=False), params)
@@ -281,6 +288,12 @@ def _preview(
         ) from None
     game = _with_clue(given, req, params)
     check_size(game, state.settings, params.backend)
+    return game
+
+
+def _preview(
+    state: ServiceState, game: Any, params: ScoreParams, deadline: float
+) -> PreviewResponse:
     slot = state.backends.get(params.backend)
     if isinstance(slot.backend, SupportsTokenCount):
         check_size(game, state.settings, params.backend, slot.backend)
@@ -346,7 +359,8 @@ async def preview(req: PreviewRequest, state: State, params: Params) -> PreviewR
     figures before it. The same calculation as the leakage-aware agent's library oracle
     (``leakage.games.agents.leakage_aware``), and the same numbers as ``POST /v1/score`` on
     the transcript with the clue appended as its last turn."""
+    game = await run_in_threadpool(_preview_game, state, req, params)
     await state.backends.loaded(params.backend, state.settings.backend_load_wait)
     timeout = state.settings.score_timeout
     deadline = time.monotonic() + timeout
-    return await state.pool.run(_preview, state, req, params, deadline, timeout=timeout)
+    return await state.pool.run(_preview, state, game, params, deadline, timeout=timeout)
