@@ -14,8 +14,8 @@ tests are skipped, saying what is missing (failed instead with ``EXPLORER_BROWSE
 for a machine that must run them). Selenium Manager never runs: the driver and the
 browser are given by path, so nothing is downloaded.
 
-docs/img/explorer.png (the README's picture) is ``3-compare-backends.png`` cut below the
-curves and reduced to 128 colours.
+docs/img/explorer.png (the README's picture) and the other explorer pictures of
+docs/explorer.md are made by ``python tools/explorer_screenshots.py --out docs/img``.
 """
 
 from __future__ import annotations
@@ -1371,6 +1371,34 @@ def test_a_chart_is_one_tab_stop_moved_through_with_the_arrow_keys(driver: Any, 
     assert focused() is None  # one Tab leaves the chart
     ActionChains(driver).key_down(Keys.SHIFT).send_keys(Keys.TAB).key_up(Keys.SHIFT).perform()
     assert focused() == n  # and Shift+Tab comes back to the point it left
+
+
+def test_nothing_sticks_out_of_its_box_at_phone_width(driver: Any, server: Server):
+    """At 390 px every control lies inside its panel (a file input's padding once took it
+    15 px past, the game picker a game's long name 190 px), and a heat map's leaning column
+    labels inside the map (the last one, Xylophone, was cut at the map's edge)."""
+    try:
+        driver.set_window_size(390, 844)
+        url = "/ui?example=chameleon_batch&game=example-chameleon-instruments&backend=cooccurrence"
+        open_page(driver, server.url + url)
+        out = driver.execute_script(
+            """const out = [];
+            for (const c of document.querySelectorAll('.panel input, .panel select')) {
+              const p = c.closest('.panel'), r = c.getBoundingClientRect();
+              if (!r.width) continue;
+              const pad = parseFloat(getComputedStyle(p).paddingRight);
+              const inner = p.getBoundingClientRect().right - pad;
+              if (r.right > inner + 0.5) out.push([c.id || c.type, r.right, inner]);
+            }
+            const svg = document.getElementById('heatmap');
+            const right = svg.getBoundingClientRect().right;
+            for (const t of svg.querySelectorAll('text.col-label'))
+              if (t.getBoundingClientRect().right > right + 0.5) out.push([t.textContent, right]);
+            return out"""
+        )
+    finally:
+        driver.set_window_size(*WINDOW)
+    assert out == []
 
 
 def test_chart_text_follows_the_browsers_font_size(driver: Any, server: Server):

@@ -56,7 +56,10 @@ export function heatmap(svg, { rows, cols, value, marked, attrs, tip, label }) {
   clear(svg);
   const u = fontPx(svg) / 12; // the geometry follows the text's size (rem: the browser's)
   const cw = 40 * u, ch = 26 * u, left = 190 * u, top = 96 * u;
-  const width = left + cols.length * cw + 10, height = top + rows.length * ch + 6;
+  // the column labels lean right (50°), the last ones past the grid: room for them (about
+  // 0.6 em a character, the star included), or a long last name is cut at the map's edge
+  const lean = Math.max(0, ...cols.map((name, c) => (c + 0.5 - cols.length) * cw + 0.64 * 0.6 * 12 * u * (name.length + 2)));
+  const width = left + cols.length * cw + Math.max(10, lean), height = top + rows.length * ch + 6;
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("width", width);
   svg.setAttribute("height", height);
