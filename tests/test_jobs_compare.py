@@ -1,6 +1,7 @@
 """``GET /v1/jobs/{id}/compare``: two models compared where they met, the numbers of
 ``leakage report --compare`` (``leakage.curves._compare.paired_difference``) from a job's
-stored reports, and bad input answered 404 (a job or model not there) / 422 naming what is there, never a 500."""
+stored reports, and bad input answered 404 (a job or model not there) / 422 naming what is
+there, never a 500."""
 
 from __future__ import annotations
 
