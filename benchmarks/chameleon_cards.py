@@ -22,6 +22,11 @@ a card of 8-25 words, as in MAgIC's Chameleon games:
   / chatarena Chameleon environment (United States, Canada, Brazil, United Kingdom, France,
   Germany, Japan, Australia). Reported as the rank of the secret per predictor.
 
+Counts on the 227 dev logs (2026-11-27): 753 card items (251 per m) from 102 games, 29 secret
+words, 35 cards (33 of 16 words, 2 of 8; 81 of the 251 game x card pairs on the shipped
+cards, 170 on the shared ones); 681 pair items (227 per m); 5 civilian statements naming
+their word left out; 1 MAgIC game.
+
 Licences (``../shared/data/README.md``): CK-Arena logs "none stated: evaluation only"; shared
 cards mixed, mostly "none stated: evaluation only" (each record names its own); the shipped
 cards MIT (this project's); the MAgIC example is one printed example from a paper, cited.
@@ -39,7 +44,8 @@ pair items (docs/calibration.md): these sentences are not new to it, the card is
 **Figures.** Per item set, m and side: top-1 (ties split), top-3, log loss (nats), each with a
 95% percentile bootstrap interval that resamples secret words (items of one word together:
 1,000 resamples, seed 0). Members: co-occurrence, embedding, the speaker judge and the
-listener, library defaults (LLM runtime: the default for this CPU); the shipped ensemble
+listener, library defaults (LLM runtime: the default for this CPU; a member of the shipped
+fit left out of ``--members`` is built on demand, ``OnDemand``); the shipped ensemble
 and, for comparison, the shipped *word* fit applied to these items, both pooling the members'
 rows already computed (``RowMemo``: each (statement, candidates) row is computed once for
 m = 1, 2, 3 and every pool). The posterior after m clues is the normalised sum of the m
@@ -341,8 +347,39 @@ def secret_rank(transcript: Any, backend: Any) -> dict[str, Any]:
     }
 
 
+class OnDemand:
+    """A member of the shipped fit that was not scored as a member: built (library defaults)
+    the first time the pool asks it, and asked only for the items the pool needs it on (the
+    statement fit gives the speaker judge weight 0; a clue of at most two words against a card
+    is a ``word`` item, where the word fit weighs it). ``rows`` counts the rows it computed."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.backend: Any = None
+        self.rows = 0
+
+    def info(self) -> dict[str, Any]:
+        if self.backend is None:
+            return {"backend": self.name, "built": False}
+        info: dict[str, Any] = self.backend.info()
+        return info
+
+    def loglik(
+        self, clues: Sequence[str], candidates: Sequence[str], *, category: str | None = None
+    ) -> Any:
+        if self.backend is None:
+            from benchmarks.adversary import RowMemo, build_members
+
+            built, _ = build_members([self.name])
+            self.backend = RowMemo(built[self.name])
+        self.rows += len(clues)
+        return self.backend.loglik(clues, candidates, category=category)
+
+
 def pools(members: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
-    """The shipped ensemble over ``members`` and its word fit applied to every item."""
+    """The shipped ensemble over ``members`` and, when every member it uses was run, its word
+    fit applied to every item. A member of the file that was not run stands in as
+    ``OnDemand``."""
     from leakage.backends.ensemble import (
         EnsembleBackend,
         default_weights_path,
@@ -352,19 +389,24 @@ def pools(members: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
 
     path = default_weights_path(llm_rows(members))
     fitted = read_weights(path)
-    shipped = EnsembleBackend.from_weights(fitted, members, weights_file=str(path))
+    full = {n: members.get(n) or OnDemand(n) for n in fitted.members}
+    shipped = EnsembleBackend.from_weights(fitted, full, weights_file=str(path))
+    out: dict[str, Any] = {"ensemble": shipped}
     used = list(shipped.members)
-    weights, scales = fitted.fit_for("word")
-    word = EnsembleBackend(
-        {n: members[n] for n in used},
-        {n: weights[n] for n in used},
-        {n: scales[n] for n in used},
-        weights_file=str(path),
-    )
-    return {"ensemble": shipped, WORD_FIT: word}, str(path)
+    if all(n in members for n in used):
+        weights, scales = fitted.fit_for("word")
+        out[WORD_FIT] = EnsembleBackend(
+            {n: members[n] for n in used},
+            {n: weights[n] for n in used},
+            {n: scales[n] for n in used},
+            weights_file=str(path),
+        )
+    return out, str(path)
 
 
 def _summary(scored: Scored) -> dict[str, Any]:
+    from leakage.backends.ensemble import item_type
+
     by_m = {f"m{m}": sum(1 for i in scored.items if i.m == m) for m in CLUES}
     sources: dict[str, int] = {}
     for i in scored.items:
@@ -378,6 +420,11 @@ def _summary(scored: Scored) -> dict[str, Any]:
         "cards": len({(i.card.source, i.card.category) for i in scored.items if i.card}),
         "m1_items_by_card_source": sources,
         "card_licences": sorted({i.card.licence for i in scored.items if i.card}),
+        "items_with_a_word_type_clue": sum(
+            any(item_type(t.text, len(i.transcript.candidates)) == "word" for t in turns)
+            for i in scored.items
+            for turns in [i.transcript.turns]
+        ),
     }
 
 
@@ -452,12 +499,7 @@ def run(members: Sequence[str] = MEMBERS, pair: bool = True) -> dict[str, Any]:
             + f"; UK game rank {uk_ranks[name]['rank']} of 8",
             flush=True,
         )
-    weights_file = None
-    try:
-        pooled, weights_file = pools(memo)
-    except ValueError as why:  # a member the shipped fit uses was not asked for
-        print(f"  ensembles skipped: {why}")
-        pooled = {}
+    pooled, weights_file = pools(memo)
     for name, backend in pooled.items():
         for s in sets.values():
             s.score(name, backend)
@@ -466,6 +508,9 @@ def run(members: Sequence[str] = MEMBERS, pair: bool = True) -> dict[str, Any]:
         "cpu_supports_bf16": cpu_supports_bf16(),
         "data": data,
         "backends": {n: b.info() for n, b in {**backends, **pooled}.items()},
+        "asked_on_demand_rows": {
+            n: b.rows for n, b in pooled["ensemble"].members.items() if isinstance(b, OnDemand)
+        },
         "seconds": {"load": load, **{k: s.seconds for k, s in sets.items()}},
         "magic_uk_game": uk_ranks,
         **{k: report(s, sides) for k, s in sets.items()},
@@ -488,8 +533,7 @@ def run(members: Sequence[str] = MEMBERS, pair: bool = True) -> dict[str, Any]:
         + ("" if tuple(members) == MEMBERS else f" --members {','.join(members)}")
         + ("" if pair else " --no-pair"),
     }
-    name = "chameleon_cards" if tuple(members) == MEMBERS else "chameleon_cards_partial"
-    path = write_result(name, params, results)
+    path = write_result("chameleon_cards", params, results)
     print(f"  wrote {path}")
     return results
 
@@ -505,8 +549,8 @@ if __name__ == "__main__":
     parser.add_argument(
         "--members",
         default=",".join(MEMBERS),
-        help="comma-separated members to score (default: all four; the ensembles need "
-        "cooccurrence, embedding and listener)",
+        help="comma-separated members to score (default: all four; the shipped ensemble "
+        "needs cooccurrence, embedding and listener on sentence clues, its word fit all four)",
     )
     parser.add_argument("--no-pair", action="store_true", help="skip the pair items")
     args = parser.parse_args()
