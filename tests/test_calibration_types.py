@@ -260,7 +260,8 @@ def test_bad_typed_files_name_the_field(tmp_path, over, match):
 def test_the_shipped_file_keeps_the_statement_fit_and_fits_words():
     shipped = read_weights(default_weights_path())
     assert shipped.format == WEIGHTS_FORMAT and shipped.version == 2
-    assert set(shipped.item_types) == {"word"}  # statements: the top-level CK-Arena fit
+    # statements against a pair: the top-level CK-Arena fit
+    assert set(shipped.item_types) == {"word", "sentence_card"}
     assert shipped.fitted_on["input_format"] == "ck-arena"
     word = shipped.item_types["word"]
     assert word.fitted_on["split"].startswith("dev/frozen")
@@ -273,6 +274,11 @@ def test_the_shipped_file_keeps_the_statement_fit_and_fits_words():
 
     assert sharpness(word.weights, word.scales) > 1.5 * sharpness(shipped.weights, shipped.scales)
     assert all(word.weights[n] > 0 for n in shipped.members)
+    # sentences on a card (dev words of benchmarks.chameleon_cards): sharper than against a pair
+    card = shipped.item_types["sentence_card"]
+    assert card.fitted_on["split"].startswith("dev/frozen") and card.fallback is None
+    assert card.fitted_on["train_items"] < card.fitted_on["items"]  # the frozen words held out
+    assert sharpness(card.weights, card.scales) > 1.5 * sharpness(shipped.weights, shipped.scales)
 
 
 def test_real_items_get_the_expected_types(shared_data: Path):
