@@ -289,10 +289,10 @@ LLM_MEMBERS = ("judge", "listener")
 
 
 def build_members(
-    names: Sequence[str], precision: str = "auto"
+    names: Sequence[str], precision: str = "auto", embedding_precision: str = "auto"
 ) -> tuple[dict[str, Any], dict[str, float]]:
-    """Each member backend with the library defaults (the LLM members' ``precision`` aside),
-    and its load time in seconds."""
+    """Each member backend with the library defaults (the LLM members' ``precision`` and the
+    embedding's ``embedding_precision`` aside), and its load time in seconds."""
     from leakage import create_backend
 
     backends: dict[str, Any] = {}
@@ -301,6 +301,8 @@ def build_members(
         opts: dict[str, Any] = {"index": default_index()} if n == "cooccurrence" else {}
         if n in LLM_MEMBERS and precision != "auto":
             opts["precision"] = precision
+        if n == "embedding" and embedding_precision != "auto":
+            opts["precision"] = embedding_precision
         with Stopwatch() as sw:
             backends[n] = create_backend(n, **opts)
         load[n] = round(sw.seconds, 2)

@@ -51,8 +51,19 @@ rows already computed (``RowMemo``: each (statement, candidates) row is computed
 m = 1, 2, 3 and every pool). The posterior after m clues is the normalised sum of the m
 rows (uniform prior), checked against ``score_transcript`` on the first items.
 
+**The sentence_card fit** (``--write-weights PATH [--base PATH]``, as
+``benchmarks.adversary`` writes the word fit): the ``sentence_card`` item type's temperatures
+and weights, fitted with ``leakage.calibration.calibrate_on`` on the card items of the **dev**
+words only (every m pooled: an item is the sum of its m centred rows, so that the fitted
+multipliers are those that make the posterior after m clues best, correlated clues included),
+measured on the frozen words; written into the base file (default: the shipped one for the
+members' LLM rows) with its other fits kept, and used as the shipped ensemble for the figures.
+``ensemble_statement_fit`` is the same file without its sentence_card entry (the pool before);
+``shipped_minus_before`` the paired differences per m, resampling secret words.
+
 ``python -m benchmarks.chameleon_cards`` (``--members cooccurrence,embedding`` for a cheap
-run; ``--no-pair`` skips the pair items).
+run; ``--no-pair`` skips the pair items; ``--precision fp32`` runs the LLM members and the
+embedding in torch fp32, the rows of the shipped torch fit).
 """
 
 from __future__ import annotations
@@ -82,6 +93,11 @@ SHIPPED_LICENCE = "MIT (written for this project)"
 CK_ARENA_LICENCE = "none stated: evaluation only (../shared/data/README.md)"
 WORD_FIT = "ensemble_word_fit_everywhere"
 """The shipped word fit (one-word Codenames clues) applied to every item: for comparison."""
+BEFORE = "ensemble_statement_fit"
+"""The ensemble's file without its sentence_card fit: sentence clues on a card pooled with the
+statement fit (CK-Arena pairs), as before the type had a fit of its own."""
+CARD_TYPE = "sentence_card"
+SPLIT_RULE = "dev/frozen: leakage.calibration.dev_frozen_split over card-word:<secret>"
 
 
 @dataclass(frozen=True)
@@ -252,6 +268,8 @@ class Scored:
         if skipped or len(self.games) != len(self.items):
             raise ValueError(f"{name}: games skipped: {skipped}")
         self.posteriors: dict[str, list[NDArray[np.float64]]] = {}
+        self.rows: dict[str, list[NDArray[np.float64]]] = {}
+        """Each predictor's centred rows per item (m clues x candidates)."""
         self.seconds: dict[str, float] = {}
 
     def score(self, name: str, backend: Any) -> None:
@@ -261,6 +279,7 @@ class Scored:
         with Stopwatch() as sw:
             rows = member_rows(backend, self.games)
         self.seconds[name] = round(sw.seconds, 2)
+        self.rows[name] = rows
         self.posteriors[name] = [normalize_log(r.sum(axis=0)) for r in rows]
         self._check(name, backend)
 
@@ -297,14 +316,8 @@ def grouped_figures(
 
     per = rank_figures(probs, truth)
     values = {"top1": per["top1"], "top3": per["top3"], "log_loss": item_log_loss(probs, truth)}
-    names = sorted(set(groups))
-    members = [np.flatnonzero(np.array(groups) == g) for g in names]
-    rng = np.random.default_rng(SEED)
-    draws = [
-        np.concatenate([members[j] for j in rng.integers(0, len(names), len(names))])
-        for _ in range(N_BOOT)
-    ]
-    out: dict[str, Any] = {"items": int(truth.size), "secret_words": len(names)}
+    draws = _bootstrap_draws(groups)
+    out: dict[str, Any] = {"items": int(truth.size), "secret_words": len(set(groups))}
     for k, v in values.items():
         out[k] = round(float(v.mean()), 4)
         lo, hi = np.quantile([v[d].mean() for d in draws], [0.025, 0.975])
@@ -330,7 +343,142 @@ def report(scored: Scored, sides: Mapping[str, str]) -> dict[str, Any]:
                 probs, truth = scored.arrays(predictor, select)
                 groups = [scored.items[n].group for n in select]
                 out[predictor][f"m{m}_{side}"] = grouped_figures(probs, truth, groups)
+    if {"ensemble", BEFORE} <= set(scored.posteriors):
+        out["shipped_minus_before"] = {
+            f"m{m}_{side}": paired(scored, "ensemble", BEFORE, m, side, sides)
+            for m in CLUES
+            for side in ("dev", "frozen")
+        }
     return out
+
+
+def _bootstrap_draws(groups: Sequence[str]) -> list[NDArray[np.int64]]:
+    """``N_BOOT`` resamples of the items, drawing whole groups (secret words) with
+    replacement: the draws ``grouped_figures`` makes for the same items."""
+    names = sorted(set(groups))
+    members = [np.flatnonzero(np.array(groups) == g) for g in names]
+    rng = np.random.default_rng(SEED)
+    return [
+        np.concatenate([members[j] for j in rng.integers(0, len(names), len(names))])
+        for _ in range(N_BOOT)
+    ]
+
+
+def paired(
+    scored: Scored, a: str, b: str, m: int, side: str, sides: Mapping[str, str]
+) -> dict[str, Any]:
+    """Per-item differences ``a - b`` of log loss and top-1 after m clues on one side, with
+    95% intervals resampling secret words (the same resamples for both predictors)."""
+    from benchmarks.adversary import rank_figures
+    from leakage.calibration._metrics import item_log_loss
+
+    select = [n for n, it in enumerate(scored.items) if it.m == m and sides[it.group] == side]
+    pa, truth = scored.arrays(a, select)
+    pb, _ = scored.arrays(b, select)
+    draws = _bootstrap_draws([scored.items[n].group for n in select])
+    out: dict[str, Any] = {"items": len(select)}
+    for name, d in (
+        ("log_loss", item_log_loss(pa, truth) - item_log_loss(pb, truth)),
+        ("top1", rank_figures(pa, truth)["top1"] - rank_figures(pb, truth)["top1"]),
+    ):
+        out[name] = round(float(d.mean()), 4)
+        lo, hi = np.quantile([d[x].mean() for x in draws], [0.025, 0.975])
+        out[f"{name}_ci95"] = [round(float(lo), 4), round(float(hi), 4)]
+    return out
+
+
+def calibration_by_m(scored: Scored, predictor: str, sides: Mapping[str, str]) -> dict[str, Any]:
+    """Per m and side, the multiplier of the log-posteriors after m clues that would make them
+    best (``benchmarks.adversary.sharpening``: 1 when calibrated in scale, above 1 when too
+    flat), with a 95% interval over items: whether one set of per-clue temperatures serves
+    m = 1, 2 and 3."""
+    from benchmarks.adversary import sharpening
+
+    out: dict[str, Any] = {}
+    for m in CLUES:
+        for side in ("dev", "frozen"):
+            select = [
+                n for n, it in enumerate(scored.items) if it.m == m and sides[it.group] == side
+            ]
+            probs, truth = scored.arrays(predictor, select)
+            a, ci = sharpening(probs, truth)
+            out[f"m{m}_{side}"] = {"multiplier": a, "ci95": ci}
+    return out
+
+
+def fit_card_type(scored: Scored, sides: Mapping[str, str], members: Sequence[str]) -> Any:
+    """The ``sentence_card`` type's temperatures and weights, fitted on the card items of the
+    dev words only (``calibrate_on``: the library's fitting code), measured on the frozen
+    words. Every m is pooled: an item is the sum of its m centred rows (the pool is linear in
+    the rows, so multipliers fitted there are per-clue multipliers that make the posterior
+    after m clues best). Items with a clue of another type are left out."""
+    from leakage.backends.ensemble import item_type
+    from leakage.calibration import GameItems, build_item_set, calibrate_on
+
+    keep = [
+        n
+        for n, it in enumerate(scored.items)
+        if all(
+            item_type(t.text, len(it.transcript.candidates)) == CARD_TYPE
+            for t in it.transcript.turns
+        )
+    ]
+    games = [
+        GameItems(
+            scored.items[n].transcript.id,
+            "chameleon",
+            [f"m{scored.items[n].m}"],
+            scored.games[n].candidates,
+            scored.games[n].category,
+            scored.games[n].truth[:1],
+        )
+        for n in keep
+    ]
+    summed = {name: [scored.rows[name][n].sum(axis=0)[None] for n in keep] for name in members}
+    items = build_item_set(games, summed)
+    in_train = np.array([sides[scored.items[n].group] == "dev" for n in keep])
+    return calibrate_on(items, in_train, seed=SEED, split=SPLIT_RULE)
+
+
+def write_card_weights(
+    result: Any,
+    path: Path,
+    member_info: Mapping[str, Any],
+    base_path: Path | None = None,
+    rows: str = "",
+) -> Path:
+    """The weights file ``base_path`` (default: the shipped one for the members' ``rows``)
+    with ``result`` as its ``sentence_card`` fit (the rest kept; members the fit lacks get
+    weight 0 in it)."""
+    from leakage.backends.ensemble import default_weights_path, read_weights
+    from leakage.calibration import with_type_fit
+
+    base = read_weights(base_path or default_weights_path(rows))
+    doc = with_type_fit(
+        base,
+        CARD_TYPE,
+        result,
+        fitted_on={
+            "paths": [
+                "../shared/data/ck-arena-dev/logs",
+                SHIPPED_CARDS,
+                "../shared/data/chameleon-cards/cards.json",
+            ],
+            "input_format": "ck-arena civilians' statements on Chameleon cards",
+            "games": len(result.train_games) + len(result.test_games),
+            "items": result.train_items + result.test_items,
+            "pooled": "m = 1, 2, 3; an item is the sum of its m centred rows",
+            "command": "python -m benchmarks.chameleon_cards"
+            + (f" --base {base_path}" if base_path else "")
+            + " --write-weights PATH",
+            "member_info": dict(member_info),
+        },
+        note="CK-Arena civilians' statements (m = 1-3) against a Chameleon card of 8-16 words "
+        "holding their word (the truth), fitted on the dev words, measured on the frozen words",
+        member_info={n: i for n, i in member_info.items() if n not in base.members},
+    )
+    path.write_text(json.dumps(doc.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
+    return path
 
 
 def secret_rank(transcript: Any, backend: Any) -> dict[str, Any]:
@@ -353,8 +501,9 @@ class OnDemand:
     statement fit gives the speaker judge weight 0; a clue of at most two words against a card
     is a ``word`` item, where the word fit weighs it). ``rows`` counts the rows it computed."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, precision: str = "auto") -> None:
         self.name = name
+        self.precision = precision
         self.backend: Any = None
         self.rows = 0
 
@@ -370,16 +519,19 @@ class OnDemand:
         if self.backend is None:
             from benchmarks.adversary import RowMemo, build_members
 
-            built, _ = build_members([self.name])
+            built, _ = build_members([self.name], self.precision, self.precision)
             self.backend = RowMemo(built[self.name])
         self.rows += len(clues)
         return self.backend.loglik(clues, candidates, category=category)
 
 
-def pools(members: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
-    """The shipped ensemble over ``members`` and, when every member it uses was run, its word
-    fit applied to every item. A member of the file that was not run stands in as
-    ``OnDemand``."""
+def pools(
+    members: Mapping[str, Any], weights_file: Path | None = None, precision: str = "auto"
+) -> tuple[dict[str, Any], str]:
+    """The shipped ensemble over ``members`` (or the one of ``weights_file``), the same file
+    without its sentence_card fit (``BEFORE``, when it has one) and, when every member it uses
+    was run, its word fit applied to every item. A member of the file that was not run stands
+    in as ``OnDemand``."""
     from leakage.backends.ensemble import (
         EnsembleBackend,
         default_weights_path,
@@ -387,11 +539,15 @@ def pools(members: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
         read_weights,
     )
 
-    path = default_weights_path(llm_rows(members))
+    path = weights_file or default_weights_path(llm_rows(members))
     fitted = read_weights(path)
-    full = {n: members.get(n) or OnDemand(n) for n in fitted.members}
+    full = {n: members.get(n) or OnDemand(n, precision) for n in fitted.members}
     shipped = EnsembleBackend.from_weights(fitted, full, weights_file=str(path))
     out: dict[str, Any] = {"ensemble": shipped}
+    if CARD_TYPE in fitted.item_types:
+        types = {k: v for k, v in fitted.item_types.items() if k != CARD_TYPE}
+        before = fitted.model_copy(update={"item_types": types})
+        out[BEFORE] = EnsembleBackend.from_weights(before, full, weights_file=str(path))
     used = list(shipped.members)
     if all(n in members for n in used):
         weights, scales = fitted.fit_for("word")
@@ -431,6 +587,13 @@ def _summary(scored: Scored) -> dict[str, Any]:
 def _print(title: str, block: Mapping[str, Any]) -> None:
     print(f"  {title}")
     for predictor, cells in block.items():
+        if predictor == "shipped_minus_before":
+            for cell, d in cells.items():
+                print(
+                    f"    shipped - before {cell:<9} n={d['items']:<4} top-1 {d['top1']:+.3f} "
+                    f"{d['top1_ci95']}  log loss {d['log_loss']:+.3f} {d['log_loss_ci95']}"
+                )
+            continue
         for cell, f in cells.items():
             if cell.endswith("_all"):
                 continue
@@ -443,11 +606,22 @@ def _print(title: str, block: Mapping[str, Any]) -> None:
             )
 
 
-def run(members: Sequence[str] = MEMBERS, pair: bool = True) -> dict[str, Any]:
+def run(
+    members: Sequence[str] = MEMBERS,
+    pair: bool = True,
+    write_weights: Path | None = None,
+    base: Path | None = None,
+    precision: str = "auto",
+) -> dict[str, Any]:
+    """Score every member and pool; ``write_weights``: also write the weights file ``base``
+    (default: the shipped one for the members' rows) with the sentence_card type fitted on
+    this run's dev card items, and measure with it; ``precision``: the LLM members' and the
+    embedding's (``fp32``: torch in fp32, the rows the shipped torch fit was made on)."""
     from benchmarks._common import shared_data
     from benchmarks.adversary import RowMemo, build_members
     from leakage import load_transcripts
     from leakage._runtime import cpu_supports_bf16
+    from leakage.backends.ensemble import llm_rows
 
     start = time.perf_counter()
     logs = shared_data("ck-arena-dev", "logs")
@@ -486,7 +660,8 @@ def run(members: Sequence[str] = MEMBERS, pair: bool = True) -> dict[str, Any]:
         f"{cpu_supports_bf16()}",
         flush=True,
     )
-    backends, load = build_members(members)
+    # fp32 rows throughout for the torch fit: MiniLM too, which runs in bf16 by default here
+    backends, load = build_members(members, precision, embedding_precision=precision)
     memo = {n: RowMemo(b) for n, b in backends.items()}
     uk_ranks: dict[str, Any] = {}
     for name, backend in memo.items():
@@ -499,7 +674,13 @@ def run(members: Sequence[str] = MEMBERS, pair: bool = True) -> dict[str, Any]:
             + f"; UK game rank {uk_ranks[name]['rank']} of 8",
             flush=True,
         )
-    pooled, weights_file = pools(memo)
+    refit = None
+    if write_weights is not None:
+        refit = fit_card_type(sets["card"], sides, list(memo))
+        info = {n: b.info() for n, b in backends.items()}
+        wrote = write_card_weights(refit, write_weights, info, base, rows=llm_rows(backends))
+        print(f"  sentence_card fit on dev: {refit.verdict()}; wrote {wrote}", flush=True)
+    pooled, weights_file = pools(memo, write_weights, precision)
     for name, backend in pooled.items():
         for s in sets.values():
             s.score(name, backend)
@@ -514,26 +695,49 @@ def run(members: Sequence[str] = MEMBERS, pair: bool = True) -> dict[str, Any]:
         "seconds": {"load": load, **{k: s.seconds for k, s in sets.items()}},
         "magic_uk_game": uk_ranks,
         **{k: report(s, sides) for k, s in sets.items()},
+        "calibration_by_m": {
+            p: calibration_by_m(sets["card"], p, sides) for p in ("ensemble", BEFORE) if p in pooled
+        },
     }
+    if refit is not None:
+        results["sentence_card_fit"] = {
+            "temperatures": refit.temperatures,
+            "weights": refit.weights,
+            "train_items": refit.train_items,
+            "test_items": refit.test_items,
+            "held_out": {k: m.summary() for k, m in refit.metrics.items()},
+            "verdict": refit.verdict(),
+        }
     for k in sets:
         _print(f"{k} items (m clues, dev / frozen)", results[k])
     print("  MAgIC United Kingdom game (8 candidates): rank of the secret, P(secret), top 3")
     for name, r in uk_ranks.items():
         top = ", ".join(f"{w} {p:.2f}" for w, p in r["order"][:3])
         print(f"    {name:<30} {r['rank']} of {r['of']}  P={r['p_secret']:.3f}  ({top})")
+    for name, cells in results["calibration_by_m"].items():
+        print(f"  {name}: multiplier to calibrate the card posteriors after m clues")
+        for cell, c in cells.items():
+            print(f"    {cell:<9} {c['multiplier']:.3f} {c['ci95']}")
     results["seconds"]["total"] = round(time.perf_counter() - start, 1)
     params = {
         "members": list(members),
+        "llm_precision": precision,
         "logs": str(logs),
         "cards": [SHIPPED_CARDS, str(cards_path)],
         "weights_file": weights_file,
+        "base": str(base) if base else None,
         "split": "leakage.calibration.dev_frozen_split over card-word:<secret> (1/3 frozen)",
         "bootstrap": {"resamples": N_BOOT, "seed": SEED, "level": 0.95, "unit": "secret word"},
         "command": "python -m benchmarks.chameleon_cards"
         + ("" if tuple(members) == MEMBERS else f" --members {','.join(members)}")
-        + ("" if pair else " --no-pair"),
+        + ("" if pair else " --no-pair")
+        + ("" if precision == "auto" else f" --precision {precision}")
+        + (f" --base {base}" if base else "")
+        + (f" --write-weights {write_weights}" if write_weights else ""),
     }
-    path = write_result("chameleon_cards", params, results)
+    # int8 rows and torch fp32 rows are kept apart from the default run's figures
+    rows = llm_rows(backends) or ("" if precision == "auto" else precision)
+    path = write_result("chameleon_cards" + (f"_{rows}" if rows else ""), params, results)
     print(f"  wrote {path}")
     return results
 
@@ -553,5 +757,32 @@ if __name__ == "__main__":
         "needs cooccurrence, embedding and listener on sentence clues, its word fit all four)",
     )
     parser.add_argument("--no-pair", action="store_true", help="skip the pair items")
+    parser.add_argument(
+        "--write-weights",
+        type=Path,
+        metavar="PATH",
+        help="also write the shipped weights file with the sentence_card type fitted on the "
+        "dev words here, and measure with it",
+    )
+    parser.add_argument(
+        "--base",
+        type=Path,
+        metavar="PATH",
+        help="with --write-weights: the weights file whose other fits are kept (default: the "
+        "shipped one for the members' LLM rows)",
+    )
+    parser.add_argument(
+        "--precision",
+        choices=("auto", "fp32", "bf16"),
+        default="auto",
+        help="the LLM members' and the embedding's precision (fp32: torch in fp32, the rows of "
+        "the shipped torch fit); results in chameleon_cards_<precision>.json",
+    )
     args = parser.parse_args()
-    run(tuple(m.strip() for m in args.members.split(",") if m.strip()), pair=not args.no_pair)
+    run(
+        tuple(m.strip() for m in args.members.split(",") if m.strip()),
+        pair=not args.no_pair,
+        write_weights=args.write_weights,
+        base=args.base,
+        precision=args.precision,
+    )

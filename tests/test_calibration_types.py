@@ -86,8 +86,10 @@ SENTENCE = "A sport played with an oval-shaped ball."
         ("  ice cream ", 16, "word"),
         ("circle", 2, "statement"),
         (SENTENCE, 2, "statement"),
-        (SENTENCE, 16, "statement"),
-        ("three word clue", 16, "statement"),
+        ("  ice cream ", 2, "statement"),
+        (SENTENCE, 16, "sentence_card"),
+        (SENTENCE, 3, "sentence_card"),
+        ("three word clue", 8, "sentence_card"),
     ],
 )
 def test_item_type_rule(clue, k, kind):
@@ -159,6 +161,52 @@ def test_each_clue_gets_its_types_weights(tmp_path, typed_members):
     assert info["item_types"]["word"]["weights"] == {"tx": 3.0, "ty": 0.0}
 
 
+def test_a_sentence_on_a_card_gets_its_own_fit(tmp_path, typed_members):
+    """Worked by hand: in one call against a card of 3, a one-word clue uses item_types.word
+    and a sentence item_types.sentence_card; the same sentence against a pair the top-level
+    (statement) fit; a file without a sentence_card entry serves it with the top-level fit."""
+    card_fit = {"weights": {"tx": 0.0, "ty": 2.0}, "scales": {"tx": 1.0, "ty": 4.0}}
+    doc = _doc(item_types={**_doc()["item_types"], "sentence_card": card_fit})
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(doc))
+    ens = create_backend("ensemble", weights_path=path)
+    got = ens.loglik(["bat", SENTENCE], ["a", "b", "c"])
+    np.testing.assert_allclose(got[0], 3.0 / 0.5 * _centred(ROWS_X["bat"]))
+    np.testing.assert_allclose(got[1], 2.0 / 4.0 * _centred(ROWS_Y[SENTENCE]))  # tx: weight 0
+    pair = ens.loglik([SENTENCE], ["a", "b"])
+    statement = 0.5 * _centred(ROWS_X[SENTENCE][:2]) + 0.5 * _centred(ROWS_Y[SENTENCE][:2])
+    np.testing.assert_allclose(pair[0], statement)
+    assert ens.info()["item_types"]["sentence_card"]["scales"] == {"tx": 1.0, "ty": 4.0}
+    assert "sentence_card" in ens.info()["item_type_rule"]
+    # without its own entry, a sentence on a card is pooled as a statement (files before it)
+    path.write_text(json.dumps(_doc()))
+    old = create_backend("ensemble", weights_path=path).loglik([SENTENCE], ["a", "b", "c"])
+    np.testing.assert_allclose(
+        old[0], 0.5 * _centred(ROWS_X[SENTENCE]) + 0.5 * _centred(ROWS_Y[SENTENCE])
+    )
+
+
+def test_calibration_items_are_grouped_by_the_three_types():
+    """``item_types`` gives every clue of a calibration set its type, in the stacking order of
+    ``build_item_set``; ``with_type_fit`` takes the new type."""
+    games = [
+        GameItems("card", "chameleon", ["bat", SENTENCE], ["a", "b", "c"], None, [0, 0]),
+        GameItems("pair", "spygame", [SENTENCE, "bat"], ["a", "b"], None, [0, 1]),
+    ]
+    assert item_types(games).tolist() == ["word", "sentence_card", "statement", "statement"]
+    rows = {"x": [np.zeros((2, 3)), np.zeros((2, 2))]}
+    assert build_item_set(games, rows).n_items == 4
+    _, items = _items(60, seed=2)
+    result = calibrate_on(items, np.arange(items.n_items) % 3 != 0, split="dev/frozen")
+    base = EnsembleWeights.model_validate(
+        {"members": ["x", "y"], "weights": {"x": 1.0, "y": 1.0}, "scales": {"x": 1, "y": 1}}
+    )
+    doc = with_type_fit(base, "sentence_card", result, fitted_on={"games": 60})
+    assert set(doc.item_types) == {"sentence_card"}
+    assert doc.fit_for("sentence_card") == (result.weights, result.scales)
+    assert doc.fit_for("statement") == (base.weights, base.scales)
+
+
 def test_an_old_weights_file_loads_and_serves_every_item(tmp_path, typed_members):
     """A leakage.ensemble-weights/1 file (no version, no item_types): one fit for all items."""
     old = {
@@ -212,7 +260,8 @@ def test_bad_typed_files_name_the_field(tmp_path, over, match):
 def test_the_shipped_file_keeps_the_statement_fit_and_fits_words():
     shipped = read_weights(default_weights_path())
     assert shipped.format == WEIGHTS_FORMAT and shipped.version == 2
-    assert set(shipped.item_types) == {"word"}  # statements: the top-level CK-Arena fit
+    # statements against a pair: the top-level CK-Arena fit
+    assert set(shipped.item_types) == {"word", "sentence_card"}
     assert shipped.fitted_on["input_format"] == "ck-arena"
     word = shipped.item_types["word"]
     assert word.fitted_on["split"].startswith("dev/frozen")
@@ -225,6 +274,11 @@ def test_the_shipped_file_keeps_the_statement_fit_and_fits_words():
 
     assert sharpness(word.weights, word.scales) > 1.5 * sharpness(shipped.weights, shipped.scales)
     assert all(word.weights[n] > 0 for n in shipped.members)
+    # sentences on a card (dev words of benchmarks.chameleon_cards): sharper than against a pair
+    card = shipped.item_types["sentence_card"]
+    assert card.fitted_on["split"].startswith("dev/frozen") and card.fallback is None
+    assert card.fitted_on["train_items"] < card.fitted_on["items"]  # the frozen words held out
+    assert sharpness(card.weights, card.scales) > 1.5 * sharpness(shipped.weights, shipped.scales)
 
 
 def test_real_items_get_the_expected_types(shared_data: Path):

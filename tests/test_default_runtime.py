@@ -100,14 +100,21 @@ def test_the_fit_follows_the_rows_the_llm_members_compute():
 
 def test_both_shipped_fits_pool_the_same_members():
     """The int8 fit was made as the torch fit was (docs/benchmarks.md: `leakage calibrate` on
-    CK-Arena statements, the word type on Codenames dev items), on int8 rows."""
+    CK-Arena statements, the word type on Codenames dev items, the sentence_card type on the
+    dev words of `benchmarks.chameleon_cards`), on int8 rows."""
     assert set(SHIPPED_WEIGHTS) == {"", "int8"}
     torch_fit = read_weights(default_weights_path())
     int8_fit = read_weights(default_weights_path("int8"))
     assert int8_fit.members == torch_fit.members
-    assert set(int8_fit.item_types) == set(torch_fit.item_types) == {"word"}
+    assert set(int8_fit.item_types) == set(torch_fit.item_types) == {"word", "sentence_card"}
     assert int8_fit.weights["judge"] == 0 and int8_fit.weights["listener"] > 0
     assert all(w > 0 for w in int8_fit.item_types["word"].weights.values())
+    card, torch_card = int8_fit.item_types["sentence_card"], torch_fit.item_types["sentence_card"]
+    assert card.weights["judge"] == torch_card.weights["judge"] == 0  # not fitted with it
+    assert card.weights["listener"] > 0
+    assert card.fitted_on["member_info"]["listener"]["llm"]["precision"] == "int8"
+    assert torch_card.fitted_on["member_info"]["listener"]["llm"]["precision"] == "fp32"
+    assert card.scales != torch_card.scales  # fitted on int8 rows, not copied
     for name in ("listener", "judge"):
         assert int8_fit.member_info[name]["llm"]["backend"] == "ctranslate2"
         assert int8_fit.member_info[name]["llm"]["precision"] == "int8"

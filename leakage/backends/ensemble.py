@@ -19,12 +19,18 @@ with ``importlib.resources``; fitted on logged games).
 **Per item type.** A fit holds for the kind of item it was fitted on: temperatures fitted on
 sentences against a pair are far too high for a one-word clue against a board of 16-25
 words. Each clue is therefore given an *item type* from what the backend sees of it
-(:func:`item_type`): ``word`` for a clue of at most ``WORD_CLUE_MAX_WORDS`` words against at
-least 3 candidates (Chameleon-type: a one-word association, a board or card of candidates),
-``statement`` for everything else (SpyGame / Undercover statements, and any clue against a
-pair). A file's ``item_types`` maps a type to its own weights and scales; a type without an
-entry uses the file's top-level ``weights`` and ``scales`` (in the shipped file: the fit on
-CK-Arena statements). A ``/1`` file has no ``item_types``: one fit for every item, as before.
+(:func:`item_type`):
+
+- ``word``: a clue of at most ``WORD_CLUE_MAX_WORDS`` words against at least 3 candidates
+  (Chameleon-type: a one-word association, a board or card of candidates);
+- ``sentence_card``: a longer clue (a sentence) against at least 3 candidates (MAgIC's
+  Chameleon games: "It's an island." on a card of 8-25 words);
+- ``statement``: any clue against a pair (SpyGame / Undercover statements).
+
+A file's ``item_types`` maps a type to its own weights and scales; a type without an entry
+uses the file's top-level ``weights`` and ``scales`` (in the shipped file: the fit on CK-Arena
+statements, which served sentence clues on a card too before they had a fit of their own).
+A ``/1`` file has no ``item_types``: one fit for every item, as before.
 
 There is no unfitted fallback: a shipped file that is missing or unreadable means a broken
 installation and is ``BackendUnavailable``, and a user's ``weights_path`` that cannot be read
@@ -68,7 +74,7 @@ WEIGHTS_FORMAT = "leakage.ensemble-weights/2"
 """The format that is written; ``WEIGHTS_FORMATS`` are read."""
 WEIGHTS_FORMATS = ("leakage.ensemble-weights/1", WEIGHTS_FORMAT)
 
-ITEM_TYPES = ("word", "statement")
+ITEM_TYPES = ("word", "statement", "sentence_card")
 """Item types a weights file may fit separately (see :func:`item_type`)."""
 WORD_CLUE_MAX_WORDS = 2
 """A clue of at most this many whitespace-separated words counts as a word (``ice cream``);
@@ -77,15 +83,18 @@ real Chameleon and Codenames clues are one word, CK-Arena statements 5 words or 
 
 def item_type(clue: str, n_candidates: int) -> str:
     """``word`` (at most ``WORD_CLUE_MAX_WORDS`` words against 3 or more candidates: the
-    Chameleon type) or ``statement`` (anything else, including every clue against a pair).
+    Chameleon type), ``sentence_card`` (a longer clue against 3 or more candidates: MAgIC's
+    sentence clues on a card) or ``statement`` (any clue against a pair).
 
     Decided from what a backend's ``loglik`` sees, so every caller (scoring, the service,
     batch runs) gets the same answer without knowing the game: a pair is SpyGame / Undercover
-    whatever its clue, and a sentence clue is a statement whatever the game.
+    whatever its clue, and a card (3 or more candidates) is the Chameleon's.
     """
-    if n_candidates >= 3 and len(clue.split()) <= WORD_CLUE_MAX_WORDS:
+    if n_candidates < 3:
+        return "statement"
+    if len(clue.split()) <= WORD_CLUE_MAX_WORDS:
         return "word"
-    return "statement"
+    return "sentence_card"
 
 
 SHIPPED_WEIGHTS = {
@@ -188,8 +197,9 @@ class EnsembleWeights(BaseModel):
     created: str | None = None
     """When the file was written (ISO 8601, UTC)."""
     item_types: dict[str, TypeFit] = Field(default_factory=dict)
-    """(``/2``) Weights and scales per item type (``word``, ``statement``: see
-    :func:`item_type`); a type without an entry uses the top-level ``weights`` and ``scales``."""
+    """(``/2``) Weights and scales per item type (``word``, ``statement``, ``sentence_card``:
+    see :func:`item_type`); a type without an entry uses the top-level ``weights`` and
+    ``scales``."""
 
     @model_validator(mode="after")
     def _consistent(self) -> EnsembleWeights:
@@ -365,7 +375,8 @@ class EnsembleBackend(Closing):
             },
             "item_type_rule": (
                 f"word: a clue of at most {WORD_CLUE_MAX_WORDS} words against 3 or more "
-                "candidates; statement: any other clue; a type without its own fit uses "
+                "candidates; sentence_card: a longer clue against 3 or more candidates; "
+                "statement: any clue against a pair; a type without its own fit uses "
                 "weights and scales"
             ),
             "weights_file": self.weights_file,

@@ -2,10 +2,10 @@
 
 A temperature belongs to the kind of clue it was fitted on (docs/calibration.md): the fit on
 CK-Arena sentences against a pair is far too flat for a one-word clue against a board. The
-ensemble therefore looks up each clue's type (``leakage.backends.ensemble.item_type``: ``word``
-or ``statement``) and uses that type's weights and scales; this module gives the items of a
-calibration set their types and puts a type's fit into a ``leakage.ensemble-weights/2`` file
-next to the fits already there.
+ensemble therefore looks up each clue's type (``leakage.backends.ensemble.item_type``: ``word``,
+``sentence_card`` or ``statement``) and uses that type's weights and scales; this module gives
+the items of a calibration set their types and puts a type's fit into a
+``leakage.ensemble-weights/2`` file next to the fits already there.
 """
 
 from __future__ import annotations
