@@ -267,6 +267,23 @@ def wait_ready(driver: Any, timeout: float = TIMEOUT) -> None:
         raise AssertionError(f"the page reports an error: {status_text(driver)!r}")
 
 
+def in_job_row(driver: Any, job_id: str, what: str) -> Callable[[], None]:
+    """A click on ``what`` (a CSS selector) in a job's row of the list, found at the moment
+    of the click: the list is redrawn every 2 s while any job runs, so an element found
+    earlier can be gone by then (a stale element)."""
+    selector = f'#job-list tr[data-job="{job_id}"] {what}'
+
+    def click() -> None:
+        driver.execute_script(
+            "const el = document.querySelector(arguments[0]);"
+            "if (!el) throw new Error('nothing matches ' + arguments[0]);"
+            "el.click();",
+            selector,
+        )
+
+    return click
+
+
 def act(driver: Any, action: Callable[[], Any], *, expect: str = "ready") -> None:
     """Do something that makes the page work, and wait until it is done: the state is
     cleared first, so that the ``ready`` of the previous view does not count."""
@@ -1239,17 +1256,17 @@ def test_a_job_is_submitted_watched_downloaded_and_deleted_from_the_page(
     snap(driver, "7-jobs-list")
     # downloads: the bytes the API gives
     want = httpx.get(f"{server.url}/v1/jobs/{job_id}/results", timeout=TIMEOUT).content
-    act(driver, row.find_element(By.CSS_SELECTOR, '[data-download="jsonl"]').click)
+    act(driver, in_job_row(driver, job_id, '[data-download="jsonl"]'))
     assert _downloaded(folder, f"{job_id}.jsonl") == want
-    act(driver, row.find_element(By.CSS_SELECTOR, '[data-download="parquet"]').click)
+    act(driver, in_job_row(driver, job_id, '[data-download="parquet"]'))
     assert _downloaded(folder, f"{job_id}.parquet")[:4] == b"PAR1"
-    act(driver, row.find_element(By.CSS_SELECTOR, '[data-download="html"]').click)
+    act(driver, in_job_row(driver, job_id, '[data-download="html"]'))
     html = _downloaded(folder, f"leakage-report-{job_id}.html").decode()
     assert (
         "<h2>Entropy after m clues</h2>" in html and html.count("<svg") == 5
     )  # four figures and the reveal-vs-conceal plane
     # opened: its curves and the table of its games and failed records
-    act(driver, row.find_element(By.CSS_SELECTOR, '[data-action="open"]').click)
+    act(driver, in_job_row(driver, job_id, '[data-action="open"]'))
     assert parse_qs(urlsplit(driver.current_url).query)["job"] == [job_id]
     assert not by_id(driver, "job-list-view").is_displayed()
     records = driver.find_elements(By.CSS_SELECTOR, "#job-records-table tbody tr")
@@ -1286,15 +1303,13 @@ def test_a_job_is_submitted_watched_downloaded_and_deleted_from_the_page(
     assert by_id(driver, "job-list-view").is_displayed()
     assert not by_id(driver, "job-view").is_displayed()
     # deleted
-    row = driver.find_element(By.CSS_SELECTOR, f'#job-list tr[data-job="{job_id}"]')
     driver.execute_script("window.confirm = () => true")
-    act(driver, row.find_element(By.CSS_SELECTOR, '[data-action="delete"]').click)
+    act(driver, in_job_row(driver, job_id, '[data-action="delete"]'))
     assert job_id not in _job_rows(driver)
     assert httpx.get(f"{server.url}/v1/jobs/{job_id}", timeout=TIMEOUT).status_code == 404
 
 
 def test_a_running_job_is_cancelled_from_the_page(driver: Any, server: Server, tmp_path: Path):
-    from selenium.webdriver.common.by import By
 
     upload = tmp_path / "many.jsonl"
     upload.write_bytes((EXAMPLES / "chameleon_batch.jsonl").read_bytes() * 400)
@@ -1303,8 +1318,7 @@ def test_a_running_job_is_cancelled_from_the_page(driver: Any, server: Server, t
     by_id(driver, "job-file").send_keys(str(upload))
     act(driver, by_id(driver, "job-submit").click)
     (job_id,) = set(_job_rows(driver)) - before
-    row = driver.find_element(By.CSS_SELECTOR, f'#job-list tr[data-job="{job_id}"]')
-    act(driver, row.find_element(By.CSS_SELECTOR, '[data-action="cancel"]').click)
+    act(driver, in_job_row(driver, job_id, '[data-action="cancel"]'))
     assert _job_rows(driver)[job_id] == "cancelled"
     got = httpx.get(f"{server.url}/v1/jobs/{job_id}", timeout=TIMEOUT).json()
     assert got["state"] == "cancelled"
