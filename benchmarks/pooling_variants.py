@@ -27,14 +27,17 @@ pooled, each item its m clues; minimising the mean log loss of the truth, L-BFGS
 **frozen** words: top-1 (ties split), top-3 and log loss with 95% percentile bootstrap
 intervals resampling secret words (1,000 resamples, seed 0); the paired difference
 variant - ``linear`` on the same resamples; the multiplier of the log-posteriors that would
-calibrate them per m (``benchmarks.adversary.sharpening``); and the rank, probability and
+calibrate them per m (``benchmarks.adversary.sharpening``, its interval from 200 resamples of
+items); and the rank, probability and
 top 3 of "United Kingdom" in MAgIC's printed game (parameters fitted on the card items).
 
 **Data** as ``benchmarks.chameleon_cards`` builds it (its docstring has the sources and
 licences): CK-Arena civilians' statements (``../shared/data/ck-arena-dev/logs``) against the
 Chameleon cards holding their word, split dev/frozen by secret word (``split()``), and the MAgIC
 United Kingdom fixture. Members are scored once (``RowMemo``); every variant reads the same
-rows. Nothing from ``../shared`` is written: the result file holds parameters and figures.
+rows. Every card item is used, those with a clue short enough to be a ``word`` item too (the
+shipped ``sentence_card`` fit leaves those out). Nothing from ``../shared`` is written: the result
+file holds parameters and figures.
 
 ``python -m benchmarks.pooling_variants`` (``--members cooccurrence,embedding`` for a cheap run,
 about 1-2 minutes; the default four members take longer: the judge alone takes about 8 minutes
@@ -428,7 +431,7 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
     for label, variant, keep in runs:
         sub = [r[keep] for r in rows]
         with_names = [names[i] for i in keep]
-        with_time = time.perf_counter()
+        t0 = time.perf_counter()
         params, dev_loss = fit(variant, [sub[n] for n in dev], truth[dev].tolist())
         predictions[label] = predict(variant, sub, params)
         uk[label] = uk_rank(
@@ -441,8 +444,9 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
             "members": with_names,
             "parameters": describe(params, with_names),
             "dev_log_loss": round(dev_loss, 4),
-            "seconds": round(time.perf_counter() - with_time, 2),
+            "seconds": round(time.perf_counter() - t0, 2),
         }
+        print(f"  fitted {label} in {fits[label]['seconds']:.1f} s", flush=True)
 
     def baseline(label: str) -> str | None:
         return None if label in ("linear", "linear_without_judge") else "linear"
