@@ -34,6 +34,10 @@ figures only.
   records): m clue givers saying the clues in order and a silent chameleon, so only the clues
   count; ``leakage.calibration.extract_items`` sees m clues and the secret as the truth.
 
+Counts on the 377 items (2026-11-27): 96 secrets; 62 with 3 distinct hints (25 have fewer
+than 3 items, 9 fewer than 3 distinct hints); 186 items (62 per m) from 186 Codenames items;
+every card 16 words (distractor pools of 42 words or more); 3 frozen, 19 dev, 40 mixed secrets.
+
 **Split.** ``leakage.calibration.dev_frozen_split`` over the 377 Codenames item ids is the
 split the shipped word fit was fitted on (its dev items were in the fit, its frozen items
 never). A secret is *frozen* when all 3 items whose hints it uses are frozen items, *dev* when
