@@ -196,29 +196,45 @@ class Table:
 
     def _check(self, name: str, backend: Any) -> None:
         """The first items' posteriors equal ``score_transcript``'s (the library's path)."""
-        from leakage import ScoreOptions, score_transcript
         from leakage.posterior import normalize_log
 
-        for t, row in zip(self.transcripts[:CHECK_ITEMS], self.rows[name], strict=False):
-            step = score_transcript(t, backend, ScoreOptions()).steps[0]
-            want = np.array([step.posterior[w] for w in t.candidates])
-            got = normalize_log(row[0])
-            if not np.allclose(got, want, atol=1e-6):
-                raise AssertionError(f"{name}: {t.id}: posterior differs from score_transcript")
+        firsts = [normalize_log(r[0]) for r in self.rows[name][:CHECK_ITEMS]]
+        check_posteriors(name, backend, self.transcripts[:CHECK_ITEMS], firsts)
 
     def probs(
         self, name: str, select: Sequence[int]
     ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
         from leakage.posterior import normalize_log
 
-        k = max(len(self.games[i].candidates) for i in select)
-        probs = np.zeros((len(select), k))
-        truth = np.zeros(len(select), dtype=np.int64)
-        for n, i in enumerate(select):
-            kg = len(self.games[i].candidates)
-            probs[n, :kg] = normalize_log(self.rows[name][i][0])
-            truth[n] = self.games[i].truth[0]
-        return probs, truth
+        return padded(
+            [normalize_log(self.rows[name][i][0]) for i in select],
+            [self.games[i].truth[0] for i in select],
+        )
+
+
+def check_posteriors(
+    name: str, backend: Any, transcripts: Sequence[Any], posteriors: Sequence[NDArray[np.float64]]
+) -> None:
+    """Each posterior equals ``score_transcript``'s after the transcript's last turn (the
+    library's own path), or ``AssertionError`` names the predictor and the item."""
+    from leakage import ScoreOptions, score_transcript
+
+    for t, got in zip(transcripts, posteriors, strict=True):
+        step = score_transcript(t, backend, ScoreOptions()).steps[-1]
+        want = np.array([step.posterior[w] for w in t.candidates])
+        if not np.allclose(got, want, atol=1e-6):
+            raise AssertionError(f"{name}: {t.id}: posterior differs from score_transcript")
+
+
+def padded(
+    posteriors: Sequence[NDArray[np.float64]], truths: Sequence[int]
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """Posteriors over different numbers of candidates as one zero-padded array, and the
+    truths' indices."""
+    probs = np.zeros((len(posteriors), max(p.size for p in posteriors)))
+    for n, p in enumerate(posteriors):
+        probs[n, : p.size] = p
+    return probs, np.asarray(truths, dtype=np.int64)
 
 
 class Replay:

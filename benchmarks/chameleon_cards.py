@@ -61,9 +61,11 @@ members' LLM rows) with its other fits kept, and used as the shipped ensemble fo
 ``ensemble_statement_fit`` is the same file without its sentence_card entry (the pool before);
 ``shipped_minus_before`` the paired differences per m, resampling secret words.
 
-``python -m benchmarks.chameleon_cards`` (``--members cooccurrence,embedding`` for a cheap
-run; ``--no-pair`` skips the pair items; ``--precision fp32`` runs the LLM members and the
-embedding in torch fp32, the rows of the shipped torch fit).
+``python -m benchmarks.chameleon_cards`` (``--members cooccurrence,embedding`` scores only
+those two as members, but the shipped pool weighs all four on sentence clues, so it builds the
+listener and the judge on demand, ``OnDemand``, and is not much faster; ``--no-pair`` skips
+the pair items; ``--precision fp32`` runs the LLM members and the embedding in torch fp32, the
+rows of the shipped torch fit).
 """
 
 from __future__ import annotations
@@ -285,26 +287,21 @@ class Scored:
 
     def _check(self, name: str, backend: Any) -> None:
         """The first items' posteriors equal ``score_transcript``'s after the last clue."""
-        from leakage import ScoreOptions, score_transcript
+        from benchmarks.adversary import check_posteriors
 
-        for item, got in zip(self.items[:CHECK_ITEMS], self.posteriors[name], strict=False):
-            t = item.transcript
-            step = score_transcript(t, backend, ScoreOptions()).steps[-1]
-            want = np.array([step.posterior[w] for w in t.candidates])
-            if not np.allclose(got, want, atol=1e-6):
-                raise AssertionError(f"{name}: {t.id}: posterior differs from score_transcript")
+        firsts = self.items[:CHECK_ITEMS]
+        check_posteriors(
+            name, backend, [i.transcript for i in firsts], self.posteriors[name][: len(firsts)]
+        )
 
     def arrays(
         self, name: str, select: Sequence[int]
     ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-        k = max(len(self.games[i].candidates) for i in select)
-        probs = np.zeros((len(select), k))
-        truth = np.zeros(len(select), dtype=np.int64)
-        for n, i in enumerate(select):
-            p = self.posteriors[name][i]
-            probs[n, : p.size] = p
-            truth[n] = self.games[i].truth[0]
-        return probs, truth
+        from benchmarks.adversary import padded
+
+        return padded(
+            [self.posteriors[name][i] for i in select], [self.games[i].truth[0] for i in select]
+        )
 
 
 def grouped_figures(
@@ -753,8 +750,9 @@ if __name__ == "__main__":
     parser.add_argument(
         "--members",
         default=",".join(MEMBERS),
-        help="comma-separated members to score (default: all four; the shipped ensemble "
-        "needs cooccurrence, embedding and listener on sentence clues, its word fit all four)",
+        help="comma-separated members to score (default: all four, which the shipped "
+        "ensemble pools on sentence clues and on words; the judge takes about 8 minutes on the "
+        "card items in bf16 here)",
     )
     parser.add_argument("--no-pair", action="store_true", help="skip the pair items")
     parser.add_argument(

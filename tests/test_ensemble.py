@@ -258,12 +258,10 @@ def test_the_shipped_weights_are_package_data():
     assert fitted.weights["judge"] == 0 and fitted.weights["listener"] > 0
     # one-word clues against a board: every member has a weight
     assert all(w > 0 for w in fitted.item_types["word"].weights.values())
-    # sentences against a card: the statement members, the speaker judge not run
+    # sentences against a card: every member, the speaker judge included (it lowers the
+    # frozen log loss there: docs/benchmarks.md, "The sentence_card fit")
     assert set(fitted.item_types) == {"word", "sentence_card"}
-    card = fitted.item_types["sentence_card"].weights
-    assert card["judge"] == 0 and all(
-        card[n] > 0 for n in ("cooccurrence", "embedding", "listener")
-    )
+    assert all(w > 0 for w in fitted.item_types["sentence_card"].weights.values())
 
 
 @pytest.mark.parametrize("content", [None, "{", json.dumps(_weights_doc(weights={"fx": 1.0}))])

@@ -1,0 +1,530 @@
+"""Pooling variants for sentence clues on a Chameleon card: is the log-linear pool the right form?
+
+**What is measured.** The ensemble (``leakage/backends/ensemble.py``) pools its members
+log-linearly: for an item of m clues, member b gives centred log-likelihood rows r_bi (clue i
+x K candidates) and the log posterior is L = sum_b a_b sum_i r_bi (a_b = w_b / T_b; uniform
+prior, softmax over the candidates). This benchmark fits other forms of the pool on the same
+rows and measures whether any of them predicts the secret better:
+
+- ``linear``: the shipped form, a_b > 0 fitted.
+- ``floors``: each member's per-clue row becomes a contaminated likelihood
+  q_bi = log((1 - eps_b) softmax(r_bi / T_b) + eps_b / K), L = sum_b w_b sum_i q_bi: a member
+  that ranks the secret last with confidence costs at most log(K / eps_b) per clue. eps = 0
+  is ``linear``.
+- ``m_scale``: ``linear`` times m^-gamma (the clues of one game overlap, so evidence may add up
+  less than linearly in m).
+- ``mixture``: a linear opinion pool of each member's own posterior,
+  P = sum_b pi_b softmax(a_b sum_i r_bi), pi on the simplex.
+- ``mixture_poe``: the same mixture with the log-linear pool (own weights) as one more
+  component.
+
+With the speaker ``judge`` among the members, ``linear`` is also fitted without it
+(``linear_without_judge``): whether the fourth member helps the pool.
+
+**How.** Every variant is fitted on the card items of the **dev** secret words (m = 1, 2, 3
+pooled, each item its m clues; minimising the mean log loss of the truth, L-BFGS-B, an L2 of
+1e-3 on the log-parameters and the mixture logits) and measured per m on the dev and the
+**frozen** words: top-1 (ties split), top-3 and log loss with 95% percentile bootstrap
+intervals resampling secret words (1,000 resamples, seed 0); the paired difference
+variant - ``linear`` on the same resamples; the multiplier of the log-posteriors that would
+calibrate them per m (``benchmarks.adversary.sharpening``, its interval from 200 resamples of
+items); and the rank, probability and
+top 3 of "United Kingdom" in MAgIC's printed game (parameters fitted on the card items).
+
+**Data** as ``benchmarks.chameleon_cards`` builds it (its docstring has the sources and
+licences): CK-Arena civilians' statements (``../shared/data/ck-arena-dev/logs``) against the
+Chameleon cards holding their word, split dev/frozen by secret word (``split()``), and the MAgIC
+United Kingdom fixture. Members are scored once (``RowMemo``); every variant reads the same
+rows. Every card item is used, those with a clue short enough to be a ``word`` item too (the
+shipped ``sentence_card`` fit leaves those out). Nothing from ``../shared`` is written: the result
+file holds parameters and figures.
+
+``python -m benchmarks.pooling_variants`` (``--members cooccurrence,embedding`` for a cheap run,
+about 1-2 minutes; the default four members take longer: the judge alone takes about 8 minutes
+on the card items here in bf16; ``--precision fp32`` as in ``benchmarks.chameleon_cards``).
+Results in ``benchmarks/results/pooling_variants[_<rows>].json``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from benchmarks._common import write_result
+
+MEMBERS = ("cooccurrence", "embedding", "judge", "listener")
+CLUES = (1, 2, 3)
+L2 = 1e-3
+EPS_INIT = -3.0
+"""Initial logit of each member's floor (eps about 0.05)."""
+VARIANTS = {
+    "linear": "L = sum_b a_b sum_i r_bi (the shipped form; a_b = w_b / T_b > 0)",
+    "floors": "L = sum_b w_b sum_i log((1 - eps_b) softmax(r_bi / T_b) + eps_b / K): a member's "
+    "cost per clue bounded by log(K / eps_b)",
+    "m_scale": "L = m^-gamma sum_b a_b sum_i r_bi (evidence of overlapping clues adds up "
+    "sublinearly when gamma > 0)",
+    "mixture": "P = sum_b pi_b softmax(a_b sum_i r_bi) (a linear opinion pool of the members' "
+    "own posteriors)",
+    "mixture_poe": "mixture with the log-linear pool (own weights) as one more component",
+}
+JUDGE = "judge"
+
+Rows = NDArray[np.float64]
+"""One item's rows, members x clues x candidates (B x m x K), or a stack of such (n x B x m x K)."""
+
+
+# -- the pools: rows in, log posteriors out ----------------------------------------------------
+
+
+def log_softmax(x: NDArray[np.float64], axis: int = -1) -> NDArray[np.float64]:
+    shifted = x - x.max(axis=axis, keepdims=True)
+    out: NDArray[np.float64] = shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    return out
+
+
+def _logsumexp(x: NDArray[np.float64], axis: int) -> NDArray[np.float64]:
+    top = x.max(axis=axis, keepdims=True)
+    out: NDArray[np.float64] = np.squeeze(top, axis) + np.log(np.exp(x - top).sum(axis=axis))
+    return out
+
+
+def linear_pool(rows: Rows, a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """log softmax(sum_b a_b sum_i r_bi): the shipped log-linear pool."""
+    return log_softmax(np.einsum("...bmk,b->...k", rows, a))
+
+
+def floor_pool(
+    rows: Rows, temps: NDArray[np.float64], weights: NDArray[np.float64], eps: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """log softmax(sum_b w_b sum_i log((1 - eps_b) softmax(r_bi / T_b) + eps_b / K))."""
+    k = rows.shape[-1]
+    own = log_softmax(rows / temps[:, None, None])
+    with np.errstate(divide="ignore"):  # eps = 0: log 0 = -inf, the linear pool
+        q = np.logaddexp(
+            np.log1p(-eps)[:, None, None] + own, (np.log(eps) - np.log(k))[:, None, None]
+        )
+    return log_softmax(np.einsum("...bmk,b->...k", q, weights))
+
+
+def m_scale_pool(rows: Rows, a: NDArray[np.float64], gamma: float) -> NDArray[np.float64]:
+    """log softmax(m^-gamma sum_b a_b sum_i r_bi), m = the item's number of clues."""
+    m = rows.shape[-2]
+    return log_softmax(float(m) ** -gamma * np.einsum("...bmk,b->...k", rows, a))
+
+
+def mixture_pool(
+    rows: Rows,
+    a: NDArray[np.float64],
+    pi: NDArray[np.float64],
+    poe: NDArray[np.float64] | None = None,
+) -> NDArray[np.float64]:
+    """log sum_b pi_b softmax(a_b sum_i r_bi); with ``poe`` (weights per member) the pool
+    ``linear_pool(rows, poe)`` is one more component, weighed by the last entry of ``pi``."""
+    comps = log_softmax(a[:, None] * rows.sum(axis=-2))
+    if poe is not None:
+        comps = np.concatenate([comps, linear_pool(rows, poe)[..., None, :]], axis=-2)
+    with np.errstate(divide="ignore"):  # a component of weight 0
+        return _logsumexp(comps + np.log(pi)[:, None], axis=-2)
+
+
+# -- parameters: an unconstrained vector per variant ------------------------------------------
+
+
+def _sigmoid(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    out: NDArray[np.float64] = 1.0 / (1.0 + np.exp(-x))
+    return out
+
+
+def initial(variant: str, b: int) -> NDArray[np.float64]:
+    """The starting vector of ``variant`` for ``b`` members (every multiplier 1, eps 0.05,
+    gamma 0, pi uniform)."""
+    if variant == "linear":
+        return np.zeros(b)
+    if variant == "floors":
+        return np.concatenate([np.zeros(2 * b), np.full(b, EPS_INIT)])
+    if variant == "m_scale":
+        return np.zeros(b + 1)
+    if variant == "mixture":
+        return np.zeros(2 * b)
+    if variant == "mixture_poe":
+        return np.zeros(3 * b + 1)
+    raise ValueError(f"unknown pooling variant {variant!r}: one of {', '.join(VARIANTS)}")
+
+
+def unpack(variant: str, x: NDArray[np.float64], b: int) -> dict[str, Any]:
+    """The parameters of ``variant`` from its unconstrained vector ``x`` (log-multipliers,
+    logits of eps, gamma, softmax logits of pi)."""
+    if variant in ("linear", "m_scale"):
+        out: dict[str, Any] = {"a": np.exp(x[:b])}
+        if variant == "m_scale":
+            out["gamma"] = float(x[b])
+        return out
+    if variant == "floors":
+        return {
+            "temps": np.exp(x[:b]),
+            "weights": np.exp(x[b : 2 * b]),
+            "eps": _sigmoid(x[2 * b :]),
+        }
+    if variant == "mixture":
+        return {"a": np.exp(x[:b]), "pi": np.exp(log_softmax(x[b:]))}
+    if variant == "mixture_poe":
+        return {
+            "a": np.exp(x[:b]),
+            "pi": np.exp(log_softmax(x[b : 2 * b + 1])),
+            "poe": np.exp(x[2 * b + 1 :]),
+        }
+    raise ValueError(f"unknown pooling variant {variant!r}: one of {', '.join(VARIANTS)}")
+
+
+def _penalised(variant: str, x: NDArray[np.float64], b: int) -> NDArray[np.float64]:
+    """The entries the L2 applies to: log-multipliers and mixture logits, not eps or gamma."""
+    if variant == "floors":
+        return x[: 2 * b]
+    if variant == "m_scale":
+        return x[:b]
+    return x
+
+
+def log_posterior(variant: str, rows: Rows, params: Mapping[str, Any]) -> NDArray[np.float64]:
+    """The pooled log posterior of ``variant`` with ``params`` (as ``unpack`` gives them)."""
+    if variant == "linear":
+        return linear_pool(rows, params["a"])
+    if variant == "floors":
+        return floor_pool(rows, params["temps"], params["weights"], params["eps"])
+    if variant == "m_scale":
+        return m_scale_pool(rows, params["a"], params["gamma"])
+    if variant in ("mixture", "mixture_poe"):
+        return mixture_pool(rows, params["a"], params["pi"], params.get("poe"))
+    raise ValueError(f"unknown pooling variant {variant!r}: one of {', '.join(VARIANTS)}")
+
+
+# -- the fit -----------------------------------------------------------------------------------
+
+
+def _buckets(
+    rows: Sequence[Rows], truth: Sequence[int]
+) -> list[tuple[NDArray[np.int64], Rows, NDArray[np.int64]]]:
+    """Items stacked by shape (m, K): (their indices, n x B x m x K rows, truths)."""
+    shapes: dict[tuple[int, ...], list[int]] = {}
+    for n, r in enumerate(rows):
+        shapes.setdefault(r.shape, []).append(n)
+    return [
+        (np.array(ix), np.stack([rows[n] for n in ix]), np.array([truth[n] for n in ix]))
+        for ix in shapes.values()
+    ]
+
+
+def predict(variant: str, rows: Sequence[Rows], params: Mapping[str, Any]) -> list[Rows]:
+    """Each item's log posterior (K,) under ``variant``."""
+    out: list[Rows] = [np.zeros(0)] * len(rows)
+    for ix, stack, _ in _buckets(rows, [0] * len(rows)):
+        for n, lp in zip(ix, log_posterior(variant, stack, params), strict=True):
+            out[n] = lp
+    return out
+
+
+def fit(
+    variant: str, rows: Sequence[Rows], truth: Sequence[int], *, l2: float = L2
+) -> tuple[dict[str, Any], float]:
+    """``variant``'s parameters minimising the mean log loss of ``truth`` over the items
+    ``rows`` (each B x m x K) plus ``l2`` times the squared log-parameters (L-BFGS-B from
+    ``initial``); the parameters and the mean log loss they reach."""
+    from scipy.optimize import minimize
+
+    b = rows[0].shape[0]
+    buckets = _buckets(rows, truth)
+    total = len(rows)
+
+    def loss(x: NDArray[np.float64]) -> float:
+        params = unpack(variant, x, b)
+        s = 0.0
+        for _, stack, t in buckets:
+            lp = log_posterior(variant, stack, params)
+            s -= float(lp[np.arange(t.size), t].sum())
+        return s / total
+
+    def objective(x: NDArray[np.float64]) -> float:
+        return loss(x) + l2 * float(np.sum(_penalised(variant, x, b) ** 2))
+
+    res = minimize(objective, initial(variant, b), method="L-BFGS-B")
+    return unpack(variant, res.x, b), loss(res.x)
+
+
+def describe(params: Mapping[str, Any], members: Sequence[str]) -> dict[str, Any]:
+    """Parameters for the result file: per member where they are per member."""
+    out: dict[str, Any] = {}
+    for k, v in params.items():
+        if isinstance(v, float):
+            out[k] = round(v, 4)
+        elif k == "pi" and len(v) == len(members) + 1:
+            out[k] = {
+                **dict(zip(members, np.round(v[:-1], 4).tolist(), strict=True)),
+                "poe": round(v[-1], 4),
+            }
+        else:
+            out[k] = dict(zip(members, np.round(v, 4).tolist(), strict=True))
+    return out
+
+
+# -- figures -----------------------------------------------------------------------------------
+
+
+def _probs(log_posts: Sequence[Rows]) -> NDArray[np.float64]:
+    """Posteriors padded with zeros to the widest card (as ``Scored.arrays``)."""
+    out = np.zeros((len(log_posts), max(lp.size for lp in log_posts)))
+    for n, lp in enumerate(log_posts):
+        out[n, : lp.size] = np.exp(lp)
+    return out
+
+
+def paired(
+    pa: NDArray[np.float64],
+    pb: NDArray[np.float64],
+    truth: NDArray[np.int64],
+    groups: Sequence[str],
+) -> dict[str, Any]:
+    """Per-item differences a - b of top-1 and log loss, with 95% intervals resampling
+    ``groups`` (secret words; the resamples of ``grouped_figures`` for the same items)."""
+    from benchmarks.adversary import rank_figures
+    from benchmarks.chameleon_cards import _bootstrap_draws
+    from leakage.calibration._metrics import item_log_loss
+
+    draws = _bootstrap_draws(groups)
+    out: dict[str, Any] = {"items": int(truth.size)}
+    for name, d in (
+        ("top1", rank_figures(pa, truth)["top1"] - rank_figures(pb, truth)["top1"]),
+        ("log_loss", item_log_loss(pa, truth) - item_log_loss(pb, truth)),
+    ):
+        out[name] = round(float(d.mean()), 4)
+        lo, hi = np.quantile([d[x].mean() for x in draws], [0.025, 0.975])
+        out[f"{name}_ci95"] = [round(float(lo), 4), round(float(hi), 4)]
+    return out
+
+
+def evaluate(
+    predictions: Mapping[str, Sequence[Rows]],
+    truth: NDArray[np.int64],
+    cells: Mapping[str, NDArray[np.int64]],
+    groups: Sequence[str],
+    baseline: Callable[[str], str | None],
+) -> dict[str, Any]:
+    """Per predictor and cell (m x side): figures, the paired difference against
+    ``baseline(predictor)`` (none when it returns None) and the multiplier to calibrate."""
+    from benchmarks.adversary import sharpening
+    from benchmarks.chameleon_cards import grouped_figures
+
+    out: dict[str, Any] = {}
+    for name, lps in predictions.items():
+        base = baseline(name)
+        out[name] = {}
+        for cell, ix in cells.items():
+            probs = _probs([lps[n] for n in ix])
+            g = [groups[n] for n in ix]
+            f = grouped_figures(probs, truth[ix], g)
+            mult, ci = sharpening(probs, truth[ix])
+            f["multiplier"], f["multiplier_ci95"] = mult, ci
+            if base is not None:
+                other = _probs([predictions[base][n] for n in ix])
+                f[f"minus_{base}"] = paired(probs, other, truth[ix], g)
+            out[name][cell] = f
+    return out
+
+
+def uk_rank(log_post: Rows, candidates: Sequence[str], secret: str) -> dict[str, Any]:
+    """Where a log posterior ranks the secret of MAgIC's game, its probability, the top 3."""
+    p = np.exp(log_post)
+    order = np.argsort(-p, kind="stable")
+    at = list(candidates).index(secret)
+    return {
+        "rank": int((p > p[at]).sum()) + 1,
+        "of": len(candidates),
+        "p_secret": round(float(p[at]), 4),
+        "top3": [[candidates[i], round(float(p[i]), 4)] for i in order[:3]],
+    }
+
+
+# -- the run -----------------------------------------------------------------------------------
+
+
+def _print(results: Mapping[str, Any], uk: Mapping[str, Any]) -> None:
+    for name, fit_ in results["fits"].items():
+        print(f"  {name}: {fit_['parameters']}  (dev log loss {fit_['dev_log_loss']:.3f})")
+    print("  per m (dev / frozen): top-1 [95%], top-3, log loss [95%], multiplier to calibrate")
+    for name, cells in results["figures"].items():
+        for cell, f in cells.items():
+            line = (
+                f"    {name:<22} {cell:<9} n={f['items']:<4} top-1 {f['top1']:.3f} "
+                f"{f['top1_ci95']}  top-3 {f['top3']:.3f}  log loss {f['log_loss']:.3f} "
+                f"{f['log_loss_ci95']}  x{f['multiplier']:.2f}"
+            )
+            print(line)
+            for k, d in f.items():
+                if k.startswith("minus_"):
+                    print(
+                        f"    {'':<22} {'- ' + k[6:]:<18} top-1 {d['top1']:+.3f} "
+                        f"{d['top1_ci95']}  log loss {d['log_loss']:+.3f} {d['log_loss_ci95']}"
+                    )
+    print("  MAgIC United Kingdom game (8 candidates): rank of the secret, P(secret), top 3")
+    for name, r in uk.items():
+        top = ", ".join(f"{w} {p:.2f}" for w, p in r["top3"])
+        print(f"    {name:<22} {r['rank']} of {r['of']}  P={r['p_secret']:.3f}  ({top})")
+
+
+def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, Any]:
+    """Score ``members`` on the card items and MAgIC's game, fit every variant on the dev
+    words, measure per m on dev and frozen words, write the result file."""
+    from benchmarks import chameleon_cards as cc
+    from benchmarks._common import shared_data
+    from benchmarks.adversary import RowMemo, build_members
+    from leakage import load_transcripts
+    from leakage.backends.ensemble import llm_rows
+
+    start = time.perf_counter()
+    logs = shared_data("ck-arena-dev", "logs")
+    cards_path = cc.SHARED_DATA / "chameleon-cards" / "cards.json"
+    games, errors = load_transcripts([logs], input_format="ck-arena")
+    if errors:
+        raise ValueError(f"{logs}: {len(errors)} unreadable records, first: {errors[0]}")
+    scored = cc.Scored("card", cc.card_items(games, cc.load_cards(cards_path)))
+    sides = cc.split(scored.items)
+    fixture = cc.load_fixture()
+    uk_set = cc.Scored("uk", [cc.Item(fixture, "uk", len(fixture.turns), "card", None, "uk")])
+    backends, load = build_members(members, precision, embedding_precision=precision)
+    seconds: dict[str, Any] = {"load": load}
+    for name, backend in backends.items():
+        memo = RowMemo(backend)
+        scored.score(name, memo)
+        uk_set.score(name, memo)
+        seconds[name] = scored.seconds[name]
+        print(f"  {name}: load {load[name]:.1f} s, card items {scored.seconds[name]:.1f} s")
+    names = list(members)
+    rows = [np.stack([scored.rows[b][n] for b in names]) for n in range(len(scored.items))]
+    uk_rows = np.stack([uk_set.rows[b][0] for b in names])
+    truth = np.array([g.truth[0] for g in scored.games], dtype=np.int64)
+    groups = [it.group for it in scored.items]
+    dev = [n for n, it in enumerate(scored.items) if sides[it.group] == "dev"]
+    cells = {
+        f"m{m}_{side}": np.array(
+            [n for n, it in enumerate(scored.items) if it.m == m and sides[it.group] == side]
+        )
+        for m in CLUES
+        for side in ("dev", "frozen")
+    }
+    print(
+        f"pooling_variants: {len(rows)} card items, {len(dev)} on dev words "
+        f"({len({groups[n] for n in dev})} words), members {', '.join(names)}",
+        flush=True,
+    )
+
+    fits: dict[str, Any] = {}
+    predictions: dict[str, list[Rows]] = {}
+    uk: dict[str, Any] = {}
+    runs: list[tuple[str, str, list[int]]] = [(v, v, list(range(len(names)))) for v in VARIANTS]
+    if JUDGE in names and len(names) > 1:
+        runs.append(
+            ("linear_without_judge", "linear", [i for i, b in enumerate(names) if b != JUDGE])
+        )
+    for label, variant, keep in runs:
+        sub = [r[keep] for r in rows]
+        with_names = [names[i] for i in keep]
+        t0 = time.perf_counter()
+        params, dev_loss = fit(variant, [sub[n] for n in dev], truth[dev].tolist())
+        predictions[label] = predict(variant, sub, params)
+        uk[label] = uk_rank(
+            log_posterior(variant, uk_rows[keep], params),
+            uk_set.games[0].candidates,
+            fixture.secret,
+        )
+        fits[label] = {
+            "variant": variant,
+            "members": with_names,
+            "parameters": describe(params, with_names),
+            "dev_log_loss": round(dev_loss, 4),
+            "seconds": round(time.perf_counter() - t0, 2),
+        }
+        print(f"  fitted {label} in {fits[label]['seconds']:.1f} s", flush=True)
+
+    def baseline(label: str) -> str | None:
+        return None if label in ("linear", "linear_without_judge") else "linear"
+
+    figures = evaluate(predictions, truth, cells, groups, baseline)
+    if "linear_without_judge" in predictions:
+        for cell, ix in cells.items():
+            figures["linear"][cell]["minus_linear_without_judge"] = paired(
+                _probs([predictions["linear"][n] for n in ix]),
+                _probs([predictions["linear_without_judge"][n] for n in ix]),
+                truth[ix],
+                [groups[n] for n in ix],
+            )
+    seconds["total"] = round(time.perf_counter() - start, 1)
+    results = {
+        "data": {
+            "card_items": len(rows),
+            "items_by_cell": {c: int(ix.size) for c, ix in cells.items()},
+            "dev_words": sorted({groups[n] for n in dev}),
+            "frozen_words": sorted({g for g in groups if sides[g] == "frozen"}),
+        },
+        "backends": {n: b.info() for n, b in backends.items()},
+        "fits": fits,
+        "figures": figures,
+        "magic_uk_game": uk,
+        "seconds": seconds,
+    }
+    _print(results, uk)
+    params_doc = {
+        "members": names,
+        "llm_precision": precision,
+        "logs": str(logs),
+        "cards": [cc.SHIPPED_CARDS, str(cards_path)],
+        "variants": VARIANTS,
+        "fit": {
+            "on": "card items of the dev words, m = 1-3 pooled",
+            "l2": L2,
+            "method": "L-BFGS-B",
+        },
+        "split": cc.SPLIT_RULE,
+        "bootstrap": {
+            "resamples": cc.N_BOOT,
+            "seed": cc.SEED,
+            "level": 0.95,
+            "unit": "secret word",
+        },
+        "command": "python -m benchmarks.pooling_variants"
+        + ("" if tuple(members) == MEMBERS else f" --members {','.join(members)}")
+        + ("" if precision == "auto" else f" --precision {precision}"),
+    }
+    # int8 rows and torch fp32 rows are kept apart from the default run's figures
+    tag = llm_rows(backends) or ("" if precision == "auto" else precision)
+    path = write_result("pooling_variants" + (f"_{tag}" if tag else ""), params_doc, results)
+    print(f"  wrote {path}  ({seconds['total']:.0f} s)")
+    return results
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.pooling_variants",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="variants:\n" + "\n".join(f"  {k}: {v}" for k, v in VARIANTS.items()),
+    )
+    parser.add_argument(
+        "--members",
+        default=",".join(MEMBERS),
+        help="comma-separated members to pool (default: all four; with judge, linear is also "
+        "fitted without it)",
+    )
+    parser.add_argument(
+        "--precision",
+        choices=("auto", "fp32", "bf16"),
+        default="auto",
+        help="the LLM members' and the embedding's precision, as in benchmarks.chameleon_cards; "
+        "results in pooling_variants_<precision>.json",
+    )
+    args = parser.parse_args()
+    run(tuple(m.strip() for m in args.members.split(",") if m.strip()), precision=args.precision)
