@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.special import log_softmax, logsumexp
 
 from benchmarks._common import write_result
 
@@ -80,21 +81,9 @@ Rows = NDArray[np.float64]
 # -- the pools: rows in, log posteriors out ----------------------------------------------------
 
 
-def log_softmax(x: NDArray[np.float64], axis: int = -1) -> NDArray[np.float64]:
-    shifted = x - x.max(axis=axis, keepdims=True)
-    out: NDArray[np.float64] = shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
-    return out
-
-
-def _logsumexp(x: NDArray[np.float64], axis: int) -> NDArray[np.float64]:
-    top = x.max(axis=axis, keepdims=True)
-    out: NDArray[np.float64] = np.squeeze(top, axis) + np.log(np.exp(x - top).sum(axis=axis))
-    return out
-
-
 def linear_pool(rows: Rows, a: NDArray[np.float64]) -> NDArray[np.float64]:
     """log softmax(sum_b a_b sum_i r_bi): the shipped log-linear pool."""
-    return log_softmax(np.einsum("...bmk,b->...k", rows, a))
+    return log_softmax(np.einsum("...bmk,b->...k", rows, a), axis=-1)
 
 
 def floor_pool(
@@ -102,18 +91,18 @@ def floor_pool(
 ) -> NDArray[np.float64]:
     """log softmax(sum_b w_b sum_i log((1 - eps_b) softmax(r_bi / T_b) + eps_b / K))."""
     k = rows.shape[-1]
-    own = log_softmax(rows / temps[:, None, None])
+    own = log_softmax(rows / temps[:, None, None], axis=-1)
     with np.errstate(divide="ignore"):  # eps = 0: log 0 = -inf, the linear pool
         q = np.logaddexp(
             np.log1p(-eps)[:, None, None] + own, (np.log(eps) - np.log(k))[:, None, None]
         )
-    return log_softmax(np.einsum("...bmk,b->...k", q, weights))
+    return log_softmax(np.einsum("...bmk,b->...k", q, weights), axis=-1)
 
 
 def m_scale_pool(rows: Rows, a: NDArray[np.float64], gamma: float) -> NDArray[np.float64]:
     """log softmax(m^-gamma sum_b a_b sum_i r_bi), m = the item's number of clues."""
     m = rows.shape[-2]
-    return log_softmax(float(m) ** -gamma * np.einsum("...bmk,b->...k", rows, a))
+    return log_softmax(float(m) ** -gamma * np.einsum("...bmk,b->...k", rows, a), axis=-1)
 
 
 def mixture_pool(
@@ -124,11 +113,11 @@ def mixture_pool(
 ) -> NDArray[np.float64]:
     """log sum_b pi_b softmax(a_b sum_i r_bi); with ``poe`` (weights per member) the pool
     ``linear_pool(rows, poe)`` is one more component, weighed by the last entry of ``pi``."""
-    comps = log_softmax(a[:, None] * rows.sum(axis=-2))
+    comps = log_softmax(a[:, None] * rows.sum(axis=-2), axis=-1)
     if poe is not None:
         comps = np.concatenate([comps, linear_pool(rows, poe)[..., None, :]], axis=-2)
     with np.errstate(divide="ignore"):  # a component of weight 0
-        return _logsumexp(comps + np.log(pi)[:, None], axis=-2)
+        return logsumexp(comps + np.log(pi)[:, None], axis=-2)
 
 
 # -- parameters: an unconstrained vector per variant ------------------------------------------
