@@ -79,7 +79,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks._common import write_result
-from benchmarks.chameleon_cards import Item, Scored
+from benchmarks.chameleon_cards import Item, Scored, _fold
 
 MEMBERS = ("cooccurrence", "embedding", "judge", "listener")
 CLUES = (1, 2, 3)
@@ -107,10 +107,6 @@ class WordCard:
     """``frozen``, ``dev`` or ``mixed`` (see the module docstring)."""
     distractor_pool: int
     """How many other board words the distractors were drawn from."""
-
-
-def _fold(word: str) -> str:
-    return " ".join(word.casefold().split())
 
 
 def _number(item_id: str) -> int:
