@@ -38,6 +38,17 @@ Counts on the 377 items (2026-11-27): 96 secrets; 62 with 3 distinct hints (25 h
 than 3 items, 9 fewer than 3 distinct hints); 186 items (62 per m) from 186 Codenames items;
 every card 16 words (distractor pools of 42 words or more); 3 frozen, 19 dev, 40 mixed secrets.
 
+**Themed cards** (``themed_items``; ``themed_cards`` in the results). The cards above hold
+random board words; a real Chameleon card holds one category (Animals, Jobs), whose words
+share associations. So the same hints are also put on the Chameleon cards that hold their
+secret (``benchmarks.chameleon_cards.load_cards``: the product's cards, then the shared ones,
+each word set once): each distinct hint alone (m = 1), and the first 2 and 3 hints of a secret
+that has them, against every card holding it, the card's words the candidates. 10 secrets
+stand on a card (alien, centaur, green, opera, scientist, soul, superhero, unicorn, war,
+wind): 80 items (54 / 14 / 12 for m = 1 / 2 / 3); an item's side is frozen when all its hints
+come from frozen items, dev when all from dev items, mixed otherwise. Figures per m and side
+with intervals resampling secret words.
+
 **Split.** ``leakage.calibration.dev_frozen_split`` over the 377 Codenames item ids is the
 split the shipped word fit was fitted on (its dev items were in the fit, its frozen items
 never). A secret is *frozen* when all 3 items whose hints it uses are frozen items, *dev* when
@@ -230,6 +241,47 @@ def load(path: Path) -> tuple[list[WordCard], list[Item], dict[str, Any]]:
     return cards, items, counts
 
 
+def themed_items(games: Sequence[Any], cards: Sequence[Any]) -> tuple[list[Item], dict[str, str]]:
+    """Codenames hints on a themed card: for every Chameleon card (``chameleon_cards.load_cards``)
+    that holds a secret (the word a guesser picked), the card's words are the candidates and
+    the secret's distinct hints (items in id order, a hint equal to the secret skipped) the
+    clues: m = 1 is each hint alone, m = 2 and 3 the first 2 and 3 hints of a secret that has
+    them. The distractors are the card's own category (Animals, Jobs, ...), as in a real game,
+    not board words. Returns the items and each item's side (``frozen`` when all its hints
+    come from frozen Codenames items, ``dev`` when all from dev items, else ``mixed``)."""
+    from benchmarks.chameleon_cards import _chameleon
+    from leakage.calibration import dev_frozen_split
+
+    _, frozen_ids = dev_frozen_split([g.id for g in games])
+    frozen = set(frozen_ids)
+    by_secret: dict[str, list[Any]] = {}
+    for g in sorted(games, key=lambda g: _number(g.id)):
+        h = _fold(hint(g))
+        known = {_fold(hint(x)) for x in by_secret.get(_fold(g.secret), [])}
+        if h != _fold(g.secret) and h not in known:
+            by_secret.setdefault(_fold(g.secret), []).append(g)
+    items: list[Item] = []
+    sides: dict[str, str] = {}
+    for card in cards:
+        on_card = {_fold(w): w for w in card.words}
+        for key, used in by_secret.items():
+            if key not in on_card:
+                continue
+            runs = [[g] for g in used] + [used[:m] for m in CLUES[1:] if len(used) >= m]
+            for run in runs:
+                m = len(run)
+                ids = [g.id for g in run]
+                side = {"frozen" if i in frozen else "dev" for i in ids}
+                name = f"themed:{card.source}|{card.category}|{key}|m{m}|{ids[0]}"
+                meta = {"m": m, "secret": on_card[key], "sources": ids, "card": card.source}
+                t = _chameleon(
+                    name, card.category, card.words, on_card[key], [hint(g) for g in run], meta
+                )
+                items.append(Item(t, f"themed:{key}", m, "word", None, ",".join(ids)))
+                sides[t.id] = side.pop() if len(side) == 1 else "mixed"
+    return items, sides
+
+
 # -- figures ---------------------------------------------------------------------------------
 
 
@@ -265,6 +317,28 @@ def report(scored: Scored, sides: Mapping[str, str]) -> dict[str, Any]:
                     block["gain"][f"m{m}to{m + 1}_{side}"] = gain(
                         scored, predictor, m, m + 1, side, sides
                     )
+        out[predictor] = block
+    return out
+
+
+def themed_report(scored: Scored, sides: Mapping[str, str]) -> dict[str, Any]:
+    """Per predictor, m and side (by item), figures with intervals resampling secret words."""
+    from benchmarks.chameleon_cards import grouped_figures
+
+    out: dict[str, Any] = {}
+    for predictor in scored.posteriors:
+        block: dict[str, Any] = {}
+        for side in SIDES:
+            for m in CLUES:
+                select = [
+                    n
+                    for n, it in enumerate(scored.items)
+                    if it.m == m and side in ("all", sides[it.transcript.id])
+                ]
+                if select:
+                    probs, truth = scored.arrays(predictor, select)
+                    groups = [scored.items[n].group for n in select]
+                    block[f"m{m}_{side}"] = grouped_figures(probs, truth, groups)
         out[predictor] = block
     return out
 
@@ -324,8 +398,8 @@ def _print(results: Mapping[str, Any]) -> None:
 def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, Any]:
     """Score every member and the shipped ensemble on the word cards; write the results."""
     from benchmarks._common import shared_data
-    from benchmarks.adversary import RowMemo, build_members
-    from benchmarks.chameleon_cards import OnDemand
+    from benchmarks.adversary import RowMemo, build_members, load_codenames
+    from benchmarks.chameleon_cards import OnDemand, load_cards
     from leakage._runtime import cpu_supports_bf16
     from leakage.backends.ensemble import (
         EnsembleBackend,
@@ -368,6 +442,12 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
     full = {n: memo.get(n) or OnDemand(n, precision) for n in fitted.members}
     pool = EnsembleBackend.from_weights(fitted, full, weights_file=str(weights_file))
     scored.score("ensemble", pool)
+    themed, themed_sides = themed_items(
+        load_codenames(path), load_cards(shared_data("chameleon-cards", "cards.json"))
+    )
+    on_cards = Scored("themed", themed)
+    for name, backend in {**memo, "ensemble": pool}.items():
+        on_cards.score(name, backend)
     results: dict[str, Any] = {
         "cpu_supports_bf16": cpu_supports_bf16(),
         "data": {
@@ -389,8 +469,28 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
         "asked_on_demand_rows": {n: b.rows for n, b in full.items() if isinstance(b, OnDemand)},
         "seconds": {"load": load_s, "score": scored.seconds},
         "predictors": report(scored, sides),
+        "themed_cards": {
+            "items": len(themed),
+            "items_by_m": {f"m{m}": sum(i.m == m for i in themed) for m in CLUES},
+            "secret_words": sorted({i.group.split(":", 1)[1] for i in themed}),
+            "cards": len({i.transcript.meta["card"] for i in themed}),
+            "predictors": themed_report(on_cards, themed_sides),
+        },
     }
     _print(results["predictors"])
+    print(
+        f"  themed cards: {results['themed_cards']['items']} items "
+        f"({results['themed_cards']['items_by_m']}), secrets "
+        f"{results['themed_cards']['secret_words']}"
+    )
+    for predictor, block in results["themed_cards"]["predictors"].items():
+        for cell, f in block.items():
+            if cell.endswith("_all"):
+                print(
+                    f"    {predictor:<13} {cell:<7} n={f['items']:<3} words={f['secret_words']:<3}"
+                    f" top-1 {f['top1']:.3f} {f['top1_ci95']}  log loss {f['log_loss']:.3f}"
+                    f" (uniform {f['uniform_log_loss']:.3f})"
+                )
     results["seconds"]["total"] = round(time.perf_counter() - start, 1)
     params = {
         "members": list(members),

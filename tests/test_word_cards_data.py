@@ -65,6 +65,43 @@ def test_word_cards_rule_on_hand_made_items() -> None:
     assert card.distractor_pool == 15
 
 
+def test_themed_items_put_hints_on_the_cards_that_hold_the_secret() -> None:
+    """Each distinct hint alone (m = 1), then the first 2 and 3 hints, against every card
+    holding the secret, in the card's spelling; secrets on no card are left out."""
+    from benchmarks.chameleon_cards import CardSource
+
+    cards = [
+        CardSource("a", "Money", ("Coin", "Bank", "Loan", "Safe"), "MIT"),
+        CardSource("b", "Places", ("BANK", "Shop", "Park"), "MIT"),
+        CardSource("c", "Sky", ("Star", "Cloud", "Planet"), "MIT"),
+    ]
+    games = _hand_made()
+    items, sides = wc.themed_items(games, cards)
+    on_a = [i for i in items if i.transcript.meta["card"] == "a"]
+    assert [(i.m, [t.text for t in i.transcript.turns]) for i in on_a] == [
+        (1, ["river"]),
+        (1, ["loan"]),
+        (1, ["money"]),
+        (1, ["vault"]),
+        (2, ["river", "loan"]),
+        (3, ["river", "loan", "money"]),
+    ]
+    assert {i.transcript.secret for i in on_a} == {"Bank"}
+    assert on_a[0].transcript.candidates == ["Coin", "Bank", "Loan", "Safe"]
+    on_b = [i for i in items if i.transcript.meta["card"] == "b"]
+    assert len(on_b) == len(on_a) and {i.transcript.secret for i in on_b} == {"BANK"}
+    assert not [i for i in items if i.transcript.meta["card"] == "c"]  # moon, sun: no card
+    assert {i.group for i in items} == {"themed:bank"}
+    # the side follows the Codenames split of the hints' items
+    _, frozen_ids = dev_frozen_split([g.id for g in games])
+    for i in items:
+        ids = i.transcript.meta["sources"]
+        want = {"frozen" if x in set(frozen_ids) else "dev" for x in ids}
+        assert sides[i.transcript.id] == (want.pop() if len(want) == 1 else "mixed")
+    games_, skipped = extract_items([i.transcript for i in items])
+    assert not skipped and all(len(g.clues) == i.m for g, i in zip(games_, items, strict=True))
+
+
 def test_small_pool_gives_a_smaller_card() -> None:
     games = [_item(n, "cat", h, ["a", "b", "c"]) for n, h in enumerate(("fur", "meow", "pet"))]
     (card,), _ = wc.word_cards(games)
