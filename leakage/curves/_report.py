@@ -40,6 +40,7 @@ from leakage.curves._compute import (
 )
 from leakage.curves._data import GROUPINGS, StepTable, load_steps
 from leakage.curves._figures import (
+    MAX_BANDS,
     MAX_GROUPS,
     by_group_figure,
     compare_figure,
@@ -181,8 +182,10 @@ def build_site(
     intro = (
         f'<p class="note">Made {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC by '
         f"<code>leakage report --by {_html._esc(by)}</code>. Intervals are bootstrap 95% "
-        f"percentile intervals over games ({replicates} replicates, seed {seed}). "
-        "Every plotted number is in the CSV named under its figure.</p>"
+        f"percentile intervals over games ({replicates} replicates, seed {seed}); the curves "
+        f"draw them as bands when at most {MAX_BANDS} groups are drawn (more bands hide each "
+        "other). Every plotted number, every interval included, is in the CSV named under its "
+        "figure.</p>"
     )
     sections = [
         ("Data", _provenance(steps) + _html.table(sizes, [("group", by), ("games", "games")])),
