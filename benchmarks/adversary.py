@@ -359,6 +359,47 @@ def fit_word_type(table: Table, frozen_ids: Sequence[str], members: Sequence[str
     return calibrate_on(items, in_train, seed=SEED, split=SPLIT_RULE)
 
 
+def write_type_fit(
+    kind: str,
+    result: Any,
+    path: Path,
+    member_info: Mapping[str, Any],
+    *,
+    fitted_on: Mapping[str, Any],
+    note: str,
+    command: str,
+    base_path: Path | None = None,
+    rows: str = "",
+) -> Path:
+    """Write the weights file ``base_path`` (default: the shipped one for the members'
+    ``rows``, ``leakage.backends.ensemble.llm_rows``) with ``result`` as its fit for item type
+    ``kind`` (the rest kept; members the base lacks get weight 0 in its other fits) to
+    ``path``. ``fitted_on`` gets the counts of ``result``, the command and the members'
+    settings added."""
+    from leakage.backends.ensemble import default_weights_path, read_weights
+    from leakage.calibration import with_type_fit
+
+    base = read_weights(base_path or default_weights_path(rows))
+    doc = with_type_fit(
+        base,
+        kind,
+        result,
+        fitted_on={
+            **fitted_on,
+            "games": len(result.train_games) + len(result.test_games),
+            "items": result.train_items + result.test_items,
+            "command": command
+            + (f" --base {base_path}" if base_path else "")
+            + " --write-weights PATH",
+            "member_info": dict(member_info),
+        },
+        note=note,
+        member_info={n: i for n, i in member_info.items() if n not in base.members},
+    )
+    path.write_text(json.dumps(doc.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
+    return path
+
+
 def write_word_weights(
     result: Any,
     path: Path,
@@ -367,33 +408,22 @@ def write_word_weights(
     base_path: Path | None = None,
     rows: str = "",
 ) -> Path:
-    """The weights file ``base_path`` (default: the shipped one for the members' ``rows``,
-    ``leakage.backends.ensemble.llm_rows``) with ``result`` as its ``word`` fit (the rest
-    kept; members the base lacks get weight 0 in its other fits)."""
-    from leakage.backends.ensemble import default_weights_path, read_weights
-    from leakage.calibration import with_type_fit
-
-    base = read_weights(base_path or default_weights_path(rows))
-    doc = with_type_fit(
-        base,
+    """``write_type_fit`` of the ``word`` type fitted on the Codenames dev items."""
+    return write_type_fit(
         "word",
         result,
+        path,
+        member_info,
         fitted_on={
             "paths": [f"../shared/data/{codenames_path.parent.name}/{codenames_path.name}"],
             "input_format": "leakage",
-            "games": len(result.train_games) + len(result.test_games),
-            "items": result.train_items + result.test_items,
-            "command": "python -m benchmarks.adversary"
-            + (f" --base {base_path}" if base_path else "")
-            + " --write-weights PATH",
-            "member_info": dict(member_info),
         },
         note="one-word clues by people against 13-25 Codenames board words (the word the "
         "human guesser picked as the truth), fitted on the dev split, measured on the frozen",
-        member_info={n: i for n, i in member_info.items() if n not in base.members},
+        command="python -m benchmarks.adversary",
+        base_path=base_path,
+        rows=rows,
     )
-    path.write_text(json.dumps(doc.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
-    return path
 
 
 def ck_arena(members: Mapping[str, Any], weights_file: Path | None = None) -> dict[str, Any]:

@@ -444,17 +444,15 @@ def write_card_weights(
     base_path: Path | None = None,
     rows: str = "",
 ) -> Path:
-    """The weights file ``base_path`` (default: the shipped one for the members' ``rows``)
-    with ``result`` as its ``sentence_card`` fit (the rest kept; members the fit lacks get
-    weight 0 in it)."""
-    from leakage.backends.ensemble import default_weights_path, read_weights
-    from leakage.calibration import with_type_fit
+    """``benchmarks.adversary.write_type_fit`` of the ``sentence_card`` type fitted on the
+    dev words' card items."""
+    from benchmarks.adversary import write_type_fit
 
-    base = read_weights(base_path or default_weights_path(rows))
-    doc = with_type_fit(
-        base,
+    return write_type_fit(
         CARD_TYPE,
         result,
+        path,
+        member_info,
         fitted_on={
             "paths": [
                 "../shared/data/ck-arena-dev/logs",
@@ -462,20 +460,14 @@ def write_card_weights(
                 "../shared/data/chameleon-cards/cards.json",
             ],
             "input_format": "ck-arena civilians' statements on Chameleon cards",
-            "games": len(result.train_games) + len(result.test_games),
-            "items": result.train_items + result.test_items,
             "pooled": "m = 1, 2, 3; an item is the sum of its m centred rows",
-            "command": "python -m benchmarks.chameleon_cards"
-            + (f" --base {base_path}" if base_path else "")
-            + " --write-weights PATH",
-            "member_info": dict(member_info),
         },
         note="CK-Arena civilians' statements (m = 1-3) against a Chameleon card of 8-16 words "
         "holding their word (the truth), fitted on the dev words, measured on the frozen words",
-        member_info={n: i for n, i in member_info.items() if n not in base.members},
+        command="python -m benchmarks.chameleon_cards",
+        base_path=base_path,
+        rows=rows,
     )
-    path.write_text(json.dumps(doc.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
-    return path
 
 
 def secret_rank(transcript: Any, backend: Any) -> dict[str, Any]:
