@@ -29,8 +29,6 @@ import argparse
 import io
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -39,18 +37,16 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks._common import SHARED_DATA, Server  # noqa: E402  (the repository's own)
+
 EXAMPLES = REPO / "corpora" / "examples"
-CK_ARENA = Path("/work/shared/data/ck-arena-dev/logs")
+CK_ARENA = SHARED_DATA / "ck-arena-dev" / "logs"
 DESKTOP = (1280, 900)
 PHONE = (390, 844)
 TIMEOUT = 120.0  # the embedding model's first load on a busy machine
 MAX_BYTES = 150_000
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def default_index(home: Path) -> Path:
@@ -69,62 +65,6 @@ def default_index(home: Path) -> Path:
         check=True,
     )
     return out
-
-
-class Server:
-    """``leakage serve`` on a free port of 127.0.0.1, its output in ``log``."""
-
-    def __init__(self, home: Path, index: Path, allowed: Path | None) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = home / "server.log"
-        both = "cooccurrence,embedding"
-        env = {
-            **os.environ,
-            "LEAKAGE_HOME": str(home),
-            "LEAKAGE_INDEX": str(index),
-            "LEAKAGE_BACKENDS": both,
-            "LEAKAGE_PRELOAD": both,
-            "LEAKAGE_BACKEND_LOAD_WAIT": "300",
-        }
-        if allowed is not None:
-            env["LEAKAGE_ALLOWED_PATHS"] = str(allowed)
-        self._fh = self.log.open("ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "leakage", "serve", "--host", "127.0.0.1",
-             "--port", str(self.port)],
-            env=env,
-            stdout=self._fh,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-        self._wait_ready()
-
-    def _wait_ready(self, timeout: float = 300) -> None:
-        import httpx
-
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise SystemExit(f"leakage serve exited:\n{self.log.read_text()[-3000:]}")
-            try:
-                if httpx.get(self.url + "/readyz", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.3)
-        self.stop()
-        raise SystemExit(f"leakage serve not ready in {timeout} s:\n{self.log.read_text()}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._fh.close()
 
 
 class Page:
@@ -361,7 +301,14 @@ def main() -> None:
         home = Path(tmp)
         index = args.index or default_index(home)
         logs = args.ck_arena.resolve()
-        server = Server(home, index, logs if logs.is_dir() else None)
+        both = "cooccurrence,embedding"
+        settings = {
+            "LEAKAGE_BACKENDS": both,
+            "LEAKAGE_PRELOAD": both,
+            "LEAKAGE_BACKEND_LOAD_WAIT": "300",
+            "LEAKAGE_ALLOWED_PATHS": str(logs) if logs.is_dir() else None,
+        }
+        server = Server(home, index, settings, ready_seconds=300)
         try:
             page = Page()
             try:
