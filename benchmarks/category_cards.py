@@ -26,7 +26,7 @@ are built in memory on each run; the result file holds counts, figures, fitted p
 a few example cards (WordNet words, a secret and its hint).
 
 **Construction of a category card** (deterministic; ``category_card``, on any ``Lookup``,
-``NounNet`` reading WordNet's ``index.noun`` and ``data.noun``):
+``benchmarks._wordnet.WordNet`` reading WordNet's index and data files):
 
 - The secret's *first* noun synset (``index.noun``'s sense order); an item whose secret has no
   noun sense is left out (counted).
@@ -95,12 +95,12 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from benchmarks._common import write_result
+from benchmarks._wordnet import WordNet
 
 MEMBERS = ("cooccurrence", "embedding", "judge", "listener")
 CLUES = (1, 2, 3)
@@ -142,59 +142,6 @@ class Lookup(Protocol):
     def lemmas(self, key: str) -> Sequence[str]:
         """The synset's lemmas in order, underscores as spaces."""
         ...
-
-
-class NounNet:
-    """WordNet 3.0's nouns from ``index.noun`` and ``data.noun`` (``find_wordnet_dir``):
-    senses, lemmas, hypernym and hyponym pointers. Keys are ``<offset>n``."""
-
-    def __init__(self, root: Path | None = None) -> None:
-        from leakage.corpus import find_wordnet_dir
-        from leakage.corpus._wordnet import _parse
-
-        root = root or find_wordnet_dir()
-        self.root = root
-        self._senses: dict[str, list[str]] = {}
-        with (root / "index.noun").open(encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("  "):  # licence header
-                    continue
-                # lemma pos synset_cnt p_cnt [p_cnt pointer symbols] sense_cnt tagsense_cnt
-                # offsets...
-                f = line.split()
-                n_ptrs = int(f[3])
-                self._senses[f[0]] = [o + "n" for o in f[4 + n_ptrs + 2 :]]
-        self._lemmas: dict[str, list[str]] = {}
-        self._hyper: dict[str, list[str]] = {}
-        self._hypo: dict[str, list[str]] = {}
-        with (root / "data.noun").open(encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("  "):
-                    continue
-                key, lemmas, _, _ = _parse(line)
-                self._lemmas[key] = lemmas
-                f = line.partition(" | ")[0].split()
-                j = 4 + 2 * int(f[3], 16)
-                hyper = [
-                    f[j + 2 + 4 * i] + "n"
-                    for i in range(int(f[j]))
-                    if f[j + 1 + 4 * i] in ("@", "@i")
-                ]
-                self._hyper[key] = hyper
-                for h in hyper:
-                    self._hypo.setdefault(h, []).append(key)
-
-    def noun_senses(self, word: str) -> list[str]:
-        return list(self._senses.get("_".join(word.casefold().split()), []))
-
-    def hypernyms(self, key: str) -> list[str]:
-        return list(self._hyper.get(key, []))
-
-    def hyponyms(self, key: str) -> list[str]:
-        return list(self._hypo.get(key, []))
-
-    def lemmas(self, key: str) -> list[str]:
-        return list(self._lemmas.get(key, []))
 
 
 @dataclass(frozen=True)
@@ -450,7 +397,7 @@ def run(
     _, frozen_ids = dev_frozen_split([g.id for g in games])
     frozen = set(frozen_ids)
     side_of = {g.id: "frozen" if g.id in frozen else "dev" for g in games}
-    net = NounNet()
+    net = WordNet()
     cards, left_out = category_cards(games, net, min_zipf=min_zipf)
     cn = [Item(g, f"cn:{g.secret.casefold()}", 1, "word", None, g.id) for g in games]
     wn = build_items(cards)

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -300,9 +301,12 @@ def evaluate(
     cells: Mapping[str, NDArray[np.int64]],
     groups: Sequence[str],
     baseline: Callable[[str], str | None],
+    *,
+    multiplier: bool = True,
 ) -> dict[str, Any]:
     """Per predictor and cell (m x side): figures, the paired difference against
-    ``baseline(predictor)`` (none when it returns None) and the multiplier to calibrate."""
+    ``baseline(predictor)`` (none when it returns None) and, with ``multiplier``, the
+    multiplier to calibrate."""
     from benchmarks.adversary import sharpening
     from benchmarks.chameleon_cards import grouped_figures
 
@@ -314,8 +318,8 @@ def evaluate(
             probs = _probs([lps[n] for n in ix])
             g = [groups[n] for n in ix]
             f = grouped_figures(probs, truth[ix], g)
-            mult, ci = sharpening(probs, truth[ix])
-            f["multiplier"], f["multiplier_ci95"] = mult, ci
+            if multiplier:
+                f["multiplier"], f["multiplier_ci95"] = sharpening(probs, truth[ix])
             if base is not None:
                 other = _probs([predictions[base][n] for n in ix])
                 f[f"minus_{base}"] = paired(probs, other, truth[ix], g)
@@ -363,16 +367,37 @@ def _print(results: Mapping[str, Any], uk: Mapping[str, Any]) -> None:
         print(f"    {name:<22} {r['rank']} of {r['of']}  P={r['p_secret']:.3f}  ({top})")
 
 
-def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, Any]:
-    """Score ``members`` on the card items and MAgIC's game, fit every variant on the dev
-    words, measure per m on dev and frozen words, write the result file."""
+@dataclass
+class CardRows:
+    """The card items' rows of some members, and what the fits and figures need of them."""
+
+    names: list[str]
+    rows: list[Rows]
+    """Each card item's rows, members x clues x candidates."""
+    uk_rows: Rows
+    """The rows of MAgIC's United Kingdom game."""
+    uk_candidates: list[str]
+    uk_secret: str
+    truth: NDArray[np.int64]
+    groups: list[str]
+    sides: dict[str, str]
+    """Each secret word (group) on its side, ``dev`` or ``frozen``."""
+    dev: list[int]
+    cells: dict[str, NDArray[np.int64]]
+    """``m<m>_<side>``: the items with m clues on the dev or frozen words."""
+    seconds: dict[str, float]
+    logs: str
+    cards_path: str
+
+
+def card_rows(backends: Mapping[str, Any]) -> CardRows:
+    """Score ``backends`` (name -> backend, each behind a ``RowMemo``) on the card items and
+    MAgIC's game (as ``benchmarks.chameleon_cards`` builds them)."""
     from benchmarks import chameleon_cards as cc
     from benchmarks._common import shared_data
-    from benchmarks.adversary import RowMemo, build_members
+    from benchmarks.adversary import RowMemo
     from leakage import load_transcripts
-    from leakage.backends.ensemble import llm_rows
 
-    start = time.perf_counter()
     logs = shared_data("ck-arena-dev", "logs")
     cards_path = cc.SHARED_DATA / "chameleon-cards" / "cards.json"
     games, errors = load_transcripts([logs], input_format="ck-arena")
@@ -382,27 +407,51 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
     sides = cc.split(scored.items)
     fixture = cc.load_fixture()
     uk_set = cc.Scored("uk", [cc.Item(fixture, "uk", len(fixture.turns), "card", None, "uk")])
-    backends, load = build_members(members, precision, embedding_precision=precision)
-    seconds: dict[str, Any] = {"load": load}
+    seconds: dict[str, float] = {}
     for name, backend in backends.items():
         memo = RowMemo(backend)
         scored.score(name, memo)
         uk_set.score(name, memo)
         seconds[name] = scored.seconds[name]
-        print(f"  {name}: load {load[name]:.1f} s, card items {scored.seconds[name]:.1f} s")
-    names = list(members)
-    rows = [np.stack([scored.rows[b][n] for b in names]) for n in range(len(scored.items))]
-    uk_rows = np.stack([uk_set.rows[b][0] for b in names])
-    truth = np.array([g.truth[0] for g in scored.games], dtype=np.int64)
+        print(f"  {name}: card items {scored.seconds[name]:.1f} s", flush=True)
+    names = list(backends)
     groups = [it.group for it in scored.items]
-    dev = [n for n, it in enumerate(scored.items) if sides[it.group] == "dev"]
-    cells = {
-        f"m{m}_{side}": np.array(
-            [n for n, it in enumerate(scored.items) if it.m == m and sides[it.group] == side]
-        )
-        for m in CLUES
-        for side in ("dev", "frozen")
-    }
+    return CardRows(
+        names=names,
+        rows=[np.stack([scored.rows[b][n] for b in names]) for n in range(len(scored.items))],
+        uk_rows=np.stack([uk_set.rows[b][0] for b in names]),
+        uk_candidates=list(uk_set.games[0].candidates),
+        uk_secret=fixture.secret,
+        truth=np.array([g.truth[0] for g in scored.games], dtype=np.int64),
+        groups=groups,
+        sides=dict(sides),
+        dev=[n for n, it in enumerate(scored.items) if sides[it.group] == "dev"],
+        cells={
+            f"m{m}_{side}": np.array(
+                [n for n, it in enumerate(scored.items) if it.m == m and sides[it.group] == side]
+            )
+            for m in CLUES
+            for side in ("dev", "frozen")
+        },
+        seconds=seconds,
+        logs=str(logs),
+        cards_path=str(cards_path),
+    )
+
+
+def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, Any]:
+    """Score ``members`` on the card items and MAgIC's game, fit every variant on the dev
+    words, measure per m on dev and frozen words, write the result file."""
+    from benchmarks import chameleon_cards as cc
+    from benchmarks.adversary import build_members
+    from leakage.backends.ensemble import llm_rows
+
+    start = time.perf_counter()
+    backends, load = build_members(members, precision, embedding_precision=precision)
+    data = card_rows(backends)
+    seconds: dict[str, Any] = {"load": load, **data.seconds}
+    names, rows, uk_rows, truth = data.names, data.rows, data.uk_rows, data.truth
+    groups, dev, cells = data.groups, data.dev, data.cells
     print(
         f"pooling_variants: {len(rows)} card items, {len(dev)} on dev words "
         f"({len({groups[n] for n in dev})} words), members {', '.join(names)}",
@@ -424,9 +473,7 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
         params, dev_loss = fit(variant, [sub[n] for n in dev], truth[dev].tolist())
         predictions[label] = predict(variant, sub, params)
         uk[label] = uk_rank(
-            log_posterior(variant, uk_rows[keep], params),
-            uk_set.games[0].candidates,
-            fixture.secret,
+            log_posterior(variant, uk_rows[keep], params), data.uk_candidates, data.uk_secret
         )
         fits[label] = {
             "variant": variant,
@@ -455,7 +502,7 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
             "card_items": len(rows),
             "items_by_cell": {c: int(ix.size) for c, ix in cells.items()},
             "dev_words": sorted({groups[n] for n in dev}),
-            "frozen_words": sorted({g for g in groups if sides[g] == "frozen"}),
+            "frozen_words": sorted({g for g in groups if data.sides[g] == "frozen"}),
         },
         "backends": {n: b.info() for n, b in backends.items()},
         "fits": fits,
@@ -467,8 +514,8 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
     params_doc = {
         "members": names,
         "llm_precision": precision,
-        "logs": str(logs),
-        "cards": [cc.SHIPPED_CARDS, str(cards_path)],
+        "logs": data.logs,
+        "cards": [cc.SHIPPED_CARDS, data.cards_path],
         "variants": VARIANTS,
         "fit": {
             "on": "card items of the dev words, m = 1-3 pooled",

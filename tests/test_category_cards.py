@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from benchmarks import category_cards as cat
+from benchmarks._wordnet import WordNet
 from benchmarks.word_cards import seed_of
 from leakage.calibration import extract_items
 from leakage.transcripts import ChameleonTranscript
@@ -176,11 +177,11 @@ def test_left_out_and_items() -> None:
 
 
 @pytest.fixture(scope="module")
-def net() -> cat.NounNet:
-    return cat.NounNet()
+def net() -> WordNet:
+    return WordNet()
 
 
-def test_noun_net_reads_wordnet(net: cat.NounNet) -> None:
+def test_noun_net_reads_wordnet(net: WordNet) -> None:
     dog = net.noun_senses("Dog")
     assert dog[:2] == ["02084071n", "10114209n"]  # the animal first, then "frump"
     assert [net.lemmas(h)[0] for h in net.hypernyms(dog[0])] == ["canine", "domestic animal"]
@@ -189,7 +190,7 @@ def test_noun_net_reads_wordnet(net: cat.NounNet) -> None:
     assert net.noun_senses("qwzx") == []
 
 
-def test_a_known_secret_gets_its_card(net: cat.NounNet) -> None:
+def test_a_known_secret_gets_its_card(net: WordNet) -> None:
     """The secret "cold" (the common cold): its first hypernym gives too few words; the second,
     communicable disease, gives 18 after 3 levels."""
     card = cat.category_card("x", "cold", "fever", net)
@@ -208,7 +209,7 @@ def test_a_known_secret_gets_its_card(net: cat.NounNet) -> None:
 
 
 @pytest.fixture(scope="module")
-def built(shared_data: Path, net: cat.NounNet) -> tuple[Any, Any, Any]:
+def built(shared_data: Path, net: WordNet) -> tuple[Any, Any, Any]:
     from benchmarks.adversary import load_codenames
 
     games = load_codenames(shared_data / "codenames-guess-val" / "games.jsonl")
@@ -245,7 +246,7 @@ def test_cards_follow_the_rule(built: tuple[Any, Any, Any]) -> None:
             assert cat.zipf(w) >= cat.MIN_ZIPF
 
 
-def test_deterministic_on_codenames(built: tuple[Any, Any, Any], net: cat.NounNet) -> None:
+def test_deterministic_on_codenames(built: tuple[Any, Any, Any], net: WordNet) -> None:
     games, cards, _ = built
     again, _ = cat.category_cards(list(reversed(games)), net)
     assert sorted(again, key=lambda c: c.source) == sorted(cards, key=lambda c: c.source)
