@@ -1067,6 +1067,50 @@ def test_a_running_jobs_curves_are_read_again_until_it_ends(driver: Any, server:
     assert driver.execute_script("return window.__reads") == reads
 
 
+def test_a_running_job_with_nothing_new_is_not_read_in_full_again(driver: Any, server: Server):
+    """While a job runs with no record finished since the last reading, each reading asks for
+    the job's status alone: its curves, records, plane and comparison are not fetched again
+    every 2 s. The job here has finished; the page is told it is still running at every
+    reading of its status, with the same records done, as a stalled job would answer."""
+    job_id = submit_job(server, (EXAMPLES / "chameleon_batch.jsonl").read_bytes())
+    open_page(driver, server.url + "/ui")
+    driver.execute_script(
+        """const real = window.fetch, job = arguments[0];
+        window.__status = 0;
+        window.__rest = {};
+        window.fetch = async (input, init) => {
+          const u = new URL(input instanceof Request ? input.url : String(input));
+          const r = await real(input, init);
+          if (u.pathname.endsWith(`/v1/jobs/${job}`)) {
+            window.__status += 1;
+            const body = await r.json();
+            body.state = "running";
+            return new Response(JSON.stringify(body), {status: 200, headers: r.headers});
+          }
+          if (u.pathname.includes(`/v1/jobs/${job}/`)) {
+            const what = u.pathname.split("/").pop();
+            window.__rest[what] = (window.__rest[what] || 0) + 1;
+          }
+          return r;
+        };""",
+        job_id,
+    )
+    by_id(driver, "job-input").clear()
+    by_id(driver, "job-input").send_keys(job_id)
+    act(driver, by_id(driver, "job-open").click)
+    assert "running" in by_id(driver, "job-summary").text
+    first = driver.execute_script("return window.__rest")
+    assert {"curves", "plane", "compare"} <= set(first), first
+    status = driver.execute_script("return window.__status")
+    wait_until(
+        "two more readings of the job's status",
+        lambda: driver.execute_script("return window.__status") >= status + 2,
+        10,
+    )
+    assert driver.execute_script("return window.__rest") == first
+    assert "running" in by_id(driver, "job-summary").text
+
+
 def test_the_keyboard_reaches_a_cell_and_its_tooltip(driver: Any, server: Server):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys

@@ -26,6 +26,7 @@ const app = {
   retry: null,
   pastes: [], // every pasted or uploaded text's games, by the number its history entry holds
   timer: null, // the next reading of a job still queued or running
+  seen: null, // what the job view shows: job, grouping, state and records done (seenKey)
 };
 
 const FINAL_STATES = new Set(["done", "failed", "cancelled"]);
@@ -207,6 +208,7 @@ async function openJob(id, by, push = false) {
   app.hidden = by === "speaker" ? speakerHidden(data.groups, pick.model, pick.role) : new Set();
   $("job-input").value = id;
   showCurves(job, data);
+  app.seen = seenKey(job, by);
   setState({ job: id, by, ...pick, example: undefined, game: undefined, record: undefined, pasted: undefined }, { push });
   $("job-actions").replaceChildren("Download: ", ...downloads(id));
   await Promise.all([loadRecords(id), loadModels(id)]);
@@ -254,8 +256,16 @@ function stopRefresh() {
   app.timer = null;
 }
 
+// What a reading of a job shows: its curves, records and models change only when a record
+// is finished or the job's state changes.
+function seenKey(job, by) {
+  return `${job.id}|${by}|${job.state}|${job.done}`;
+}
+
 // A job still queued or running is read again while its curves are on show, quietly (the
-// page's state stays as it is: the person is looking, not waiting), until it ends.
+// page's state stays as it is: the person is looking, not waiting), until it ends. Each
+// reading asks for the job's status alone; the curves, the records and the models (plane and
+// comparison) are read again only when a record has been finished since, or the state moved.
 function refreshLater(job, by) {
   if (!FINAL_STATES.has(job.state)) app.timer = setTimeout(() => refreshJob(job.id, by), REFRESH_MS);
 }
@@ -265,9 +275,16 @@ async function refreshJob(id, by) {
   const showing = () => app.state.job === id && !app.state.game && app.state.by === by;
   if (!showing()) return;
   try {
-    const { job, data } = await readJob(id, by);
+    const job = await api.job(id);
     if (!showing() || app.timer !== null) return; // another view, or another reading, since
+    if (seenKey(job, by) === app.seen) {
+      refreshLater(job, by);
+      return;
+    }
+    const data = await api.curves(id, by);
+    if (!showing() || app.timer !== null) return;
     showCurves(job, data);
+    app.seen = seenKey(job, by);
     await Promise.all([loadRecords(id), loadModels(id)]);
     refreshLater(job, by);
   } catch (err) {
