@@ -446,8 +446,7 @@ def run(
     predictions: dict[str, list[Any]] = {}
     for label, kinds in FITS.items():
         dev = [n for n in range(len(items)) if side[n] == "dev" and kind[n] in kinds]
-        params, dev_loss = pv.fit("linear", [rows[n] for n in dev], truth[dev].tolist())
-        predictions[label] = pv.predict("linear", rows, params)
+        params, dev_loss, predictions[label] = pv.fit_on("linear", rows, dev, truth)
         fits[label] = {
             "on": f"dev items of {' + '.join(kinds)}",
             "dev_items": len(dev),

@@ -62,15 +62,7 @@ import numpy as np
 
 from benchmarks._common import write_result
 from benchmarks._wordnet import POS, WordNet
-from benchmarks.pooling_variants import (
-    CardRows,
-    card_rows,
-    evaluate,
-    fit,
-    log_posterior,
-    predict,
-    uk_rank,
-)
+from benchmarks.pooling_variants import CardRows, card_rows, evaluate
 from benchmarks.pooling_variants import describe as describe_params
 from leakage.backends.embedding import EmbeddingBackend
 
@@ -182,30 +174,27 @@ def fits(names: Sequence[str]) -> dict[str, list[str]]:
 
 def measure(data: CardRows) -> dict[str, Any]:
     """Fit every member set of ``fits`` on the dev words; figures and the UK game."""
-    predictions: dict[str, list[Any]] = {}
-    out: dict[str, Any] = {"fits": {}, "magic_uk_game": {}}
-    for label, members in fits(data.names).items():
-        keep = [data.names.index(n) for n in members]
-        sub = [r[keep] for r in data.rows]
-        params, dev_loss = fit("linear", [sub[n] for n in data.dev], data.truth[data.dev].tolist())
-        predictions[label] = predict("linear", sub, params)
-        out["fits"][label] = {
-            "members": members,
-            "multipliers": describe_params(params, members)["a"],
-            "dev_log_loss": round(dev_loss, 4),
-        }
-        out["magic_uk_game"][label] = uk_rank(
-            log_posterior("linear", data.uk_rows[keep], params), data.uk_candidates, data.uk_secret
-        )
-    out["figures"] = evaluate(
-        predictions,
-        data.truth,
-        data.cells,
-        data.groups,
-        lambda label: None if label == BASELINE else BASELINE,
-        multiplier=False,
-    )
-    return out
+    sets = fits(data.names)
+    pools = {label: data.pool(members) for label, members in sets.items()}
+    return {
+        "fits": {
+            label: {
+                "members": sets[label],
+                "multipliers": describe_params(p.params, sets[label])["a"],
+                "dev_log_loss": round(p.dev_log_loss, 4),
+            }
+            for label, p in pools.items()
+        },
+        "magic_uk_game": {label: p.uk for label, p in pools.items()},
+        "figures": evaluate(
+            {label: p.predictions for label, p in pools.items()},
+            data.truth,
+            data.cells,
+            data.groups,
+            lambda label: None if label == BASELINE else BASELINE,
+            multiplier=False,
+        ),
+    }
 
 
 def subsets(data: CardRows, definition: str = TEXTS[0]) -> list[dict[str, Any]]:
@@ -216,31 +205,24 @@ def subsets(data: CardRows, definition: str = TEXTS[0]) -> list[dict[str, Any]]:
     from benchmarks.pooling_variants import _probs
 
     pool = [*MEMBERS, definition]
+    frozen_cells = {c: ix for c, ix in data.cells.items() if c.endswith("_frozen")}
     out = []
     for size in range(1, len(pool) + 1):
         for members in itertools.combinations(pool, size):
-            keep = [data.names.index(n) for n in members]
-            sub = [r[keep] for r in data.rows]
-            params, _ = fit("linear", [sub[n] for n in data.dev], data.truth[data.dev].tolist())
-            pred = predict("linear", sub, params)
-            uk = uk_rank(
-                log_posterior("linear", data.uk_rows[keep], params),
-                data.uk_candidates,
-                data.uk_secret,
-            )
+            p = data.pool(members)
             frozen = {}
-            for cell, ix in data.cells.items():
-                if cell.endswith("_frozen"):
-                    probs = _probs([pred[n] for n in ix])
-                    frozen[cell] = {
-                        "top1": round(float(rank_figures(probs, data.truth[ix])["top1"].mean()), 4),
-                        "log_loss": round(float(-np.mean([pred[n][data.truth[n]] for n in ix])), 4),
-                    }
+            for cell, ix in frozen_cells.items():
+                probs = _probs([p.predictions[n] for n in ix])
+                lp = [p.predictions[n][data.truth[n]] for n in ix]
+                frozen[cell] = {
+                    "top1": round(float(rank_figures(probs, data.truth[ix])["top1"].mean()), 4),
+                    "log_loss": round(float(-np.mean(lp)), 4),
+                }
             out.append(
                 {
                     "members": list(members),
-                    "uk_rank": uk["rank"],
-                    "uk_p": uk["p_secret"],
+                    "uk_rank": p.uk["rank"],
+                    "uk_p": p.uk["p_secret"],
                     "frozen": frozen,
                 }
             )
@@ -298,7 +280,7 @@ def run(precision: str = "auto") -> dict[str, Any]:
         },
         "backends": {n: b.info() for n, b in members.items()},
         "uk_candidate_texts": {
-            t: members[t].candidate_texts(data.uk_candidates, "Countries") for t in TEXTS
+            t: members[t].candidate_texts(data.uk_candidates, data.uk_category) for t in TEXTS
         },
         **measure(data),
         "subsets": subsets(data),

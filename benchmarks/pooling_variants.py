@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -244,6 +244,15 @@ def fit(
     return unpack(variant, res.x, b), loss(res.x)
 
 
+def fit_on(
+    variant: str, rows: Sequence[Rows], dev: Sequence[int], truth: NDArray[np.int64]
+) -> tuple[dict[str, Any], float, list[Rows]]:
+    """``fit`` on the items ``dev`` of ``rows``, then ``predict`` every item: the parameters,
+    the mean dev log loss and each item's log posterior."""
+    params, dev_loss = fit(variant, [rows[n] for n in dev], [int(truth[n]) for n in dev])
+    return params, dev_loss, predict(variant, rows, params)
+
+
 def describe(params: Mapping[str, Any], members: Sequence[str]) -> dict[str, Any]:
     """Parameters for the result file: per member where they are per member."""
     out: dict[str, Any] = {}
@@ -367,6 +376,18 @@ def _print(results: Mapping[str, Any], uk: Mapping[str, Any]) -> None:
         print(f"    {name:<22} {r['rank']} of {r['of']}  P={r['p_secret']:.3f}  ({top})")
 
 
+@dataclass(frozen=True)
+class Pooled:
+    """One pool fitted on the card items of the dev words (``CardRows.pool``)."""
+
+    params: dict[str, Any]
+    dev_log_loss: float
+    predictions: list[Rows]
+    """Each card item's log posterior."""
+    uk: dict[str, Any]
+    """``uk_rank`` of MAgIC's game."""
+
+
 @dataclass
 class CardRows:
     """The card items' rows of some members, and what the fits and figures need of them."""
@@ -378,6 +399,7 @@ class CardRows:
     """The rows of MAgIC's United Kingdom game."""
     uk_candidates: list[str]
     uk_secret: str
+    uk_category: str
     truth: NDArray[np.int64]
     groups: list[str]
     sides: dict[str, str]
@@ -388,6 +410,25 @@ class CardRows:
     seconds: dict[str, float]
     logs: str
     cards_path: str
+    _pools: dict[tuple[str, tuple[str, ...]], Pooled] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def pool(self, members: Sequence[str], variant: str = "linear") -> Pooled:
+        """``variant`` over ``members`` fitted on the dev words (each pool fitted once)."""
+        key = (variant, tuple(members))
+        if key not in self._pools:
+            keep = [self.names.index(n) for n in members]
+            params, dev_loss, predictions = fit_on(
+                variant, [r[keep] for r in self.rows], self.dev, self.truth
+            )
+            uk = uk_rank(
+                log_posterior(variant, self.uk_rows[keep], params),
+                self.uk_candidates,
+                self.uk_secret,
+            )
+            self._pools[key] = Pooled(params, dev_loss, predictions, uk)
+        return self._pools[key]
 
 
 def card_rows(backends: Mapping[str, Any]) -> CardRows:
@@ -422,6 +463,7 @@ def card_rows(backends: Mapping[str, Any]) -> CardRows:
         uk_rows=np.stack([uk_set.rows[b][0] for b in names]),
         uk_candidates=list(uk_set.games[0].candidates),
         uk_secret=fixture.secret,
+        uk_category=fixture.category,
         truth=np.array([g.truth[0] for g in scored.games], dtype=np.int64),
         groups=groups,
         sides=dict(sides),
@@ -450,7 +492,7 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
     backends, load = build_members(members, precision, embedding_precision=precision)
     data = card_rows(backends)
     seconds: dict[str, Any] = {"load": load, **data.seconds}
-    names, rows, uk_rows, truth = data.names, data.rows, data.uk_rows, data.truth
+    names, rows, truth = data.names, data.rows, data.truth
     groups, dev, cells = data.groups, data.dev, data.cells
     print(
         f"pooling_variants: {len(rows)} card items, {len(dev)} on dev words "
@@ -467,14 +509,12 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
             ("linear_without_judge", "linear", [i for i, b in enumerate(names) if b != JUDGE])
         )
     for label, variant, keep in runs:
-        sub = [r[keep] for r in rows]
         with_names = [names[i] for i in keep]
         t0 = time.perf_counter()
-        params, dev_loss = fit(variant, [sub[n] for n in dev], truth[dev].tolist())
-        predictions[label] = predict(variant, sub, params)
-        uk[label] = uk_rank(
-            log_posterior(variant, uk_rows[keep], params), data.uk_candidates, data.uk_secret
-        )
+        pooled = data.pool(with_names, variant)
+        params, dev_loss = pooled.params, pooled.dev_log_loss
+        predictions[label] = pooled.predictions
+        uk[label] = pooled.uk
         fits[label] = {
             "variant": variant,
             "members": with_names,

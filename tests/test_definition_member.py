@@ -91,6 +91,7 @@ def test_fits_and_measure_on_hand_made_rows() -> None:
         uk_rows=uk_rows,
         uk_candidates=["United Kingdom", "France", "Japan"],
         uk_secret="United Kingdom",
+        uk_category="Countries",
         truth=np.zeros(40, dtype=np.int64),
         groups=groups,
         sides={g: ("dev" if int(g[1]) < 5 else "frozen") for g in groups},

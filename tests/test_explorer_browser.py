@@ -1020,33 +1020,48 @@ def test_back_and_forward_walk_through_the_views(driver: Any, server: Server):
     assert job_id in by_id(driver, "job-summary").text
 
 
+def open_job_told_running(driver: Any, server: Server, *, always: bool) -> str:
+    """Submit the batch example as a job, open the page, wrap its fetch so that the job's
+    status says "running" (at its first reading, or at every one with ``always``), and open
+    the job. The page counts its readings: ``window.__status`` of the job's status,
+    ``window.__reads[what]`` of each ``/v1/jobs/{id}/<what>``. Returns the job's id."""
+    job_id = submit_job(server, (EXAMPLES / "chameleon_batch.jsonl").read_bytes())
+    open_page(driver, server.url + "/ui")
+    driver.execute_script(
+        """const real = window.fetch, job = arguments[0], always = arguments[1];
+        window.__status = 0;
+        window.__reads = {};
+        window.fetch = async (input, init) => {
+          const u = new URL(input instanceof Request ? input.url : String(input));
+          const r = await real(input, init);
+          if (u.pathname.endsWith(`/v1/jobs/${job}`)) {
+            window.__status += 1;
+            if (always || window.__status === 1) {
+              const body = await r.json();
+              body.state = "running";
+              return new Response(JSON.stringify(body), {status: 200, headers: r.headers});
+            }
+          } else if (u.pathname.includes(`/v1/jobs/${job}/`)) {
+            const what = u.pathname.split("/").pop();
+            window.__reads[what] = (window.__reads[what] || 0) + 1;
+          }
+          return r;
+        };""",
+        job_id,
+        always,
+    )
+    by_id(driver, "job-input").clear()
+    by_id(driver, "job-input").send_keys(job_id)
+    act(driver, by_id(driver, "job-open").click)
+    return job_id
+
+
 def test_a_running_jobs_curves_are_read_again_until_it_ends(driver: Any, server: Server):
     """While a job is queued or running its curves are read again every few seconds, with no
     action of the person's, and no more once it has ended. The job here is a real one that
     has finished; the page is told it is still running at its first reading (its fetch is
     wrapped, as a slow job would answer), so that the test does not depend on timing."""
-    job_id = submit_job(server, (EXAMPLES / "chameleon_batch.jsonl").read_bytes())
-    open_page(driver, server.url + "/ui")
-    driver.execute_script(
-        """const real = window.fetch, job = arguments[0];
-        window.__reads = 0;
-        window.fetch = async (input, init) => {
-          const u = new URL(input instanceof Request ? input.url : String(input));
-          if (u.pathname.endsWith(`/v1/jobs/${job}/curves`)) window.__reads += 1;
-          const r = await real(input, init);
-          if (u.pathname.endsWith(`/v1/jobs/${job}`) && !window.__told) {
-            window.__told = true;
-            const body = await r.json();
-            body.state = "running";
-            return new Response(JSON.stringify(body), {status: 200, headers: r.headers});
-          }
-          return r;
-        };""",
-        job_id,
-    )
-    by_id(driver, "job-input").clear()
-    by_id(driver, "job-input").send_keys(job_id)
-    act(driver, by_id(driver, "job-open").click)
+    job_id = open_job_told_running(driver, server, always=False)
     summary = by_id(driver, "job-summary").text
     assert "running" in summary and "read again" in summary, summary
     games = len(example_games("chameleon_batch"))
@@ -1061,10 +1076,10 @@ def test_a_running_jobs_curves_are_read_again_until_it_ends(driver: Any, server:
     assert (
         f"{got['games']} games scored ({got['failed']} failed)" in by_id(driver, "job-summary").text
     )
-    reads = driver.execute_script("return window.__reads")
+    reads = driver.execute_script("return window.__reads.curves")
     assert reads == 2
     time.sleep(5)  # more than two periods: an ended job is not read again
-    assert driver.execute_script("return window.__reads") == reads
+    assert driver.execute_script("return window.__reads.curves") == reads
 
 
 def test_a_running_job_with_nothing_new_is_not_read_in_full_again(driver: Any, server: Server):
@@ -1072,34 +1087,9 @@ def test_a_running_job_with_nothing_new_is_not_read_in_full_again(driver: Any, s
     the job's status alone: its curves, records, plane and comparison are not fetched again
     every 2 s. The job here has finished; the page is told it is still running at every
     reading of its status, with the same records done, as a stalled job would answer."""
-    job_id = submit_job(server, (EXAMPLES / "chameleon_batch.jsonl").read_bytes())
-    open_page(driver, server.url + "/ui")
-    driver.execute_script(
-        """const real = window.fetch, job = arguments[0];
-        window.__status = 0;
-        window.__rest = {};
-        window.fetch = async (input, init) => {
-          const u = new URL(input instanceof Request ? input.url : String(input));
-          const r = await real(input, init);
-          if (u.pathname.endsWith(`/v1/jobs/${job}`)) {
-            window.__status += 1;
-            const body = await r.json();
-            body.state = "running";
-            return new Response(JSON.stringify(body), {status: 200, headers: r.headers});
-          }
-          if (u.pathname.includes(`/v1/jobs/${job}/`)) {
-            const what = u.pathname.split("/").pop();
-            window.__rest[what] = (window.__rest[what] || 0) + 1;
-          }
-          return r;
-        };""",
-        job_id,
-    )
-    by_id(driver, "job-input").clear()
-    by_id(driver, "job-input").send_keys(job_id)
-    act(driver, by_id(driver, "job-open").click)
+    open_job_told_running(driver, server, always=True)
     assert "running" in by_id(driver, "job-summary").text
-    first = driver.execute_script("return window.__rest")
+    first = driver.execute_script("return window.__reads")
     assert {"curves", "plane", "compare"} <= set(first), first
     status = driver.execute_script("return window.__status")
     wait_until(
@@ -1107,7 +1097,7 @@ def test_a_running_job_with_nothing_new_is_not_read_in_full_again(driver: Any, s
         lambda: driver.execute_script("return window.__status") >= status + 2,
         10,
     )
-    assert driver.execute_script("return window.__rest") == first
+    assert driver.execute_script("return window.__reads") == first
     assert "running" in by_id(driver, "job-summary").text
 
 
