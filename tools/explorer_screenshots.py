@@ -15,7 +15,8 @@ writes small PNGs (reduced to 128 colours) into ``--out``:
   folder holds no log);
 - ``explorer-phone-jobs.png`` and ``explorer-phone-job.png``: at a phone's 390x844, the jobs
   list (``chameleon_batch.jsonl`` uploaded from the page, and the CK-Arena logs by path) and
-  a job's view (the CK-Arena logs' job where there is one).
+  a job's view (``chameleon_batch``'s: its short model names leave room for a curve on the
+  screen, where the CK-Arena logs' '+'-joined model groups fill it).
 
 Each picture is checked before it is written: the page is ready (not an error), and at the
 phone's width the page does not scroll sideways.
