@@ -77,6 +77,10 @@ from benchmarks._common import SHARED_DATA, Skip, Stopwatch, mark, write_result
 
 CONFIGS = Path(__file__).resolve().parent / "gpu_configs"
 GEMMA_CONFIG = CONFIGS / "gemma-3-270m"
+LISTENER_CONFIGS = ("gemma-3-270m", "llama-3.1-8b")
+"""Causal LM shapes the listener can be built in (``--listener-config``): the bundled
+Gemma-3-270M (the default) and Llama-3.1-8B, the shape of a user's larger model on a GPU
+(``LocalLM("/path/to/folder")``, docs/llm.md)."""
 MINILM_CONFIG = CONFIGS / "all-minilm-l6-v2"
 MINILM_FILES = ("config.json", "modules.json", "sentence_bert_config.json", "1_Pooling/config.json")
 
@@ -373,26 +377,36 @@ def train_wordpiece(texts: Sequence[str], folder: Path) -> None:
 
 
 def build_gemma(
-    folder: Path, texts: Sequence[str], torch: Any, dtype: Any, device: str = "cpu"
+    folder: Path,
+    texts: Sequence[str],
+    torch: Any,
+    dtype: Any,
+    device: str = "cpu",
+    config: Path = GEMMA_CONFIG,
 ) -> dict[str, Any]:
-    """A Gemma-3-270M-shaped causal LM with random weights (its bundled ``config.json``) and
-    a stand-in tokenizer trained on ``texts``, saved to ``folder`` (weights in ``dtype``).
-    The weights are drawn on ``device`` (a GPU draws 268M numbers at once; a CPU takes
-    seconds), on the CPU if that fails."""
+    """A causal LM with random weights in the shape of ``config`` (a folder holding a
+    ``config.json``: Gemma-3-270M's by default, see :data:`LISTENER_CONFIGS`) and a stand-in
+    tokenizer trained on ``texts``, saved to ``folder`` (weights in ``dtype``). The weights
+    are drawn on ``device`` (a GPU draws 268M numbers, or 8B, at once; a CPU takes seconds),
+    on the CPU if that fails."""
     from transformers import AutoConfig, AutoModelForCausalLM
 
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copy(GEMMA_CONFIG / "config.json", folder / "config.json")
+    shutil.copy(config / "config.json", folder / "config.json")
     with Stopwatch() as sw_tok:
         train_bpe(texts, folder)
     with Stopwatch() as sw_model:
         torch.manual_seed(0)
-        config = AutoConfig.from_pretrained(str(folder))
+        model_config = AutoConfig.from_pretrained(str(folder))
+        default = torch.get_default_dtype()
+        torch.set_default_dtype(dtype)  # drawn in dtype: 8B in fp32 would be 32 GB
         try:
             with torch.device(device):
-                model = AutoModelForCausalLM.from_config(config)
+                model = AutoModelForCausalLM.from_config(model_config)
         except Exception:  # the CPU then
-            model = AutoModelForCausalLM.from_config(config)
+            model = AutoModelForCausalLM.from_config(model_config)
+        finally:
+            torch.set_default_dtype(default)
         model.to(dtype).save_pretrained(str(folder))
         del model
     return {"tokenizer_s": round(sw_tok.seconds, 2), "model_s": round(sw_model.seconds, 2)}
@@ -798,6 +812,14 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--listener-config",
+        default=LISTENER_CONFIGS[0],
+        choices=LISTENER_CONFIGS,
+        help="the listener's shape (random weights from benchmarks/gpu_configs): the bundled "
+        "gemma-3-270m (default) or llama-3.1-8b, a user's larger model; results go to "
+        "gpu_<config>.json unless it is the default",
+    )
+    parser.add_argument(
         "--max-seconds",
         type=float,
         help="cut the listener's timed pass to about this long, judged from the warm-up "
@@ -898,6 +920,8 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
         where = {"device": device, "device_name": "?", "bf16": None, "torch": torch.__version__}
         where |= {"cuda": torch.version.cuda, "error": f"{type(err).__name__}: {err}"}
     name = "gpu" if gpu else "gpu_cpu"
+    if args.listener_config != LISTENER_CONFIGS[0]:
+        name += f"_{args.listener_config}"
     print(
         f"gpu: {where['device_name']} ({device}), torch {where['torch']}, "
         f"CUDA {where['cuda'] or 'none'}, bf16 {'yes' if where['bf16'] else 'no'}, "
@@ -964,12 +988,13 @@ def _measure(
         print("  models: the bundled ones (real weights)", flush=True)
     else:
         results["models"] = (
-            "random weights, built from benchmarks/gpu_configs (Gemma-3-270M's and "
+            f"random weights, built from benchmarks/gpu_configs ({args.listener_config}'s and "
             "all-MiniLM-L6-v2's configurations); stand-in tokenizers trained on the games' "
             "texts: speeds are the real shapes', scores are meaningless"
         )
         print(
-            "  models: RANDOM WEIGHTS in the shapes of Gemma-3-270M and all-MiniLM-L6-v2 "
+            f"  models: RANDOM WEIGHTS in the shapes of {args.listener_config} and "
+            "all-MiniLM-L6-v2 "
             "(benchmarks/gpu_configs), stand-in tokenizers trained on the games",
             flush=True,
         )
@@ -978,12 +1003,14 @@ def _measure(
         print(f"  building the models and tokenizers in {work_dir} ...", flush=True)
         build: dict[str, Any] = {}
         if "listener" in args.parts:
-            gemma_dir = work_dir / "gemma-3-270m-random"
+            gemma_dir = work_dir / f"{args.listener_config}-random"
+            config = CONFIGS / args.listener_config
             _attempt(
                 "build_gemma",
                 build,
                 lambda: _reuse_or(
-                    gemma_dir, lambda: build_gemma(gemma_dir, corpus, torch, dtype, device)
+                    gemma_dir,
+                    lambda: build_gemma(gemma_dir, corpus, torch, dtype, device, config),
                 ),
             )
         if "encoder" in args.parts:

@@ -121,3 +121,21 @@ def test_skips_without_cuda(capsys: pytest.CaptureFixture[str]) -> None:
     assert benchmarks_main(["gpu"]) == 0
     out = capsys.readouterr().out
     assert "gpu: skipped: no CUDA device is present" in out
+
+
+def test_the_larger_listener_shape_is_llama_3_1_8b() -> None:
+    """``--listener-config llama-3.1-8b`` builds Llama-3.1-8B's shape: counted on the meta
+    device (no memory), 8.03B parameters, 6.98B of them outside the two embeddings."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    args = gpu.parse(["--listener-config", "llama-3.1-8b"])
+    assert args.listener_config == "llama-3.1-8b"
+    config = AutoConfig.from_pretrained(str(gpu.CONFIGS / args.listener_config))
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config)
+    total = sum(p.numel() for p in model.parameters())
+    embeddings = model.get_input_embeddings().weight.numel() * 2  # untied output
+    assert total == 8_030_261_248
+    assert total - embeddings == 6_979_588_096
+    assert config.rope_parameters["rope_type"] == "llama3"
