@@ -562,7 +562,7 @@ def _parquet(state: ServiceState, job_id: str) -> Path:
                 },
             },
         },
-        **error_responses(401, 404, 422, 429),
+        **error_responses(401, 404, 422, 429, 503),
     },
 )
 async def results(
@@ -573,7 +573,7 @@ async def results(
     job = _job(state, job_id)
     headers = {"X-Job-State": job.state}
     if format is ResultFormat.parquet:
-        path = await state.pool.run(_parquet, state, job_id)
+        path = await state.slow.run(_parquet, state, job_id)
         return FileResponse(
             path,
             media_type="application/vnd.apache.parquet",
@@ -648,7 +648,7 @@ class CurveGrouping(StrEnum):
     "/{job_id}/curves",
     summary="A job's leakage curves (as leakage report draws them)",
     response_model=JobCurves,
-    responses=error_responses(401, 404, 422, 429),
+    responses=error_responses(401, 404, 422, 429, 503),
 )
 async def curves(
     job_id: JobId,
@@ -673,8 +673,8 @@ async def curves(
     group and counted clues, so that a point (group, m) lists its games: those of its group
     with at least m clues."""  # fmt: skip
     job = _job(state, job_id)
-    out = await run_in_threadpool(
-        job_curves, state, job, by.value, max_clues=max_clues, replicates=replicates
+    out = await state.slow.run(
+        partial(job_curves, max_clues=max_clues, replicates=replicates), state, job, by.value
     )
     return JobCurves(
         job=job.id,
@@ -694,7 +694,7 @@ async def curves(
     "/{job_id}/plane",
     summary="A job's reveal-vs-conceal plane (as leakage report draws it)",
     response_model=JobPlane,
-    responses=error_responses(401, 404, 422, 429),
+    responses=error_responses(401, 404, 422, 429, 503),
 )
 async def plane(
     job_id: JobId,
@@ -712,8 +712,8 @@ async def plane(
     reference strategies (trivial, concealing, revealing, pi_amb) simulated on the same axes
     (``leakage.curves._plane``), from the results stored so far."""
     job = _job(state, job_id)
-    out = await run_in_threadpool(
-        job_plane, state, job, replicates=replicates, max_points=max_points
+    out = await state.slow.run(
+        partial(job_plane, replicates=replicates, max_points=max_points), state, job
     )
     return JobPlane(
         job=job.id,
@@ -740,7 +740,7 @@ _MODEL = Query(min_length=1, max_length=500, description="A model (as the player
     "/{job_id}/compare",
     summary="Two models compared in the games where both spoke (leakage report --compare)",
     response_model=JobCompare,
-    responses=error_responses(401, 404, 422, 429),
+    responses=error_responses(401, 404, 422, 429, 503),
 )
 async def compare(
     job_id: JobId,
@@ -762,7 +762,7 @@ async def compare(
             422, "invalid_input", "name two models to compare, a and b (or neither for the "
             "list of models)", field="b" if b is None else "a",
         )  # fmt: skip
-    out = await run_in_threadpool(job_compare, state, job, a, b, replicates=replicates)
+    out = await state.slow.run(partial(job_compare, replicates=replicates), state, job, a, b)
     return JobCompare(
         job=job.id,
         state=job.state,
@@ -862,7 +862,7 @@ async def report_html(
     job's results stored so far; a job with no scored game yet is a 409 (``job_not_ready``:
     the request is right, the job has nothing to report yet)."""
     job = _job(state, job_id)
-    html, _ = await state.pool.run(
+    html, _ = await state.slow.run(
         partial(job_report_html, replicates=replicates), state, job, by.value
     )
     name = f"leakage-report-{job.id}-{by.value}.html"
