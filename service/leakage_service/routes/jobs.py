@@ -775,28 +775,61 @@ async def compare(
     )
 
 
+_RECORD = Query(
+    ge=0,
+    le=_MAX_RECORD,
+    description="The record (position in the job's input, from 0), when several games "
+    "share the id.",
+)
+
+
 @router.get(
-    "/{job_id}/games/{game_id}",
+    "/{job_id}/games/{game_id:path}",
     summary="One game of a job: its report and its transcript",
     response_model=JobGame,
     responses=error_responses(401, 404, 422, 429),
 )
 async def game(
     job_id: JobId,
-    game_id: Annotated[str, PathParam(min_length=1, max_length=1000, description="The game's id.")],
-    state: State,
-    record: Annotated[
-        int | None,
-        Query(
-            ge=0,
-            le=_MAX_RECORD,
-            description="The record (position in the job's input, from 0), when "
-            "several games share the id.",
+    game_id: Annotated[
+        str,
+        PathParam(
+            min_length=1,
+            max_length=1000,
+            description="The game's id, percent-encoded (encodeURIComponent); a '/' in it "
+            "may be sent as is. The ids '.' and '..' are dot segments, which URL parsers "
+            "remove: ask for those with GET /v1/jobs/{job_id}/games?game_id=.",
         ),
-    ] = None,
+    ],
+    state: State,
+    record: Annotated[int | None, _RECORD] = None,
 ) -> JobGame:
     """The stored report of a job's game and its transcript, read again from the job's
-    input (to score it with another backend, or try a clue on it)."""  # fmt: skip
+    input (to score it with another backend, or try a clue on it). The game id is matched
+    exactly, whatever its characters."""  # fmt: skip
+    return await _game(state, job_id, game_id, record)
+
+
+@router.get(
+    "/{job_id}/games",
+    summary="One game of a job, its id in the query (any id, '.' and '..' included)",
+    response_model=JobGame,
+    responses=error_responses(401, 404, 422, 429),
+)
+async def game_by_query(
+    job_id: JobId,
+    game_id: Annotated[
+        str, Query(min_length=1, max_length=1000, description="The game's id, exactly.")
+    ],
+    state: State,
+    record: Annotated[int | None, _RECORD] = None,
+) -> JobGame:
+    """As ``GET /v1/jobs/{job_id}/games/{game_id}``, with the id as a query parameter, where
+    no URL parser rewrites it (the explorer asks this way)."""
+    return await _game(state, job_id, game_id, record)
+
+
+async def _game(state: ServiceState, job_id: str, game_id: str, record: int | None) -> JobGame:
     job = _job(state, job_id)
     found = await run_in_threadpool(find_game, state, job, game_id, record)
     if found is None or found.game_id != game_id:
