@@ -191,3 +191,15 @@ def test_a_trailing_slash_is_no_redirect_to_the_host_header(server: Server):
     assert r.status_code == 404
     assert "location" not in r.headers
     assert "/v1/jobs" in r.json()["error"]["message"]
+
+
+def test_the_fuzzers_wire_pass_finds_no_problem(server: Server):
+    """``benchmarks/_fuzz_wire.py``, which ``benchmarks.service_fuzz`` runs after
+    schemathesis, finds every answer as promised on this server."""
+    from benchmarks._fuzz_wire import POST_ROUTES as WIRE_ROUTES
+    from benchmarks._fuzz_wire import run_wire
+
+    assert set(WIRE_ROUTES) == set(POST_ROUTES)
+    found = run_wire(server.url, BODY_TIMEOUT)
+    assert found["problems"] == [], found
+    assert all(v["status"] == 503 for v in found["stalled_bodies"].values()), found
