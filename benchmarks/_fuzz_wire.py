@@ -16,6 +16,7 @@ server errors in the access log leaves out.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
@@ -42,7 +43,9 @@ STALLED = b'{"a":'
 def _head(port: int, path: str, extra: bytes = b"") -> bytes:
     return (
         f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-        "Content-Type: application/json\r\n".encode() + extra + b"\r\n"
+        "Content-Type: application/json\r\n".encode()
+        + extra
+        + b"\r\n"
     )
 
 
@@ -58,7 +61,9 @@ def _answer(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
     head, _, body = data.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     status = int(lines[0].split()[1]) if lines and len(lines[0].split()) > 1 else 0
-    headers = {k.strip().lower(): v.strip() for k, v in (x.split(":", 1) for x in lines[1:] if ":" in x)}
+    headers = {
+        k.strip().lower(): v.strip() for k, v in (x.split(":", 1) for x in lines[1:] if ":" in x)
+    }
     length = int(headers.get("content-length", "-1"))
     while length < 0 or len(body) < length:
         chunk = sock.recv(65536)
@@ -103,10 +108,8 @@ def run_wire(url: str, body_timeout: float) -> dict[str, Any]:
             status, headers, body = _answer(sock)
             seconds = round(time.monotonic() - start, 2)
         kind = None
-        try:
+        with contextlib.suppress(ValueError, KeyError, TypeError):
             kind = json.loads(body)["error"]["type"]
-        except (ValueError, KeyError, TypeError):
-            pass
         stalled[path] = {"status": status, "type": kind, "seconds": seconds}
         if (status, kind) != (503, "timeout") or "retry-after" not in headers:
             problems.append(f"stalled body on {path}: {status} {kind}")

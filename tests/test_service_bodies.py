@@ -99,7 +99,7 @@ def test_a_stalled_body_gets_its_503_within_the_deadline(server: Server, path: s
     with _connect(server) as sock:
         sock.sendall(
             f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            "Content-Length: 1000\r\n\r\n{\"a\":".encode()
+            'Content-Length: 1000\r\n\r\n{"a":'.encode()
         )
         start = time.monotonic()
         status, headers, body = _read_response(sock)
@@ -135,7 +135,7 @@ def test_a_hang_up_mid_body_is_a_499_and_no_server_error(server: Server, path: s
     with _connect(server) as sock:
         sock.sendall(
             f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            "Content-Length: 1000\r\n\r\n{\"a\":".encode()
+            'Content-Length: 1000\r\n\r\n{"a":'.encode()
         )
         time.sleep(0.3)
     deadline = time.monotonic() + 10
@@ -157,7 +157,7 @@ def test_a_malformed_chunked_body_is_no_server_error(server: Server):
     with _connect(server) as sock:
         sock.sendall(
             b"POST /v1/score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            b"Transfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\nzz-not-a-size\r\n\r\n"
+            b'Transfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\nzz-not-a-size\r\n\r\n'
         )
         status, _, _ = _read_response(sock)
     assert status == 400  # uvicorn's own answer, before it closes the connection
@@ -173,7 +173,9 @@ def test_a_malformed_chunked_body_is_no_server_error(server: Server):
 def test_head_answers_as_get_without_a_body(server: Server):
     got = httpx.get(server.url + "/v1/jobs?limit=5", timeout=10)
     with _connect(server) as sock:
-        sock.sendall(b"HEAD /v1/jobs?limit=5 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        sock.sendall(
+            b"HEAD /v1/jobs?limit=5 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )
         data = b""
         while chunk := sock.recv(65536):
             data += chunk

@@ -160,7 +160,7 @@ class AccessLog:
             if not started:
                 await _refuse(
                     scope, bounded_receive, send_with_id, err.status_code, err.type,
-                    err.message, err.headers, field="body",
+                    err.message, dict(err.headers or {}), field="body",
                 )  # fmt: skip
         except Exception:
             if hung_up or isinstance(_cause(), ClientDisconnect):
