@@ -82,6 +82,14 @@ def test_ids_that_are_not_there_are_404(api: Api, job_id: str):
         404, "game_not_found", "record",
     )  # fmt: skip
     assert_error(api.get(f"/v1/jobs/{job_id}/games"), 422, "?", "game_id")
+    for url, given in [  # both forms
+        (f"/v1/jobs/{job_id}/games/plain", {}),
+        (f"/v1/jobs/{job_id}/games", {"game_id": "plain"}),
+    ]:
+        params = {**given, "recrod": 1}
+        assert_error(api.get(url, params=params), 422, "invalid_request", "recrod")
+        params = {**given, "record": [0, 10]}
+        assert_error(api.get(url, params=params), 422, "invalid_request", "record")
     assert_error(api.get(f"/v1/jobs/{job_id}/games", params={"game_id": ""}), 422, "?")
 
 

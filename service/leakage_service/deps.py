@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Query, Request
@@ -31,6 +32,9 @@ def _is_array(schema: dict[str, Any]) -> bool:
     return any(_is_array(s) for s in schema.get("anyOf", ()))
 
 
+_CONVERTER = re.compile(r"{(\w+):\w+}")
+
+
 class _Query:
     """The query parameters of one operation in its OpenAPI description: all of them, and
     those that take one value (not an array); ``described`` is False for a route left out
@@ -49,7 +53,8 @@ def _query(app: FastAPI, path: str, method: str) -> _Query:
     if known is None:
         known = app.state.query_params = {}
     if (path, method) not in known:
-        operation = app.openapi().get("paths", {}).get(path, {}).get(method.lower())
+        described = _CONVERTER.sub(r"{\1}", path)  # the schema's {game_id}, not {game_id:path}
+        operation = app.openapi().get("paths", {}).get(described, {}).get(method.lower())
         known[(path, method)] = _Query(operation)
     return known[(path, method)]
 
