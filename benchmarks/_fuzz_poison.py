@@ -5,7 +5,9 @@ sends a lone surrogate escape (``"\\ud800"``, in a string or a key), an integer 
 4,300 digits (Python's json refuses to read it, and ``json.dumps`` to write it), an object
 nested thousands deep, a duplicate key, an escaped NUL in a clue, candidate or distractor,
 look-alike candidates (Latin ``Tennis`` beside ``Tеnnis`` with a Cyrillic е, ``Café`` in NFC
-and NFD) or ``true`` for a round. Each of these is a *poison*: ``poison_case`` writes the body
+and NFD) or ``true`` for a round; nor (issue 37, part B) a candidate with an invisible
+character (``Go\u200blf``), a round written as a string (``"1"``), or an escaped NUL in a
+preview's ``clue``. Each of these is a *poison*: ``poison_case`` writes the body
 of a case as raw JSON text with one of them in one record, and the check in
 ``_fuzz_checks`` then asks what the service promises:
 
@@ -51,6 +53,9 @@ KINDS = (
     "look_alike",
     "nfc_nfd",
     "boolean_round",
+    # issue 37, part B
+    "zero_width",
+    "string_round",
 )
 UNITS = ("\\ud800", "\\udbff", "\\udc00", "\\udfff", "\\ud83d\\ud83d", "\\ude00\\ud83d")
 """Lone surrogates as a client escapes them: high, low, two highs, a pair the wrong way."""
@@ -63,6 +68,9 @@ HOMOGLYPHS = dict(
     )
 )
 """Latin letters and their Cyrillic or Greek twins."""
+INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u200e")
+"""Invisible format characters (Unicode category Cf): zero-width space, non-joiner, joiner,
+word joiner, BOM, soft hyphen, left-to-right mark."""
 
 Path_ = tuple[str | int, ...]
 
@@ -157,13 +165,13 @@ def _targets(kind: str, doc: Any, whole: bool) -> list[tuple[Path_, Any]]:
         return [(p, v) for p, v in nodes if p or whole]
     if kind == "nul":
         return [(p, v) for p, v in nodes if isinstance(v, str) and _clue_or_word(p)]
-    if kind in ("look_alike", "nfc_nfd"):
+    if kind in ("look_alike", "nfc_nfd", "zero_width"):
         return [
             (p, v) for p, v in nodes
             if p in (("candidates",), ("distractors",)) and isinstance(v, list) and v
             and all(isinstance(x, str) for x in v)
         ]  # fmt: skip
-    if kind == "boolean_round":
+    if kind in ("boolean_round", "string_round"):
         return [
             (p, v) for p, v in nodes
             if len(p) == 3 and p[0] in ("turns", "votes", "eliminations") and p[2] == "round"
@@ -203,6 +211,8 @@ def _edit(kind: str, value: Any, path: Path_, draw: Draw) -> tuple[Callable[[Any
     if kind == "boolean_round":
         word = draw.choice(("true", "false"))
         return (lambda v: word), path
+    if kind == "string_round":  # the same number, as a string
+        return (lambda v: text(str(v))), path
     if kind == "surrogate_key":  # a key added (renaming one would also drop a field)
         keys = list(value)
         like = draw.choice([*keys, "note"])
@@ -230,9 +240,12 @@ def _edit(kind: str, value: Any, path: Path_, draw: Draw) -> tuple[Callable[[Any
             return "{" + ", ".join(items) + "}"
 
         return twice, (*path, key)
-    if kind in ("look_alike", "nfc_nfd"):
+    if kind in ("look_alike", "nfc_nfd", "zero_width"):
         word = draw.choice(value)
-        if kind == "look_alike":
+        if kind == "zero_width":  # the word with an invisible character inside, beside it
+            at = draw.integer(0, len(word))
+            extra = [word[:at] + draw.choice(INVISIBLE) + word[at:]]
+        elif kind == "look_alike":
             extra = [_look_alike(word, draw)]
             if extra[0] == word + HOMOGLYPHS["o"]:
                 extra.insert(0, word + "o")
@@ -285,8 +298,13 @@ def poison_body(label: str, media_type: str, body: Any, draw: Draw) -> tuple[byt
         preview = label.endswith("preview")
         if preview and not isinstance(body, dict):
             return None
+        if preview and kind == "nul" and isinstance(body.get("clue"), str) and draw.integer(0, 1):
+            return _nul_clue(label, body, draw)
         base, known = _base(body.get("transcript") if preview else body, draw)
         made = poison_record(kind, base, draw, whole=True)
+        if made is None and not known:  # no place in the drawn record: a known-good one
+            base, known = GOOD[draw.integer(0, len(GOOD) - 1)], True
+            made = poison_record(kind, base, draw, whole=True)
         if made is None:
             return None
         text, where = made
@@ -303,6 +321,9 @@ def poison_body(label: str, media_type: str, body: Any, draw: Draw) -> tuple[byt
         drawn = body if isinstance(body, list) else [body]
     base, known = _base(next((r for r in drawn if isinstance(r, dict)), None), draw)
     made = poison_record(kind, base, draw, whole=True)
+    if made is None and not known:  # no place in the drawn record: a known-good one
+        base, known = GOOD[draw.integer(0, len(GOOD) - 1)], True
+        made = poison_record(kind, base, draw, whole=True)
     if made is None:
         return None
     bad_text, where = made
@@ -330,6 +351,17 @@ def poison_body(label: str, media_type: str, body: Any, draw: Draw) -> tuple[byt
     poison = Poison(kind, label, records=len(texts), bad=bad, good=good,
                     path=where if known else None)  # fmt: skip
     return raw.encode(), poison
+
+
+def _nul_clue(label: str, body: dict[str, Any], draw: Draw) -> tuple[bytes, Poison]:
+    """A preview body whose ``clue`` holds an escaped NUL (issue 37, part B: it was scored);
+    the error must name ``body.clue``."""
+    clue = body["clue"]
+    at = draw.integer(0, len(clue))
+    raw_clue = _json_text(clue[:at])[:-1] + "\\u0000" + _json_text(clue[at:])[1:]
+    rest = [f"{_json_text(k)}: {_render(v)}" for k, v in body.items() if k != "clue"]
+    text = "{" + ", ".join([f'"clue": {raw_clue}', *rest]) + "}"
+    return text.encode(), Poison("nul", label, path=("clue",), prefix="body.")
 
 
 def _base(drawn: Any, draw: Draw) -> tuple[Any, bool]:

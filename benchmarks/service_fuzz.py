@@ -12,7 +12,11 @@ the server's own access log. The hooks mix bad records the schema cannot describ
 transcript bodies (lone surrogates, huge integers, deep nesting, repeated keys, NUL,
 look-alike candidates: ``benchmarks/_fuzz_poison.py``), checked by ``_fuzz_checks``; the
 report counts those requests by kind and status (``poisoned``). The run is bounded by
-``--max-seconds`` and by the number of examples per operation and phase.
+``--max-seconds`` and by the number of examples per operation and phase. After it, the
+requests schemathesis cannot send go over raw sockets (``benchmarks/_fuzz_wire.py``: stalled
+bodies, hang-ups, a malformed chunked body, a trailing slash with a foreign ``Host``,
+``HEAD``), on a server whose ``LEAKAGE_BODY_TIMEOUT`` is ``WIRE_BODY_TIMEOUT``; their
+findings are the report's ``wire``.
 
     .venv/bin/python -m benchmarks.service_fuzz                  # >= 10,000 cases, ~20 min
     .venv/bin/python -m benchmarks.service_fuzz --max-examples 6 --max-seconds 60
@@ -43,6 +47,9 @@ REPO = Path(__file__).resolve().parents[1]
 CHECKS_MODULE = "benchmarks._fuzz_checks"
 TRANSCRIPT_PATHS = ("/v1/score", "/v1/score/batch", "/v1/jobs")
 COMPARE_PATH = "/v1/jobs/{job_id}/compare"
+WIRE_BODY_TIMEOUT = 2.0
+"""The fuzzed server's ``LEAKAGE_BODY_TIMEOUT``: short, so that the stalled bodies of the
+wire pass are answered soon (schemathesis sends whole bodies, which it never delays)."""
 
 
 def config_toml(*, max_examples: int, max_seconds: float, seed: int | None) -> str:
@@ -256,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         "LEAKAGE_BACKENDS": "cooccurrence,embedding",
         "LEAKAGE_REPORT_CACHE_BYTES": "0",
         "LEAKAGE_API_KEYS": None,  # the fuzzer sends no key
+        "LEAKAGE_BODY_TIMEOUT": str(WIRE_BODY_TIMEOUT),
     }
     server_log = tmp / "server.log"
     with Server(home, index, settings, log=server_log, ready_seconds=180) as server:
@@ -264,11 +272,18 @@ def main(argv: list[str] | None = None) -> int:
             server.url, tmp / "schemathesis", max_examples=args.max_examples,
             max_seconds=args.max_seconds, seed=args.seed,
         )  # fmt: skip
+        from benchmarks._fuzz_wire import run_wire
+
+        wire = run_wire(server.url, WIRE_BODY_TIMEOUT)
     logged = _access_statuses(server_log)
     summary = result.summary()
+    summary["wire"] = wire
     summary["server_log_requests"] = sum(logged.values())
-    summary["server_log_5xx"] = sum(n for s, n in logged.items() if s >= 500)
+    # the stalled bodies' 503s are what the service promises them
+    summary["server_log_5xx"] = sum(n for s, n in logged.items() if s >= 500) - wire["expected_5xx"]
     print(json.dumps({k: v for k, v in summary.items() if k != "failures"}, indent=2))
+    for problem in wire["problems"]:
+        print(f"FAILED wire: {problem}")
     for f in result.failures:
         print(f"FAILED {f['operation']} {f['check']}: {f['message'][:200]}")
         print(f"    {f['request'][:200]}\n    -> {f['status']} {f['response'][:200]}")
@@ -278,6 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         summary,
     )
     ok = not result.failures and not result.server_errors and not summary["server_log_5xx"]
+    ok = ok and not wire["problems"]
     print("no server error, no check failure" if ok else "FAILED", f"({result.cases:,} cases)")
     if not args.keep:
         import shutil

@@ -14,12 +14,21 @@ answer. Scenarios, scaled to a 2-core machine:
   ``../shared/data``): the ordinary request;
 - ``deadline``: ``at_limit`` on a server whose ``LEAKAGE_SCORE_TIMEOUT`` is 5 s.
 
+And one scenario of slow work of every kind at once (issue 37: four splits at the cost limit
+held both scoring threads, and two report pages of a 30-game job made a small score wait
+8.8 s):
+
+- ``slow_work``: four ``at_limit`` splits requests and two ``report.html`` of a 30-game job,
+  all sent at once, while one client sends a small 16-candidate co-occurrence game as soon as
+  the last is answered; the target is a p99 under 1 s for those small scores.
+
 The descriptions are English prose (WordNet definitions of random lemmas, joined). A fresh
 server per scenario (cold caches, the embedding model preloaded). The server runs whatever
 ``leakage`` and ``leakage_service`` Python imports, so running this from an older tree's
 folder (``PYTHONPATH=service``) measures that tree.
 
     .venv/bin/python -m benchmarks.service_splits [--label after] [--scenarios a,b] [--no-probes]
+    .venv/bin/python -m benchmarks.service_splits --label slow_work_after --scenarios slow_work
 
 Loopback only; every request is bounded (300 s).
 """
@@ -93,6 +102,7 @@ def scenarios() -> dict[str, tuple[dict[str, Any], dict[str, str]]]:
         "issue_scaled": (_supplied(250, 1024, words, texts), {}),
         "at_limit": (limit, {}),
         "deadline": (limit, {"LEAKAGE_SCORE_TIMEOUT": "5"}),
+        "slow_work": (limit, {}),
     }
     pairs_csv = SHARED_DATA / "ck-arena-dev" / "pairs_en.csv"
     if pairs_csv.exists():
@@ -178,6 +188,110 @@ def run_scenario(url: str, body: bytes, words: list[str], *, probes: bool = True
     }
 
 
+JOB_GAMES = 30
+SLOW_SPLITS = 4
+SLOW_REPORTS = 2
+
+
+def _job_body(words: list[str], n: int = JOB_GAMES) -> bytes:
+    """``n`` 4-player Chameleon games (16 candidates, 4 clues each) with two models playing,
+    as JSONL: the job whose report pages are drawn."""
+    lines = []
+    for g in range(n):
+        game = json.loads(_probe_game(500 + g, words))
+        game["id"] = f"job-{g}"
+        for k, player in enumerate(game["players"]):
+            player["agent"] = ("model-a", "model-b")[(g + k) % 2]
+        lines.append(json.dumps(game))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _slow_job(url: str, words: list[str]) -> str:
+    """A finished 30-game job's id."""
+    r = httpx.post(url + "/v1/jobs", content=_job_body(words), timeout=TIMEOUT)
+    r.raise_for_status()
+    job = r.json()["id"]
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        state = httpx.get(f"{url}/v1/jobs/{job}", timeout=TIMEOUT).json()["state"]
+        if state in ("done", "failed", "cancelled"):
+            if state != "done":
+                raise RuntimeError(f"the job ended {state}")
+            return str(job)
+        time.sleep(0.2)
+    raise RuntimeError("the job did not finish")
+
+
+def run_slow_work(url: str, splits_body: bytes, words: list[str]) -> dict[str, Any]:
+    """Four splits and two report pages sent at once; each one's status, time and
+    Retry-After; and the small co-occurrence scores sent one after another meanwhile, with
+    their latency percentiles."""
+    job = _slow_job(url, words)
+    slow: list[dict[str, Any]] = []
+    lock = threading.Lock()
+
+    def send(kind: str) -> None:
+        start = time.perf_counter()
+        try:
+            if kind == "splits":
+                r = httpx.post(
+                    url + "/v1/splits",
+                    content=splits_body,
+                    headers={"content-type": "application/json"},
+                    timeout=TIMEOUT,
+                )
+            else:
+                r = httpx.get(f"{url}/v1/jobs/{job}/report.html", timeout=TIMEOUT)
+            found: dict[str, Any] = {"kind": kind, "status": r.status_code}
+            if r.status_code != 200:
+                found["error"] = r.json().get("error", {}).get("type")
+                found["retry_after"] = r.headers.get("retry-after")
+        except httpx.TimeoutException:
+            found = {"kind": kind, "status": "client timeout"}
+        found["seconds"] = round(time.perf_counter() - start, 3)
+        with lock:
+            slow.append(found)
+
+    answers: list[tuple[int, float]] = []
+    done = threading.Event()
+
+    def probe() -> None:
+        i = 0
+        with httpx.Client(base_url=url, timeout=TIMEOUT) as client:
+            while not done.is_set():
+                start = time.perf_counter()
+                r = client.post("/v1/score", content=_probe_game(i, words))
+                answers.append((r.status_code, time.perf_counter() - start))
+                i += 1
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    time.sleep(1.0)  # a few scores before the slow work, for comparison
+    alone = len(answers)
+    senders = [threading.Thread(target=send, args=("splits",)) for _ in range(SLOW_SPLITS)]
+    senders += [threading.Thread(target=send, args=("report",)) for _ in range(SLOW_REPORTS)]
+    start = time.perf_counter()
+    for t in senders:
+        t.start()
+    for t in senders:
+        t.join()
+    window = time.perf_counter() - start
+    done.set()
+    prober.join()
+    during = answers[alone:]
+    lat = np.array([s for _, s in during]) if during else np.zeros(1)
+    return {
+        "job_games": JOB_GAMES,
+        "slow_requests": sorted(slow, key=lambda x: (x["kind"], x["seconds"])),
+        "slow_window_s": round(window, 3),
+        "cooccurrence_before_slow_work": _summary(answers[:alone]),
+        "cooccurrence_during_slow_work": {
+            **_summary(during),
+            "p99_s": round(float(np.percentile(lat, 99)), 3),
+        },
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.service_splits", description=__doc__
@@ -200,7 +314,10 @@ def main(argv: list[str] | None = None) -> int:
             Server(Path(tmp), index, {**SETTINGS, **extra}) as server,  # cold caches
         ):
             body = json.dumps(request).encode()
-            results[name] = run_scenario(server.url, body, words, probes=not args.no_probes)
+            if name == "slow_work":
+                results[name] = run_slow_work(server.url, body, words)
+            else:
+                results[name] = run_scenario(server.url, body, words, probes=not args.no_probes)
         print(f"{args.label} {name}: {json.dumps(results[name])}", flush=True)
     parameters = {
         "scenarios": names,

@@ -191,6 +191,18 @@ BAD = [
         "turns[1].round"),
 ]  # fmt: skip
 KINDS = [b.kind for b in BAD]
+# -- issue 37, part B: look-alikes and lax numbers the transcript format now refuses ------
+ISSUE_37B_BAD = [
+    Bad("zero-width-candidate",  # "Golf" with a zero-width space (U+200B) inside
+        dumps(_sports("zero-width-candidate", candidates=card(SPORTS, c3="Go\u200blf"))),
+        "candidates[3]"),
+    Bad("round-string",
+        fill(_sports("round-string", turns=turns(SPORTS, 1, round=HOLE)), b'"1"'),
+        "turns[1].round"),
+]  # fmt: skip
+BAD += ISSUE_37B_BAD
+KINDS += [b.kind for b in ISSUE_37B_BAD]
+# -- end of issue 37, part B -----------------------------------------------------------
 
 
 def good_records(prefix: str) -> list[tuple[str, bytes]]:
@@ -503,3 +515,59 @@ def test_leakage_batch_on_ray_lists_the_bad_record_and_stores_the_good_games(
     batch_ray: Run, bad: Bad
 ):
     _check_batch(batch_ray, bad)
+
+
+# -- issue 37, part B: requests that were answered laxly --------------------------------
+
+
+def test_a_nul_in_a_preview_clue_is_422_naming_it(api: Api):
+    body = {"transcript": SPORTS, "clue": "ne\u0000t"}
+    err = assert_error(api.post("/v1/score/preview", json=body), 422, "invalid_request")
+    assert err["field"] == "body.clue" and "NUL" in err["message"]
+
+
+def test_round_one_point_zero_is_round_one(api: Api):
+    """Decided: ``1.0`` is the number 1 (JSON Schema's integer), ``"1"`` a 422 (above)."""
+    game = _sports("round-float", turns=turns(SPORTS, 1, round=1.0))
+    r = api.post("/v1/score", json=game)
+    assert r.status_code == 200, r.text[:500]
+    fraction = _sports("round-fraction", turns=turns(SPORTS, 1, round=1.5))
+    assert_error(api.post("/v1/score", json=fraction), 422, "invalid_transcript", "turns[1].round")
+
+
+def test_unknown_query_parameters_are_422_naming_them(api: Api):
+    job = api.post("/v1/jobs", content=jsonl(BAD[0]), headers=JSONL).json()["id"]
+    for method, url, kw in [
+        ("GET", "/v1/jobs", {"params": {"limt": 5}}),
+        ("GET", f"/v1/jobs/{job}/records", {"params": {"page": 2}}),
+        ("POST", "/v1/transcripts", {"params": {"fromat": "x"}, "content": dumps(SPORTS)}),
+        ("POST", "/v1/score", {"params": {"bakend": "x"}, "content": dumps(SPORTS)}),
+    ]:
+        name = next(iter(kw["params"]))
+        err = assert_error(api.request(method, url, **kw), 422, "invalid_request", name)
+        assert "unknown query parameter" in err["message"], err
+    assert api.get("/healthz", params={"x": 1}).status_code == 200  # probes ignore a query
+
+
+def test_a_trailing_slash_is_a_404_not_a_redirect_to_the_host_header(api: Api):
+    r = api.get("/v1/jobs/", headers={"host": "evil.example"})
+    err = assert_error(r, 404, "not_found")
+    assert "location" not in r.headers and "/v1/jobs" in err["message"]
+
+
+def test_head_on_a_get_route_answers_without_a_body(api: Api):
+    got = api.get("/v1/transcripts/formats")
+    head = api.request("HEAD", "/v1/transcripts/formats")
+    assert head.status_code == 200 and head.content == b""
+    assert head.headers["content-length"] == str(len(got.content))
+    assert api.request("HEAD", "/v1/score").status_code == 405
+
+
+def test_game_ids_of_any_characters_open_in_the_job_view(api: Api):
+    ids = ["a/b", 'q"uote', "back\\slash", "tab\there", "..", "é ✓"]
+    body = b"\n".join(dumps(with_(SPORTS, id=gid)) for gid in ids) + b"\n"
+    job = wait_job(api, api.post("/v1/jobs", content=body, headers=JSONL).json()["id"])
+    assert (job["state"], job["ok"]) == ("done", len(ids)), job
+    for i, gid in enumerate(ids):
+        r = api.get(f"/v1/jobs/{job['id']}/games", params={"game_id": gid})
+        assert r.status_code == 200 and (r.json()["game_id"], r.json()["record"]) == (gid, i)

@@ -938,6 +938,26 @@ def test_a_finished_jobs_curves_open_their_games(driver: Any, server: Server):
     assert grid(cells(driver)) == grid(found)
 
 
+def test_a_job_game_with_any_id_opens(driver: Any, server: Server):
+    """Issue 37: game ids with "/", a quote, a backslash, a tab or Unicode, and the dot
+    segments "." and "..", open in the job's game view from a shared URL (the page asks
+    ``GET /v1/jobs/{id}/games?game_id=``: no URL parser rewrites a query)."""
+    from urllib.parse import urlencode
+
+    game = example_games(SPORTS)[0]
+    ids = ["a/b", "..", ".", 'q"u\\o\tte é']
+    body = "".join(json.dumps({**game, "id": gid}) + "\n" for gid in ids).encode()
+    job_id = submit_job(server, body)
+    want = posterior_grid(score(server, game, "cooccurrence"))
+    for record, gid in enumerate(ids):
+        query = urlencode({"job": job_id, "game": gid, "record": record})
+        open_page(driver, f"{server.url}/ui?{query}")
+        found = cells(driver)
+        assert len(found) == len(game["turns"]) * len(game["candidates"]), gid
+        assert_grid_is(grid(found), want)
+        assert parse_qs(urlsplit(driver.current_url).query).get("game") == [gid]
+
+
 def test_a_shared_url_restores_the_view(driver: Any, server: Server):
     load_example(driver, server, SPORTS, backend="embedding")
     choose(driver, "compare-select", "cooccurrence")

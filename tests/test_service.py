@@ -197,7 +197,7 @@ def test_not_utf8_is_422(api: Api):
         ({"top_k": 0}, "invalid_request", "top_k", "greater than or equal to 1"),
         ({"input_format": "csv"}, "invalid_request", "input_format", "ck-arena"),
         ({"include_chameleon": "perhaps"}, "invalid_request", "include_chameleon", "boolean"),
-        ({"bakend": "x"}, "invalid_request", "bakend", "Extra inputs"),
+        ({"bakend": "x"}, "invalid_request", "bakend", "unknown query parameter"),
         ({"distractors": "Golf"}, "invalid_transcript", "distractors", "Golf"),
     ],
 )

@@ -31,14 +31,18 @@ well inside the step table's 64-bit integers)."""
 
 
 def _not_a_bool(value: Any) -> Any:
-    """``true`` is not round 1: pydantic's lax integers would read it so."""
+    """``true`` is not round 1, nor is ``"1"``: pydantic's lax integers would read them so.
+    ``1.0`` is round 1: JSON has one kind of number, JSON Schema's ``integer`` includes
+    ``1.0``, and JSON writers differ on writing a whole float (``1.5`` is refused)."""
     if isinstance(value, bool):
         raise PydanticCustomError("int_type", "a round number from 1, not true or false")
+    if isinstance(value, str | bytes):
+        raise PydanticCustomError("int_type", "a round number from 1, as a number, not a string")
     return value
 
 
 RoundNumber = Annotated[int, Field(ge=1, le=MAX_ROUND), BeforeValidator(_not_a_bool)]
-"""A round number: an integer from 1 (never a boolean)."""
+"""A round number: an integer from 1 (never a boolean or a string; ``1.0`` is 1)."""
 
 ChameleonRole = Literal["chameleon", "non-chameleon"]
 SpyGameRole = Literal["civilian", "spy"]
@@ -279,12 +283,33 @@ def mixed_scripts(word: str) -> list[str]:
     return sorted(scripts) if len(scripts) > 1 else []
 
 
+def invisible_character(word: str) -> str | None:
+    """The first invisible format character (Unicode category Cf: zero-width space U+200B,
+    zero-width joiners, word joiner, soft hyphen, BOM, direction marks) in ``word``, as
+    ``U+XXXX``; None when it has none. Such a word looks like the word without it, and no
+    normalisation (NFKC) removes it."""
+    if word.isascii():
+        return None
+    for ch in word:
+        if unicodedata.category(ch) == "Cf":
+            return f"U+{ord(ch):04X}"
+    return None
+
+
 def word_problems(field: str, words: list[str]) -> list[tuple[str, str]]:
-    """Look-alike words (``mixed_scripts``) among candidates, one problem each."""
+    """Look-alike words among candidates, one problem each: words that mix look-alike
+    scripts (``mixed_scripts``) or hold an invisible character (``invisible_character``)."""
     if "".join(words).isascii():  # the usual case: no script but Latin
         return []
     out = []
     for i, w in enumerate(words):
+        hidden = invisible_character(w)
+        if hidden is not None:
+            out.append(
+                (f"{field}[{i}]", f"{w!r} holds an invisible character ({hidden}), so it "
+                 "is a look-alike of the word without it; remove it")
+            )  # fmt: skip
+            continue
         scripts = mixed_scripts(w)
         if scripts:
             names = " and ".join(s.title() for s in scripts)

@@ -29,7 +29,7 @@ from leakage.transcripts import Transcript
 from leakage_service.deps import one_value_each
 from leakage_service.errors import install_error_handlers
 from leakage_service.inputs import NOT_BLANK
-from leakage_service.middleware import AccessLog, Guard
+from leakage_service.middleware import AccessLog, Guard, HeadAsGet
 from leakage_service.schemas import JobPathRequest
 from leakage_service.settings import Settings, get_settings
 from leakage_service.state import ServiceState
@@ -141,6 +141,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
         dependencies=[Depends(one_value_each)],
     )
+    # no 307 from /v1/jobs/ to /v1/jobs: Starlette builds that Location from the Host
+    # header, so a request with "Host: evil.example" was sent there; a path with a trailing
+    # slash is a 404 that names the path without it (errors._http_error)
+    app.router.redirect_slashes = False
     _add_docs(app)
     app.state.service = ServiceState(settings)
     for module in (score, transcripts, jobs, splits, system):
@@ -156,6 +160,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             allow_headers=["Authorization", "X-API-Key", "Content-Type", "X-Request-ID"],
             expose_headers=["X-Request-ID", "Retry-After"],
         )
-    app.add_middleware(AccessLog, metrics=app.state.service.metrics)
+    app.add_middleware(HeadAsGet)
+    app.add_middleware(
+        AccessLog, metrics=app.state.service.metrics, body_timeout=settings.body_timeout
+    )
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

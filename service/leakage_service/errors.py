@@ -134,6 +134,34 @@ class QueueFull(ServiceError):
         )
 
 
+class SlowQueueFull(ServiceError):
+    """The slow pool (splits, report pages of jobs) has as many requests as it takes."""
+
+    def __init__(self, retry_after: int, workers: int, queue: int) -> None:
+        super().__init__(
+            503,
+            "queue_full",
+            f"the server is busy with slow requests (splits and report pages: {workers} at "
+            f"once and {queue} waiting, LEAKAGE_SLOW_WORKERS and LEAKAGE_SLOW_QUEUE); retry in "
+            f"{retry_after} s",
+            headers={"Retry-After": str(retry_after)},
+        )
+
+
+class BodyTimeout(ServiceError):
+    """A request body that stopped arriving (``LEAKAGE_BODY_TIMEOUT``)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            503,
+            "timeout",
+            f"the request body stopped arriving: nothing came for {seconds:g} s "
+            "(LEAKAGE_BODY_TIMEOUT); send it again, whole",
+            field="body",
+            headers={"Retry-After": "1"},
+        )
+
+
 def error_body(
     type_: str,
     message: str,
@@ -244,7 +272,11 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         return _json(request, 422, error_body("invalid_request", message, field="body"))
     names = {404: "not_found", 405: "method_not_allowed", 400: "bad_request"}
     type_ = names.get(exc.status_code, "http_error")
-    return _json(request, exc.status_code, error_body(type_, str(exc.detail)), exc.headers)
+    message = str(exc.detail)
+    path = request.url.path
+    if exc.status_code == 404 and len(path) > 1 and path.endswith("/"):
+        message += f"; the API's paths have no trailing slash: {path.rstrip('/') or '/'}"
+    return _json(request, exc.status_code, error_body(type_, message), exc.headers)
 
 
 def internal_error_body(request_id: str | None) -> dict[str, Any]:

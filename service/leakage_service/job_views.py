@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 from array import array
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,20 +107,20 @@ class JobGame:
 
 def find_game(state: ServiceState, job: Job, game_id: str, record: int | None) -> JobGame | None:
     """The stored result at ``record`` when given (game ids may repeat), else the first
-    whose game id is ``game_id``."""
+    whose game id is exactly ``game_id`` (the id stored with each result, compared whole:
+    any character, ``"``, ``\\``, a tab, ``/``, matches itself)."""
     assert state.store is not None
-    rows: Iterable[tuple[int, bool, str]]
     if record is not None:
         rows = [r for r in state.store.results_page(job.id, record - 1, 1) if r[0] == record]
+        found = rows[0] if rows else None
     else:
-        rows = state.store.results(job.id)
-    for idx, ok, body in rows:
-        if record is None and game_id not in body:  # cheap test before parsing
-            continue
-        doc = json.loads(body)
-        if record is not None or doc.get("game_id") == game_id:
-            return JobGame(idx, ok, doc.get("game_id"), doc)
-    return None
+        found = state.store.result_of_game(job.id, game_id)
+    if found is None:
+        return None
+    idx, ok, body = found
+    doc = json.loads(body)
+    # a failed record's error line has no game id of its own: the stored one matched
+    return JobGame(idx, ok, doc.get("game_id") or (game_id if record is None else None), doc)
 
 
 def game_transcript(

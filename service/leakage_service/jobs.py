@@ -369,6 +369,18 @@ class JobStore:
             ).fetchall()
         return [(idx, bool(ok), body) for idx, ok, body in rows]
 
+    def result_of_game(self, job_id: str, game_id: str) -> tuple[int, bool, str] | None:
+        """The first result (index, ok, stored JSON) whose game id is exactly ``game_id``
+        (any characters: compared as stored, never searched for in the JSON), on a
+        connection of this call's own."""
+        with self._short() as con:
+            row = con.execute(
+                "SELECT idx, ok, body FROM results WHERE job_id = ? AND game_id = ? "
+                "ORDER BY idx LIMIT 1",
+                (job_id, game_id),
+            ).fetchone()
+        return None if row is None else (int(row[0]), bool(row[1]), str(row[2]))
+
     def results(self, job_id: str, batch: int = 500) -> Iterator[tuple[int, bool, str]]:
         """Every result in record order, page by page (no SQLite object lives between two
         steps, so the iterator may be advanced from different threads)."""

@@ -1,8 +1,13 @@
 """Pure ASGI middleware (no per-request task or body buffering, so streaming stays streaming).
 
 ``AccessLog`` (outermost): request id, one structured log line and the metrics per request,
-the security headers of every response (``security_headers``), and the last line of
-defence: an exception nothing else handled becomes a generic 500.
+the security headers of every response (``security_headers``), the read deadline of request
+bodies (``LEAKAGE_BODY_TIMEOUT``: a body that stops arriving is a 503 ``timeout``), client
+hang-ups (logged and counted as 499, without a traceback: a client that goes away is not a
+server error), and the last line of defence: an exception nothing else handled becomes a
+generic 500.
+``HeadAsGet`` (inside ``AccessLog``): ``HEAD`` on a ``GET`` route answers as ``GET`` would,
+without the body.
 ``Guard`` (inside CORS): the limit on failed authentication attempts per client address (on
 by default), the rate limit (per API key; per client address for requests without a valid
 key, so that guessing keys is limited too), API keys and the request size limit.
@@ -10,20 +15,28 @@ key, so that guessing keys is limited too), API keys and the request size limit.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
 import logging
 import math
 import re
+import sys
 import time
 import uuid
 from typing import Any
 
 from fastapi.responses import JSONResponse
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from leakage_service.errors import PayloadTooLarge, error_body, internal_error_body
+from leakage_service.errors import (
+    BodyTimeout,
+    PayloadTooLarge,
+    error_body,
+    internal_error_body,
+)
 from leakage_service.settings import Settings
 from leakage_service.telemetry import Metrics
 
@@ -82,10 +95,18 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+CLIENT_CLOSED = 499
+"""The status a request is logged and counted with when its client went away before the
+response was sent whole (nginx's "client closed request"; no client ever receives it): a
+hang-up mid-body, a malformed chunked body (uvicorn answers 400 itself and closes), or a
+client that left mid-stream. Not a 5xx: no client can raise the server-error alerts."""
+
+
 class AccessLog:
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+    def __init__(self, app: ASGIApp, metrics: Metrics, body_timeout: float = 10.0) -> None:
         self.app = app
         self.metrics = metrics
+        self.body_timeout = body_timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -97,9 +118,31 @@ class AccessLog:
         start = time.perf_counter()
         status = 500
         started = False
+        finished = False  # the response's last part is sent
+        body_read = False  # the request's last part has arrived
+        hung_up = False  # the client went away before the response was sent whole
+
+        async def bounded_receive() -> Message:
+            """The next message of the request; while its body is still arriving, one that
+            takes longer than the body deadline is a ``BodyTimeout`` (after the body,
+            ``receive`` only waits for a disconnect, as long as the response takes)."""
+            nonlocal body_read, hung_up
+            if body_read:
+                message = await receive()
+            else:
+                try:
+                    message = await asyncio.wait_for(receive(), self.body_timeout)
+                except TimeoutError:
+                    raise BodyTimeout(self.body_timeout) from None
+            if message["type"] == "http.request" and not message.get("more_body", False):
+                body_read = True
+            elif message["type"] == "http.disconnect":
+                body_read = True
+                hung_up = hung_up or not finished
+            return message
 
         async def send_with_id(message: Message) -> None:
-            nonlocal status, started
+            nonlocal status, started, finished
             if message["type"] == "http.response.start":
                 status = message["status"]
                 started = True
@@ -107,38 +150,88 @@ class AccessLog:
                     scope.get("path", ""),
                     [*message.get("headers", []), (b"x-request-id", rid.encode())],
                 )
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                finished = True
             await send(message)
 
         try:
-            await self.app(scope, receive, send_with_id)
-        except Exception:
-            log.exception("unhandled error (request %s)", rid)
-            status = 500
+            await self.app(scope, bounded_receive, send_with_id)
+        except BodyTimeout as err:  # raised where no handler was (a stream had started)
             if not started:
-                response = JSONResponse(internal_error_body(rid), status_code=500)
-                await response(scope, receive, send_with_id)
+                await _refuse(
+                    scope, bounded_receive, send_with_id, err.status_code, err.type,
+                    err.message, dict(err.headers or {}), field="body",
+                )  # fmt: skip
+        except Exception:
+            if hung_up or isinstance(_cause(), ClientDisconnect):
+                hung_up = True  # what failed is the gone client's request: no traceback
+            else:
+                log.exception("unhandled error (request %s)", rid)
+                status = 500
+                if not started:
+                    response = JSONResponse(internal_error_body(rid), status_code=500)
+                    await response(scope, receive, send_with_id)
         finally:
+            if hung_up:  # whatever the app sent after, no one received it
+                status = CLIENT_CLOSED
             seconds = time.perf_counter() - start
             route = getattr(scope.get("route"), "path", None) or "<unmatched>"
             method = scope.get("method", "")
             self.metrics.requests.labels(route, method, str(status)).inc()
             self.metrics.latency.labels(route, method, str(status)).observe(seconds)
             if access_log.isEnabledFor(logging.INFO):
-                access_log.info(
-                    json.dumps(
-                        {
-                            "event": "request",
-                            "request_id": rid,
-                            "method": method,
-                            "route": route,
-                            "path": scope.get("path"),
-                            "status": status,
-                            "duration_ms": round(seconds * 1000, 2),
-                            "client": (scope.get("client") or ("", 0))[0],
-                            "key": scope["state"].get("key_id"),
-                        }
-                    )
-                )
+                line = {
+                    "event": "request",
+                    "request_id": rid,
+                    "method": method,
+                    "route": route,
+                    "path": scope.get("path"),
+                    "status": status,
+                    "duration_ms": round(seconds * 1000, 2),
+                    "client": (scope.get("client") or ("", 0))[0],
+                    "key": scope["state"].get("key_id"),
+                }
+                if status == CLIENT_CLOSED:
+                    line["note"] = "the client closed the connection before the response"
+                access_log.info(json.dumps(line))
+
+
+def _cause() -> BaseException | None:
+    """The exception being handled, or what it was raised from (FastAPI turns a failed body
+    read into a 400 raised from the read's exception)."""
+    err = sys.exc_info()[1]
+    while err is not None and not isinstance(err, ClientDisconnect) and err.__cause__ is not None:
+        err = err.__cause__
+    return err
+
+
+class HeadAsGet:
+    """``HEAD`` answered as ``GET`` without the body (its headers, ``Content-Length``
+    included, as ``GET`` would send them): FastAPI's routes answer only the methods they
+    name, so ``HEAD`` on a ``GET`` route would be a 405. A route with no ``GET`` is still a
+    405."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "HEAD":
+            await self.app(scope, receive, send)
+            return
+        inner = {**scope, "method": "GET"}  # the same state dict: the request id, the key
+
+        async def without_body(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                if message.get("more_body", False):
+                    return
+                message = {"type": "http.response.body", "body": b"", "more_body": False}
+            await send(message)
+
+        try:
+            await self.app(inner, receive, without_body)
+        finally:
+            if "route" in inner:  # for the access log's route label
+                scope["route"] = inner["route"]
 
 
 class _Buckets:

@@ -1,4 +1,5 @@
-"""What the app holds for its lifetime: the backends, the scoring threads, the report cache.
+"""What the app holds for its lifetime: the backends, the scoring threads and the slow pool,
+the report cache.
 
 Thread safety: a backend is created once and shared, and every call into it holds that
 backend's lock. The co-occurrence backend keeps unlocked dict caches (rows, posting lists)
@@ -41,7 +42,13 @@ from leakage.scoring import (
     score_report_data,
 )
 from leakage.transcripts import AnyTranscript
-from leakage_service.errors import BackendLoading, QueueFull, ScoreTimeout, error_line
+from leakage_service.errors import (
+    BackendLoading,
+    QueueFull,
+    ScoreTimeout,
+    SlowQueueFull,
+    error_line,
+)
 from leakage_service.inputs import ScoreParams, check_size
 from leakage_service.settings import Settings
 from leakage_service.telemetry import Metrics
@@ -405,21 +412,34 @@ def _sized(
 
 class ScoringPool:
     """Worker threads behind a bounded queue: past ``workers + queue_size`` tasks in flight
-    a new one is refused at once with ``QueueFull`` (503 + Retry-After)."""
+    a new one is refused at once with ``QueueFull`` (503 + Retry-After).
 
-    def __init__(self, workers: int, queue_size: int, metrics: Metrics) -> None:
+    The service has two: the scoring threads (``slow=False``: scores, batches, previews) and
+    the slow pool (``slow=True``: splits and the report pages of jobs), so that a few slow
+    requests can never take every scoring thread (issue 37: four splits at the cost limit
+    held both scoring threads for 30 s, and two report pages of a 30-game job made a small
+    score wait 8.8 s). Each pool has its own gauges and its own count of refusals."""
+
+    def __init__(
+        self, workers: int, queue_size: int, metrics: Metrics, *, slow: bool = False
+    ) -> None:
         self.workers = workers
         self.limit = workers + queue_size
         self.metrics = metrics
+        self.slow = slow
         self.in_flight = 0
         self._seconds = 0.01  # moving average of a task's duration, for Retry-After
-        self._executor = ThreadPoolExecutor(workers, thread_name_prefix="leakage-score")
+        prefix = "leakage-slow" if slow else "leakage-score"
+        self._executor = ThreadPoolExecutor(workers, thread_name_prefix=prefix)
 
     def _admit(self) -> None:
         if self.in_flight >= self.limit:
+            wait = max(1, math.ceil(self.in_flight * self._seconds / self.workers))
+            if self.slow:
+                self.metrics.slow_rejected.inc()
+                raise SlowQueueFull(wait, self.workers, self.limit - self.workers)
             self.metrics.queue_rejected.inc()
-            wait = self.in_flight * self._seconds / self.workers
-            raise QueueFull(max(1, math.ceil(wait)))
+            raise QueueFull(wait)
         self.in_flight += 1
         self._gauges()
 
@@ -429,8 +449,13 @@ class ScoringPool:
         self._gauges()
 
     def _gauges(self) -> None:
-        self.metrics.queue_running.set(min(self.in_flight, self.workers))
-        self.metrics.queue_depth.set(max(self.in_flight - self.workers, 0))
+        running, depth = (
+            (self.metrics.slow_running, self.metrics.slow_depth)
+            if self.slow
+            else (self.metrics.queue_running, self.metrics.queue_depth)
+        )
+        running.set(min(self.in_flight, self.workers))
+        depth.set(max(self.in_flight - self.workers, 0))
 
     def _submit(self, fn: Callable[[], T]) -> Future[T]:
         loop = asyncio.get_running_loop()

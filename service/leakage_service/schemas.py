@@ -358,6 +358,21 @@ class PreviewRequest(_In):
     turns: JsonInt | None = Field(default=None, ge=0)
     """How many of the game's turns come before the clue (default: all of them)."""
 
+    @field_validator("clue")
+    @classmethod
+    def _no_nul(cls, clue: str) -> str:
+        """The transcript format's rule for a turn's text: no NUL (C libraries and indexes
+        end a string there); the clue becomes a turn of the game."""
+        at = clue.find("\x00")
+        if at >= 0:
+            raise PydanticCustomError(
+                "value_error",
+                "NUL character (U+0000) at character {at}: not allowed in a clue, as in a "
+                "game's text; remove it",
+                {"at": at},
+            )
+        return clue
+
 
 class PreviewFigures(_Out):
     entropy_bits: float

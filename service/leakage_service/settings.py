@@ -119,6 +119,19 @@ class Settings(LibraryVariables):
     (``/v1/backends`` and their 503 say what torch found); no silent fall-back to the CPU."""
     queue_size: int = Field(default=64, ge=0)
     """Scoring tasks that may wait for a thread; past this a request gets 503 + Retry-After."""
+    slow_workers: int = Field(default=1, ge=1, le=64)
+    """Threads of the slow pool, apart from the scoring threads: ``/v1/splits`` and the
+    report pages of jobs (``report.html``, ``curves``, ``plane``, ``compare``) run there, so
+    that they never hold a scoring thread. One by default: on a 2-core machine each of
+    them keeps a core busy, and the scoring threads need the other."""
+    slow_queue: int = Field(default=8, ge=0)
+    """Slow tasks that may wait for a thread of the slow pool; past this a splits request or
+    report page gets 503 ``queue_full`` + Retry-After."""
+    body_timeout: float = Field(default=10.0, gt=0)
+    """Seconds the server waits for the next part of a request body; a body that stops
+    arriving (a client that declared 1,000 bytes and sent 5) gets 503 ``timeout``, and the
+    request ends there. Each wait is bounded, so a body that keeps arriving, however slowly,
+    is read (the size limits bound it)."""
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     """Largest request body for ``/v1/score``, ``/v1/score/batch`` and ``/v1/splits``."""
     max_upload_bytes: int = Field(default=256 * 1024 * 1024, ge=1024)

@@ -1,6 +1,6 @@
 """``ServiceState``: everything the routes share for the app's lifetime (settings, backends,
-scoring threads, report cache, job store and worker). ``create_app`` builds it; the lifespan
-starts and stops it."""
+scoring threads, the slow pool, report cache, job store and worker). ``create_app`` builds
+it; the lifespan starts and stops it."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ class ServiceState:
         self.metrics = Metrics()
         self.backends = Backends(settings, self.metrics)
         self.pool = ScoringPool(settings.workers, settings.queue_size, self.metrics)
+        self.slow = ScoringPool(settings.slow_workers, settings.slow_queue, self.metrics, slow=True)
         self.cache = ReportCache(settings.report_cache_bytes, self.metrics)
         self.store: JobStore | None = None
         self.worker: JobWorker | None = None
@@ -69,8 +70,10 @@ class ServiceState:
             # ends the thread, and the next start finds the job running and recovers it.
             log.warning("the job worker did not stop in time; its job is left running")
             self.pool.shutdown()
+            self.slow.shutdown()
             return
         self.pool.shutdown()
+        self.slow.shutdown()
         self.backends.close()
         if self.store is not None:
             self.store.close()

@@ -72,6 +72,21 @@ class Metrics:
         self.queue_rejected = Counter(
             "leakage_queue_rejected", "Requests turned away because the queue was full.", registry=r
         )
+        self.slow_depth = Gauge(
+            "leakage_slow_queue_depth",
+            "Slow tasks (splits, report pages of jobs) waiting for a thread of the slow pool.",
+            registry=r,
+        )
+        self.slow_running = Gauge(
+            "leakage_slow_running",
+            "Slow tasks (splits, report pages of jobs) running on a thread of the slow pool.",
+            registry=r,
+        )
+        self.slow_rejected = Counter(
+            "leakage_slow_rejected",
+            "Slow requests (splits, report pages of jobs) turned away: the slow pool was full.",
+            registry=r,
+        )
         self.rate_limited = Counter(
             "leakage_rate_limited",
             "Requests refused (429) by the rate limit or the failed-authentication limit.",

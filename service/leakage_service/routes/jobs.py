@@ -562,7 +562,7 @@ def _parquet(state: ServiceState, job_id: str) -> Path:
                 },
             },
         },
-        **error_responses(401, 404, 422, 429),
+        **error_responses(401, 404, 422, 429, 503),
     },
 )
 async def results(
@@ -573,7 +573,7 @@ async def results(
     job = _job(state, job_id)
     headers = {"X-Job-State": job.state}
     if format is ResultFormat.parquet:
-        path = await state.pool.run(_parquet, state, job_id)
+        path = await state.slow.run(_parquet, state, job_id)
         return FileResponse(
             path,
             media_type="application/vnd.apache.parquet",
@@ -648,7 +648,7 @@ class CurveGrouping(StrEnum):
     "/{job_id}/curves",
     summary="A job's leakage curves (as leakage report draws them)",
     response_model=JobCurves,
-    responses=error_responses(401, 404, 422, 429),
+    responses=error_responses(401, 404, 422, 429, 503),
 )
 async def curves(
     job_id: JobId,
@@ -673,8 +673,8 @@ async def curves(
     group and counted clues, so that a point (group, m) lists its games: those of its group
     with at least m clues."""  # fmt: skip
     job = _job(state, job_id)
-    out = await run_in_threadpool(
-        job_curves, state, job, by.value, max_clues=max_clues, replicates=replicates
+    out = await state.slow.run(
+        partial(job_curves, max_clues=max_clues, replicates=replicates), state, job, by.value
     )
     return JobCurves(
         job=job.id,
@@ -694,7 +694,7 @@ async def curves(
     "/{job_id}/plane",
     summary="A job's reveal-vs-conceal plane (as leakage report draws it)",
     response_model=JobPlane,
-    responses=error_responses(401, 404, 422, 429),
+    responses=error_responses(401, 404, 422, 429, 503),
 )
 async def plane(
     job_id: JobId,
@@ -712,8 +712,8 @@ async def plane(
     reference strategies (trivial, concealing, revealing, pi_amb) simulated on the same axes
     (``leakage.curves._plane``), from the results stored so far."""
     job = _job(state, job_id)
-    out = await run_in_threadpool(
-        job_plane, state, job, replicates=replicates, max_points=max_points
+    out = await state.slow.run(
+        partial(job_plane, replicates=replicates, max_points=max_points), state, job
     )
     return JobPlane(
         job=job.id,
@@ -740,7 +740,7 @@ _MODEL = Query(min_length=1, max_length=500, description="A model (as the player
     "/{job_id}/compare",
     summary="Two models compared in the games where both spoke (leakage report --compare)",
     response_model=JobCompare,
-    responses=error_responses(401, 404, 422, 429),
+    responses=error_responses(401, 404, 422, 429, 503),
 )
 async def compare(
     job_id: JobId,
@@ -762,7 +762,7 @@ async def compare(
             422, "invalid_input", "name two models to compare, a and b (or neither for the "
             "list of models)", field="b" if b is None else "a",
         )  # fmt: skip
-    out = await run_in_threadpool(job_compare, state, job, a, b, replicates=replicates)
+    out = await state.slow.run(partial(job_compare, replicates=replicates), state, job, a, b)
     return JobCompare(
         job=job.id,
         state=job.state,
@@ -775,28 +775,61 @@ async def compare(
     )
 
 
+_RECORD = Query(
+    ge=0,
+    le=_MAX_RECORD,
+    description="The record (position in the job's input, from 0), when several games "
+    "share the id.",
+)
+
+
 @router.get(
-    "/{job_id}/games/{game_id}",
+    "/{job_id}/games/{game_id:path}",
     summary="One game of a job: its report and its transcript",
     response_model=JobGame,
     responses=error_responses(401, 404, 422, 429),
 )
 async def game(
     job_id: JobId,
-    game_id: Annotated[str, PathParam(min_length=1, max_length=1000, description="The game's id.")],
-    state: State,
-    record: Annotated[
-        int | None,
-        Query(
-            ge=0,
-            le=_MAX_RECORD,
-            description="The record (position in the job's input, from 0), when "
-            "several games share the id.",
+    game_id: Annotated[
+        str,
+        PathParam(
+            min_length=1,
+            max_length=1000,
+            description="The game's id, percent-encoded (encodeURIComponent); a '/' in it "
+            "may be sent as is. The ids '.' and '..' are dot segments, which URL parsers "
+            "remove: ask for those with GET /v1/jobs/{job_id}/games?game_id=.",
         ),
-    ] = None,
+    ],
+    state: State,
+    record: Annotated[int | None, _RECORD] = None,
 ) -> JobGame:
     """The stored report of a job's game and its transcript, read again from the job's
-    input (to score it with another backend, or try a clue on it)."""  # fmt: skip
+    input (to score it with another backend, or try a clue on it). The game id is matched
+    exactly, whatever its characters."""  # fmt: skip
+    return await _game(state, job_id, game_id, record)
+
+
+@router.get(
+    "/{job_id}/games",
+    summary="One game of a job, its id in the query (any id, '.' and '..' included)",
+    response_model=JobGame,
+    responses=error_responses(401, 404, 422, 429),
+)
+async def game_by_query(
+    job_id: JobId,
+    game_id: Annotated[
+        str, Query(min_length=1, max_length=1000, description="The game's id, exactly.")
+    ],
+    state: State,
+    record: Annotated[int | None, _RECORD] = None,
+) -> JobGame:
+    """As ``GET /v1/jobs/{job_id}/games/{game_id}``, with the id as a query parameter, where
+    no URL parser rewrites it (the explorer asks this way)."""
+    return await _game(state, job_id, game_id, record)
+
+
+async def _game(state: ServiceState, job_id: str, game_id: str, record: int | None) -> JobGame:
     job = _job(state, job_id)
     found = await run_in_threadpool(find_game, state, job, game_id, record)
     if found is None or found.game_id != game_id:
@@ -862,7 +895,7 @@ async def report_html(
     job's results stored so far; a job with no scored game yet is a 409 (``job_not_ready``:
     the request is right, the job has nothing to report yet)."""
     job = _job(state, job_id)
-    html, _ = await state.pool.run(
+    html, _ = await state.slow.run(
         partial(job_report_html, replicates=replicates), state, job, by.value
     )
     name = f"leakage-report-{job.id}-{by.value}.html"

@@ -382,7 +382,7 @@ async def splits(req: SplitsRequest, state: State) -> SplitsResponse:
     timeout = state.settings.score_timeout
     deadline = time.monotonic() + timeout
     try:
-        return await state.pool.run(_build, state, req, deadline, timeout=timeout)
+        return await state.slow.run(_build, state, req, deadline, timeout=timeout)
     except ScoreTimeout as err:
         retry_after = int((err.headers or {}).get("Retry-After", "1"))
         raise SplitsTimeout(timeout, retry_after) from None

@@ -126,8 +126,8 @@ export const api = {
   // the models there are)
   plane: async (id, params) => (await request("GET", job(id, "/plane"), { params })).data,
   compareModels: async (id, a, b) => (await request("GET", job(id, "/compare"), { params: { a, b } })).data,
+  // the game id as a query parameter: any id, "." and ".." included (dot segments of a path
+  // are removed by the URL parser), and "/" needs no escaping
   jobGame: async (id, game, record) =>
-    (await request("GET", `v1/jobs/${encodeURIComponent(id)}/games/${encodeURIComponent(game)}`, {
-      params: { record },
-    })).data,
+    (await request("GET", job(id, "/games"), { params: { game_id: game, record } })).data,
 };
