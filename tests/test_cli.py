@@ -217,7 +217,16 @@ def test_a_missing_extra_is_named():
 
 GAME = str(EXAMPLES / "chameleon_sports.json")
 BACKENDS = ("cooccurrence", "embedding", "ensemble", "judge", "listener")
-FORMATS = ("auto", "leakage", "ck-arena", "inspect", "spygame-liang", "textarena-taboo")
+FORMATS = (
+    "auto",
+    "leakage",
+    "ck-arena",
+    "clembench-guesswhat",
+    "clembench-taboo",
+    "inspect",
+    "spygame-liang",
+    "textarena-taboo",
+)
 BATCH = ("batch", GAME, "-o", "OUT")
 SPLITS = ("splits", "build", GAME, "-o", "OUT")
 TOURNAMENT = ("cheatsheet-tournament", "chameleon", "--agents", "x", "--role", "chameleon")
@@ -312,5 +321,6 @@ def test_help_lists_the_choices():
     assert "cooccurrence, embedding, ensemble, judge or listener" in text
     assert "conditional, npmi or ngd" in text
     assert "google-cse, infini-gram, local or serpapi" in text  # the registry's, sorted
-    assert "auto, leakage, ck-arena, inspect, spygame-liang or textarena-taboo" in text
+    formats = "ck-arena, clembench-guesswhat, clembench-taboo, inspect, spygame-liang"
+    assert f"auto, leakage, {formats} or textarena-taboo" in text
     assert "<known|marginalise>" in text and "<mean|sum>" in text and "<auto|fp32|bf16>" in text
