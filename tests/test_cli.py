@@ -216,7 +216,7 @@ def test_a_missing_extra_is_named():
 # -- options that take one of a fixed set of values ------------------------------------------
 
 GAME = str(EXAMPLES / "chameleon_sports.json")
-BACKENDS = ("cooccurrence", "embedding", "ensemble", "judge", "listener")
+BACKENDS = ("answers", "cooccurrence", "embedding", "ensemble", "judge", "listener")
 FORMATS = (
     "auto",
     "leakage",
@@ -318,9 +318,10 @@ def test_help_lists_the_choices():
     p = run("score", "--help", home=Path("/nonexistent"))
     assert p.returncode == 0, p.stderr
     text = " ".join(p.stdout.split())  # the help column wraps
-    assert "cooccurrence, embedding, ensemble, judge or listener" in text
+    assert "answers, cooccurrence, embedding, ensemble, judge or listener" in text
     assert "conditional, npmi or ngd" in text
     assert "google-cse, infini-gram, local or serpapi" in text  # the registry's, sorted
     formats = "ck-arena, clembench-guesswhat, clembench-taboo, inspect, spygame-liang"
-    assert f"auto, leakage, {formats} or textarena-taboo" in text
+    unboxed = " ".join(p.stdout.replace("\u2502", " ").split())  # the list wraps in the box
+    assert f"auto, leakage, {formats} or textarena-taboo" in unboxed
     assert "<known|marginalise>" in text and "<mean|sum>" in text and "<auto|fp32|bf16>" in text

@@ -65,6 +65,7 @@ from leakage.backends.base import (
     costs,
     create_backend,
 )
+from leakage.backends.answers import is_question_answer
 from leakage.errors import BackendUnavailable, InvalidInput, validation_problems
 from leakage.posterior import LOG_FLOOR
 
@@ -74,7 +75,7 @@ WEIGHTS_FORMAT = "leakage.ensemble-weights/2"
 """The format that is written; ``WEIGHTS_FORMATS`` are read."""
 WEIGHTS_FORMATS = ("leakage.ensemble-weights/1", WEIGHTS_FORMAT)
 
-ITEM_TYPES = ("word", "statement", "sentence_card")
+ITEM_TYPES = ("word", "statement", "sentence_card", "question_answer")
 """Item types a weights file may fit separately (see :func:`item_type`)."""
 WORD_CLUE_MAX_WORDS = 2
 """A clue of at most this many whitespace-separated words counts as a word (``ice cream``);
@@ -83,8 +84,11 @@ real Chameleon and Codenames clues are one word, CK-Arena statements 5 words or 
 
 def item_type(clue: str, n_candidates: int) -> str:
     """``word`` (at most ``WORD_CLUE_MAX_WORDS`` words against 3 or more candidates: the
-    Chameleon type), ``sentence_card`` (a longer clue against 3 or more candidates: MAgIC's
-    sentence clues on a card) or ``statement`` (any clue against a pair).
+    Chameleon type), ``question_answer`` (a question and its yes/no answer against 3 or more
+    candidates, ``"Is it a type of beverage? No."``: clembench's guesswhat,
+    :func:`leakage.backends.answers.is_question_answer`), ``sentence_card`` (another longer
+    clue against 3 or more candidates: MAgIC's sentence clues on a card) or ``statement``
+    (any clue against a pair).
 
     Decided from what a backend's ``loglik`` sees, so every caller (scoring, the service,
     batch runs) gets the same answer without knowing the game: a pair is SpyGame / Undercover
@@ -94,6 +98,8 @@ def item_type(clue: str, n_candidates: int) -> str:
         return "statement"
     if len(clue.split()) <= WORD_CLUE_MAX_WORDS:
         return "word"
+    if is_question_answer(clue):
+        return "question_answer"
     return "sentence_card"
 
 
@@ -375,7 +381,9 @@ class EnsembleBackend(Closing):
             },
             "item_type_rule": (
                 f"word: a clue of at most {WORD_CLUE_MAX_WORDS} words against 3 or more "
-                "candidates; sentence_card: a longer clue against 3 or more candidates; "
+                "candidates; question_answer: a question and its yes/no answer against 3 or "
+                "more candidates; sentence_card: another longer clue against 3 or more "
+                "candidates; "
                 "statement: any clue against a pair; a type without its own fit uses "
                 "weights and scales"
             ),
