@@ -46,8 +46,8 @@ __all__ = [
     "DEFAULT_SENSES",
     "DEFAULT_SLOPE",
     "AnswersBackend",
-    "read_answer",
     "is_question_answer",
+    "read_answer",
 ]
 
 DEFAULT_SLOPE = 1.5

@@ -50,6 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from leakage.backends.answers import is_question_answer
 from leakage.backends.base import (
     Closing,
     CountPlan,
@@ -65,7 +66,6 @@ from leakage.backends.base import (
     costs,
     create_backend,
 )
-from leakage.backends.answers import is_question_answer
 from leakage.errors import BackendUnavailable, InvalidInput, validation_problems
 from leakage.posterior import LOG_FLOOR
 
