@@ -213,9 +213,10 @@ def run(*, llm: bool) -> dict[str, Any]:
     return results
 
 
-def write_weights(path: Path, results: dict[str, Any]) -> None:
-    """A copy of the shipped weights with the ``question_answer`` fit chosen here."""
-    doc = json.loads(default_weights_path().read_text(encoding="utf-8"))
+def write_weights(path: Path, results: dict[str, Any], rows: str = "") -> None:
+    """A copy of the shipped weights (of LLM rows ``rows``: ``""`` or ``int8``) with the
+    ``question_answer`` fit chosen here; the other fits are kept as they are."""
+    doc = json.loads(default_weights_path(rows).read_text(encoding="utf-8"))
     lam = float(results["lambda_chosen"])
     members = doc["members"] + (["answers"] if "answers" not in doc["members"] else [])
     for fit in [doc, *doc["item_types"].values()]:
@@ -244,6 +245,7 @@ def write_weights(path: Path, results: dict[str, Any]) -> None:
         "fitted_on": {
             "paths": ["../shared/data/clembench-dev/guesswhat"],
             "input_format": "clembench-guesswhat",
+            "split": "dev/frozen by clembench instance (instance_side); fitted on dev only",
             "games": results["games"],
             "command": "python -m benchmarks.answers --write-weights PATH",
         },
@@ -257,7 +259,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--no-llm", action="store_true", help="today's pool without judge, listener")
     ap.add_argument("--write-weights", type=Path, help="write the question_answer fit here")
+    ap.add_argument(
+        "--rows", default="", choices=["", "int8"], help="which shipped file to copy (LLM rows)"
+    )
+    ap.add_argument(
+        "--from-results",
+        type=Path,
+        help="write the weights from a results file of an earlier run instead of running",
+    )
     args = ap.parse_args(argv)
+    if args.from_results:
+        if not args.write_weights:
+            ap.error("--from-results needs --write-weights")
+        results = json.loads(args.from_results.read_text(encoding="utf-8"))["results"]
+        write_weights(args.write_weights, results, args.rows)
+        return 0
     try:
         results = run(llm=not args.no_llm)
     except Skip as err:
@@ -266,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = "answers" if not args.no_llm else "answers_no_llm"
     path = write_result(name, {"llm": not args.no_llm}, results)
     if args.write_weights:
-        write_weights(args.write_weights, results)
+        write_weights(args.write_weights, results, args.rows)
     for key in ("today", "answers", "chosen"):
         r = results[key]
         print(

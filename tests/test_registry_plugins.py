@@ -126,7 +126,7 @@ def test_the_plugins_are_choices_of_the_command_line(plugin: Path, tmp_path: Pat
     assert "google-cse, infini-gram, local, serpapi or tally" in help_text
     p = run("score", GAME, "-b", "nope", plugin=plugin, home=tmp_path)
     assert p.returncode == 2
-    assert "'nope' is not one of 'cooccurrence', 'embedding', 'ensemble', 'flat'" in p.stderr
+    assert "'nope' is not one of 'answers', 'cooccurrence', 'embedding', 'ensemble'," in p.stderr
 
 
 def test_a_backend_from_a_plugin_scores(plugin: Path, tmp_path: Path):

@@ -31,7 +31,7 @@ they say").
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -134,28 +134,52 @@ class AnswersBackend(Closing):
 
     def __init__(
         self,
-        encoder: CachedEncoder | Encoder,
+        encoder: CachedEncoder | Encoder | Callable[[], CachedEncoder | Encoder],
         *,
         slope: float = DEFAULT_SLOPE,
         offset: float = DEFAULT_OFFSET,
         senses: int = DEFAULT_SENSES,
         owns_encoder: bool = False,
+        model: str | None = None,
     ) -> None:
+        """``encoder``: the sentence encoder, or a function that opens it, called when the
+        first clue is read (a pool whose clues are never question-answers, the usual case,
+        then loads no second encoder); ``model`` names it until then."""
         if slope <= 0:
             raise ValueError("slope must be positive")
         if senses < 1:
             raise ValueError("senses must be at least 1")
         self.owns_encoder = owns_encoder or not isinstance(encoder, CachedEncoder)
-        self.encoder = encoder if isinstance(encoder, CachedEncoder) else CachedEncoder(encoder)
+        self._encoder: CachedEncoder | None = None
+        self._open: Callable[[], CachedEncoder | Encoder] | None = None
+        if isinstance(encoder, CachedEncoder):
+            self._encoder = encoder
+        elif hasattr(encoder, "encode_batch"):
+            self._encoder = CachedEncoder(encoder)  # type: ignore[arg-type]
+        else:
+            self._open = encoder  # type: ignore[assignment]
+        self.model = model
         self.slope = float(slope)
         self.offset = float(offset)
         self.senses = senses
 
+    @property
+    def encoder(self) -> CachedEncoder:
+        """The encoder, opened now if it was given as a function."""
+        if self._encoder is None:
+            assert self._open is not None
+            opened = self._open()
+            self._encoder = opened if isinstance(opened, CachedEncoder) else CachedEncoder(opened)
+        return self._encoder
+
     def info(self) -> dict[str, Any]:
-        details = self.encoder.info()
+        if self._encoder is None:
+            details: dict[str, Any] = {"model": self.model, "opened": False}
+        else:
+            details = {"model": self._encoder.name, **self._encoder.info()}
         return {
             "backend": self.name,
-            "model": self.encoder.name,
+            "model": details["model"],
             "slope": self.slope,
             "offset": self.offset,
             "senses": self.senses,
@@ -204,12 +228,12 @@ class AnswersBackend(Closing):
 
     def cache_misses(self) -> int:
         """Texts this backend's encoder sent to the model (found in no cache) so far."""
-        return self.encoder.encoded
+        return 0 if self._encoder is None else self._encoder.encoded
 
     def close(self) -> None:
         """Close the encoder's disk cache if this backend opened it (idempotent)."""
-        if self.owns_encoder:
-            self.encoder.close()
+        if self.owns_encoder and self._encoder is not None:
+            self._encoder.close()
 
 
 @costs(2)  # one encoder pass over the clues and a few sense texts per candidate
@@ -227,12 +251,15 @@ def _answers(
     encoder_kind: str = DEFAULT_ENCODER,
     device: Device = "auto",
 ) -> AnswersBackend:
-    """The answers backend over ``model`` (as the embedding backend opens it)."""
-    opened = encoder is None
-    if encoder is None:
+    """The answers backend over ``model`` (as the embedding backend opens it, when the first
+    clue is read)."""
+    if encoder is not None:
+        return AnswersBackend(encoder, slope=slope, offset=offset, senses=senses, model=model)
+
+    def open_model() -> CachedEncoder | Encoder:
         from leakage.encoders import open_encoder
 
-        encoder = open_encoder(
+        return open_encoder(
             model,
             precision=precision,
             threads=threads,
@@ -241,4 +268,7 @@ def _answers(
             kind=encoder_kind,
             device=device,
         )
-    return AnswersBackend(encoder, slope=slope, offset=offset, senses=senses, owns_encoder=opened)
+
+    return AnswersBackend(
+        open_model, slope=slope, offset=offset, senses=senses, owns_encoder=True, model=model
+    )

@@ -618,14 +618,22 @@ def _pool(
             f"ensemble: every chosen member has weight 0 in {path}; choose others with "
             f"--members (weights: {fitted.weights})"
         )
-    fits = {"the top-level fit": fitted.weights}
-    fits.update({f"item_types.{k}": f.weights for k, f in fitted.item_types.items()})
-    for where, w in fits.items():
-        if not any(w[n] > 0 for n in names):
-            raise BackendUnavailable(
-                f"ensemble: every chosen member ({', '.join(names)}) has weight 0 in {where} "
-                f"of {path}; choose others with --members"
-            )
+    if not any(fitted.weights[n] > 0 for n in names):
+        raise BackendUnavailable(
+            f"ensemble: every chosen member ({', '.join(names)}) has weight 0 in the top-level "
+            f"fit of {path}; choose others with --members"
+        )
+    # An item type none of the chosen members is fitted for (the question_answer fit, when
+    # the answers member is left out) is read with the top-level fit, and a note says so.
+    unfitted = [k for k, f in fitted.item_types.items() if not any(f.weights[n] > 0 for n in names)]
+    for kind in unfitted:
+        notes.append(
+            f"{kind} items: none of the chosen members ({', '.join(names)}) is fitted for "
+            "them; they are pooled with the top-level fit"
+        )
+    if unfitted:
+        kept = {k: f for k, f in fitted.item_types.items() if k not in unfitted}
+        fitted = fitted.model_copy(update={"item_types": kept})
     routed = route_options(names, member_options)
     for n in names:
         if n in built:

@@ -62,7 +62,7 @@ from leakage.transcripts._models import ChameleonTranscript
 from leakage.transcripts.adapters._fields import get_field, kind_of
 
 if TYPE_CHECKING:
-    from leakage.calibration import Side
+    from leakage.calibration._frozen import Side
 
 GUESSWHAT_ROLES = ("Guesser", "Answerer")
 TABOO_ROLES = ("WordDescriber", "WordGuesser")
