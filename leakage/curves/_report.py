@@ -58,6 +58,7 @@ from leakage.curves._plane import (
     plane_groups,
     reference_points,
 )
+from leakage.reader import lower_bound_note
 
 
 @dataclass
@@ -187,8 +188,13 @@ def build_site(
         "other). Every plotted number, every interval included, is in the CSV named under its "
         "figure.</p>"
     )
+    reader = (steps.manifest or {}).get("backend")
+    bound = f'<p class="note">{_html._esc(lower_bound_note(reader))}</p>'
     sections = [
-        ("Data", _provenance(steps) + _html.table(sizes, [("group", by), ("games", "games")])),
+        (
+            "Data",
+            bound + _provenance(steps) + _html.table(sizes, [("group", by), ("games", "games")]),
+        ),
         (
             "Entropy after m clues",
             _html.figure(
