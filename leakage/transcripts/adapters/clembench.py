@@ -53,16 +53,14 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
+from leakage._split import Side, split_side
 from leakage.errors import InvalidTranscript
 from leakage.transcripts._models import ChameleonTranscript
 from leakage.transcripts.adapters._fields import get_field, kind_of
-
-if TYPE_CHECKING:
-    from leakage.calibration._frozen import Side
 
 GUESSWHAT_ROLES = ("Guesser", "Answerer")
 TABOO_ROLES = ("WordDescriber", "WordGuesser")
@@ -453,9 +451,7 @@ def instance_key(game: str, experiment: str, episode: int) -> str:
 
 def instance_side(game: str, experiment: str, episode: int) -> Side:
     """``dev`` or ``frozen`` for a clembench instance: the frozen split of
-    :mod:`leakage.calibration` (a stable hash, one third frozen) applied to
-    :func:`instance_key`, so every model's episode of one instance falls on the same side
+    :mod:`leakage.calibration` (``leakage._split``: a stable hash, one third frozen) applied
+    to :func:`instance_key`, so every model's episode of one instance falls on the same side
     and no card or target is on both."""
-    from leakage.calibration import split_side  # not at import: sniffing needs no numpy
-
     return split_side(instance_key(game, experiment, episode))
