@@ -87,6 +87,19 @@ def _single_k(steps: StepTable) -> int | None:
     return int(ks[0]) if len(ks) == 1 else None
 
 
+def _reader(steps: StepTable) -> str | None:
+    """The backend behind the figures: the manifest's, else the step table's when every row
+    names the same one (a service job's table has no manifest)."""
+    named = (steps.manifest or {}).get("backend")
+    if named:
+        return str(named)
+    if "backend" not in steps.dataset.schema.names:  # a table written without it
+        return None
+    column = steps.dataset.to_table(columns=["backend"]).column("backend").to_pylist()
+    found = {b for b in column if b}
+    return found.pop() if len(found) == 1 else None
+
+
 def _provenance(steps: StepTable) -> str:
     m = steps.manifest or {}
     facts = [
@@ -188,8 +201,7 @@ def build_site(
         "other). Every plotted number, every interval included, is in the CSV named under its "
         "figure.</p>"
     )
-    reader = (steps.manifest or {}).get("backend")
-    bound = f'<p class="note">{_html._esc(lower_bound_note(reader))}</p>'
+    bound = f'<p class="note">{_html._esc(lower_bound_note(_reader(steps)))}</p>'
     sections = [
         (
             "Data",
