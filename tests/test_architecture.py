@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
     "_http": 0,
     "_runtime": 0,
     "_stats": 0,
+    "_split": 0,
     # 1: data and maths: what a game is, what a report is, the posterior engine
     "transcripts": 1,
     "reports": 1,
@@ -46,6 +47,7 @@ LAYERS: dict[str, int] = {
     "batch": 5,
     "calibration": 5,
     "curves": 5,
+    "reader": 5,
     "games": 5,
     "splits": 5,
     "vocab": 5,

@@ -261,7 +261,7 @@ def test_the_shipped_file_keeps_the_statement_fit_and_fits_words():
     shipped = read_weights(default_weights_path())
     assert shipped.format == WEIGHTS_FORMAT and shipped.version == 2
     # statements against a pair: the top-level CK-Arena fit
-    assert set(shipped.item_types) == {"word", "sentence_card"}
+    assert set(shipped.item_types) == {"word", "sentence_card", "question_answer"}
     assert shipped.fitted_on["input_format"] == "ck-arena"
     word = shipped.item_types["word"]
     assert word.fitted_on["split"].startswith("dev/frozen")
@@ -273,7 +273,13 @@ def test_the_shipped_file_keeps_the_statement_fit_and_fits_words():
         return sum(weights[n] / scales[n] for n in shipped.members)
 
     assert sharpness(word.weights, word.scales) > 1.5 * sharpness(shipped.weights, shipped.scales)
-    assert all(word.weights[n] > 0 for n in shipped.members)
+    four = [n for n in shipped.members if n != "answers"]  # answers: question_answer only
+    assert all(word.weights[n] > 0 for n in four) and word.weights["answers"] == 0
+    # a question with its yes/no answer: fitted on the dev clembench instances
+    qa = shipped.item_types["question_answer"]
+    assert qa.fitted_on["split"].startswith("dev/frozen") and qa.fitted_on["input_format"] == (
+        "clembench-guesswhat"
+    )
     # sentences on a card (dev words of benchmarks.chameleon_cards): sharper than against a pair
     card = shipped.item_types["sentence_card"]
     assert card.fitted_on["split"].startswith("dev/frozen") and card.fallback is None

@@ -216,8 +216,17 @@ def test_a_missing_extra_is_named():
 # -- options that take one of a fixed set of values ------------------------------------------
 
 GAME = str(EXAMPLES / "chameleon_sports.json")
-BACKENDS = ("cooccurrence", "embedding", "ensemble", "judge", "listener")
-FORMATS = ("auto", "leakage", "ck-arena", "inspect", "spygame-liang", "textarena-taboo")
+BACKENDS = ("answers", "cooccurrence", "embedding", "ensemble", "judge", "listener")
+FORMATS = (
+    "auto",
+    "leakage",
+    "ck-arena",
+    "clembench-guesswhat",
+    "clembench-taboo",
+    "inspect",
+    "spygame-liang",
+    "textarena-taboo",
+)
 BATCH = ("batch", GAME, "-o", "OUT")
 SPLITS = ("splits", "build", GAME, "-o", "OUT")
 TOURNAMENT = ("cheatsheet-tournament", "chameleon", "--agents", "x", "--role", "chameleon")
@@ -309,8 +318,10 @@ def test_help_lists_the_choices():
     p = run("score", "--help", home=Path("/nonexistent"))
     assert p.returncode == 0, p.stderr
     text = " ".join(p.stdout.split())  # the help column wraps
-    assert "cooccurrence, embedding, ensemble, judge or listener" in text
+    assert "answers, cooccurrence, embedding, ensemble, judge or listener" in text
     assert "conditional, npmi or ngd" in text
     assert "google-cse, infini-gram, local or serpapi" in text  # the registry's, sorted
-    assert "auto, leakage, ck-arena, inspect, spygame-liang or textarena-taboo" in text
+    formats = "ck-arena, clembench-guesswhat, clembench-taboo, inspect, spygame-liang"
+    unboxed = " ".join(p.stdout.replace("\u2502", " ").split())  # the list wraps in the box
+    assert f"auto, leakage, {formats} or textarena-taboo" in unboxed
     assert "<known|marginalise>" in text and "<mean|sum>" in text and "<auto|fp32|bf16>" in text

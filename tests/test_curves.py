@@ -171,6 +171,9 @@ def test_report_files_and_a_self_contained_page(table: Path, tmp_path: Path):
     assert "<script" not in page and "<link" not in page and 'src="http' not in page
     assert "&lt;clue 1-0&gt;" in page and "<clue" not in page  # clue text is escaped
     assert "log2 16" in page  # the prior is named
+    # whose figures they are: the step table's backend, not measured on the reference set
+    assert "Leakage is a lower bound set by the reader that computed it, fake;" in page
+    assert "not measured on the project&#x27;s reference set" in page
     # the page says when its curves leave the bands out (the CSVs keep every interval)
     assert f"as bands when at most {MAX_BANDS} groups are drawn" in page
     assert {p.name for p in rep.files} >= {"report.html", "curves.csv", "info_gain.csv"}

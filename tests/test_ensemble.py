@@ -253,15 +253,34 @@ def test_the_shipped_weights_are_package_data():
     shipped = default_weights_path()
     assert Path(str(shipped)) == Path(leakage.__file__).parent / "data" / "ensemble_weights.json"
     fitted = read_weights(shipped)
-    assert fitted.members == ["cooccurrence", "embedding", "listener", "judge"]
+    four = ["cooccurrence", "embedding", "listener", "judge"]
+    assert fitted.members == [*four, "answers"]
     # statements (the top-level fit): the listener reads them, the speaker judge is not run
     assert fitted.weights["judge"] == 0 and fitted.weights["listener"] > 0
-    # one-word clues against a board: every member has a weight
-    assert all(w > 0 for w in fitted.item_types["word"].weights.values())
+    assert fitted.weights["answers"] == 0
+    # one-word clues against a board: every member has a weight (the answers member none)
+    assert all(fitted.item_types["word"].weights[n] > 0 for n in four)
     # sentences against a card: every member, the speaker judge included (it lowers the
     # frozen log loss there: docs/benchmarks.md, "The sentence_card fit")
-    assert set(fitted.item_types) == {"word", "sentence_card"}
-    assert all(w > 0 for w in fitted.item_types["sentence_card"].weights.values())
+    assert set(fitted.item_types) == {"word", "sentence_card", "question_answer"}
+    assert all(fitted.item_types["sentence_card"].weights[n] > 0 for n in four)
+    for kind in ("word", "sentence_card"):
+        assert fitted.item_types[kind].weights["answers"] == 0
+    # a question and its yes/no answer: the answers member alone (docs/benchmarks.md,
+    # "Answers read as what they say")
+    qa = fitted.item_types["question_answer"].weights
+    assert qa["answers"] > 0 and all(qa[n] == 0 for n in four)
+
+
+def test_a_type_no_chosen_member_is_fitted_for_uses_the_top_level_fit(tmp_path, fake_members):
+    path = tmp_path / "w.json"
+    fit = {"weights": {"fx": 0.0, "fy": 1.0}, "scales": {"fx": 1.0, "fy": 1.0}}
+    path.write_text(json.dumps(_weights_doc(version=2, item_types={"question_answer": fit})))
+    both = create_backend("ensemble", weights_path=path)
+    assert set(both.item_types) == {"question_answer"}
+    alone = create_backend("ensemble", weights_path=path, members="fx")
+    assert alone.item_types == {}  # read with the top-level fit, and a note says so
+    assert any("question_answer items: none of the chosen members" in n for n in alone.notes)
 
 
 @pytest.mark.parametrize("content", [None, "{", json.dumps(_weights_doc(weights={"fx": 1.0}))])

@@ -122,11 +122,11 @@ def run(*args: str, plugin: Path, home: Path) -> subprocess.CompletedProcess[str
 
 def test_the_plugins_are_choices_of_the_command_line(plugin: Path, tmp_path: Path):
     help_text = run("score", "--help", plugin=plugin, home=tmp_path).stdout
-    assert "cooccurrence, embedding, ensemble, flat, judge or listener" in help_text
+    assert "answers, cooccurrence, embedding, ensemble, flat, judge or listener" in help_text
     assert "google-cse, infini-gram, local, serpapi or tally" in help_text
     p = run("score", GAME, "-b", "nope", plugin=plugin, home=tmp_path)
     assert p.returncode == 2
-    assert "'nope' is not one of 'cooccurrence', 'embedding', 'ensemble', 'flat'" in p.stderr
+    assert "'nope' is not one of 'answers', 'cooccurrence', 'embedding', 'ensemble'," in p.stderr
 
 
 def test_a_backend_from_a_plugin_scores(plugin: Path, tmp_path: Path):

@@ -19,6 +19,7 @@ from leakage_service.telemetry import Metrics
 EXPECTED = {
     "cooccurrence": {"index": "index", "cache_path": "web_counts"},
     "embedding": {"cache_path": "embeddings"},
+    "answers": {"cache_path": "embeddings"},
     "judge": {"cache_path": "llm_responses", "models_dir": "models"},
     "listener": {"cache_path": "llm_responses", "models_dir": "models"},
 }

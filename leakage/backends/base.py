@@ -157,6 +157,7 @@ BACKENDS: Registry[BackendFactory] = Registry(
         "ensemble": "leakage.backends.ensemble:_ensemble",
         "judge": "leakage.backends.judge:_judge",
         "listener": "leakage.backends.judge:_listener",
+        "answers": "leakage.backends.answers:_answers",
     },
 )
 """The backends: the package's own (name -> its factory, imported when first asked for), and

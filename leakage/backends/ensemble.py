@@ -50,6 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from leakage.backends.answers import is_question_answer
 from leakage.backends.base import (
     Closing,
     CountPlan,
@@ -74,7 +75,7 @@ WEIGHTS_FORMAT = "leakage.ensemble-weights/2"
 """The format that is written; ``WEIGHTS_FORMATS`` are read."""
 WEIGHTS_FORMATS = ("leakage.ensemble-weights/1", WEIGHTS_FORMAT)
 
-ITEM_TYPES = ("word", "statement", "sentence_card")
+ITEM_TYPES = ("word", "statement", "sentence_card", "question_answer")
 """Item types a weights file may fit separately (see :func:`item_type`)."""
 WORD_CLUE_MAX_WORDS = 2
 """A clue of at most this many whitespace-separated words counts as a word (``ice cream``);
@@ -83,8 +84,11 @@ real Chameleon and Codenames clues are one word, CK-Arena statements 5 words or 
 
 def item_type(clue: str, n_candidates: int) -> str:
     """``word`` (at most ``WORD_CLUE_MAX_WORDS`` words against 3 or more candidates: the
-    Chameleon type), ``sentence_card`` (a longer clue against 3 or more candidates: MAgIC's
-    sentence clues on a card) or ``statement`` (any clue against a pair).
+    Chameleon type), ``question_answer`` (a question and its yes/no answer against 3 or more
+    candidates, ``"Is it a type of beverage? No."``: clembench's guesswhat,
+    :func:`leakage.backends.answers.is_question_answer`), ``sentence_card`` (another longer
+    clue against 3 or more candidates: MAgIC's sentence clues on a card) or ``statement``
+    (any clue against a pair).
 
     Decided from what a backend's ``loglik`` sees, so every caller (scoring, the service,
     batch runs) gets the same answer without knowing the game: a pair is SpyGame / Undercover
@@ -94,6 +98,8 @@ def item_type(clue: str, n_candidates: int) -> str:
         return "statement"
     if len(clue.split()) <= WORD_CLUE_MAX_WORDS:
         return "word"
+    if is_question_answer(clue):
+        return "question_answer"
     return "sentence_card"
 
 
@@ -375,7 +381,9 @@ class EnsembleBackend(Closing):
             },
             "item_type_rule": (
                 f"word: a clue of at most {WORD_CLUE_MAX_WORDS} words against 3 or more "
-                "candidates; sentence_card: a longer clue against 3 or more candidates; "
+                "candidates; question_answer: a question and its yes/no answer against 3 or "
+                "more candidates; sentence_card: another longer clue against 3 or more "
+                "candidates; "
                 "statement: any clue against a pair; a type without its own fit uses "
                 "weights and scales"
             ),
@@ -610,14 +618,22 @@ def _pool(
             f"ensemble: every chosen member has weight 0 in {path}; choose others with "
             f"--members (weights: {fitted.weights})"
         )
-    fits = {"the top-level fit": fitted.weights}
-    fits.update({f"item_types.{k}": f.weights for k, f in fitted.item_types.items()})
-    for where, w in fits.items():
-        if not any(w[n] > 0 for n in names):
-            raise BackendUnavailable(
-                f"ensemble: every chosen member ({', '.join(names)}) has weight 0 in {where} "
-                f"of {path}; choose others with --members"
-            )
+    if not any(fitted.weights[n] > 0 for n in names):
+        raise BackendUnavailable(
+            f"ensemble: every chosen member ({', '.join(names)}) has weight 0 in the top-level "
+            f"fit of {path}; choose others with --members"
+        )
+    # An item type none of the chosen members is fitted for (the question_answer fit, when
+    # the answers member is left out) is read with the top-level fit, and a note says so.
+    unfitted = [k for k, f in fitted.item_types.items() if not any(f.weights[n] > 0 for n in names)]
+    for kind in unfitted:
+        notes.append(
+            f"{kind} items: none of the chosen members ({', '.join(names)}) is fitted for "
+            "them; they are pooled with the top-level fit"
+        )
+    if unfitted:
+        kept = {k: f for k, f in fitted.item_types.items() if k not in unfitted}
+        fitted = fitted.model_copy(update={"item_types": kept})
     routed = route_options(names, member_options)
     for n in names:
         if n in built:

@@ -12,22 +12,11 @@ Defined once here so that every later change is reported on the same frozen item
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
-from typing import Literal
 
-FROZEN_SHARE = 1 / 3
-"""Share of item ids on the frozen side (in expectation; the hash decides each id)."""
+from leakage._split import FROZEN_SHARE, Side, split_side
 
-Side = Literal["dev", "frozen"]
-
-
-def split_side(item_id: str, *, frozen_share: float = FROZEN_SHARE) -> Side:
-    """``"frozen"`` or ``"dev"`` for one item id (see the module docstring)."""
-    if not 0 < frozen_share < 1:
-        raise ValueError(f"frozen_share must be between 0 and 1, got {frozen_share}")
-    u = int.from_bytes(hashlib.sha256(item_id.encode("utf-8")).digest()[:8], "big")
-    return "frozen" if u / 2**64 < frozen_share else "dev"
+__all__ = ["FROZEN_SHARE", "Side", "dev_frozen_split", "split_side"]
 
 
 def dev_frozen_split(

@@ -46,6 +46,11 @@ class Kind(StrEnum):
     numpy = "numpy"
 
 
+class Texts(StrEnum):
+    word = "word"
+    gloss = "gloss"
+
+
 class GuessFormat(StrEnum):
     table = "table"
     json = "json"
@@ -60,7 +65,16 @@ def _model_ref(model: str) -> tuple[str, str]:
     return name, str(folder.resolve()) if folder.exists() else name
 
 
-def _build(words: str, model: str, kind: str, out: Path, err: Console, paths: Paths, device: str):
+def _build(
+    words: str,
+    model: str,
+    kind: str,
+    out: Path,
+    err: Console,
+    paths: Paths,
+    device: str,
+    texts: str = "word",
+):
     """Embed and index a word list with a progress bar; returns (index, encoder)."""
     from rich.progress import (
         BarColumn,
@@ -71,7 +85,7 @@ def _build(words: str, model: str, kind: str, out: Path, err: Console, paths: Pa
     )
 
     from leakage.encoders import open_encoder
-    from leakage.vocab import VectorIndex, embed_words, load_words
+    from leakage.vocab import VectorIndex, embed_words, load_words, word_texts
 
     word_list = load_words(words)
     _, ref = _model_ref(model)
@@ -88,7 +102,9 @@ def _build(words: str, model: str, kind: str, out: Path, err: Console, paths: Pa
     ) as progress:
         task = progress.add_task("embedding", total=len(word_list.words))
         vectors = embed_words(
-            word_list.words, encoder, progress=lambda n: progress.advance(task, n)
+            word_texts(word_list.words, texts),
+            encoder,
+            progress=lambda n: progress.advance(task, n),
         )
     with err.status(f"indexing {len(word_list.words):,} vectors ({kind}) ..."):
         index = VectorIndex.build(
@@ -98,6 +114,7 @@ def _build(words: str, model: str, kind: str, out: Path, err: Console, paths: Pa
             kind=kind,
             source=word_list.source,
             model_ref=ref,
+            texts=texts,  # type: ignore[arg-type]
         )
         index.save(out)
     size = sum(p.stat().st_size for p in out.iterdir())
@@ -130,6 +147,14 @@ def build(
         typer.Option(help="Index folder (default: $LEAKAGE_HOME/vocab/<model>-<words>/)."),
     ] = None,
     device: DeviceOption = "auto",
+    texts: Annotated[
+        Texts,
+        typer.Option(
+            help="What each word is embedded as: the word, or 'word: its first WordNet gloss' "
+            "(gloss: reads definition-like clues better; docs/vocab.md). Default folder "
+            "ends in -gloss."
+        ),
+    ] = Texts.word,
 ) -> None:
     """Embed a word list and save a vector index of it (replaced only on success)."""
     from leakage.vocab import default_vocab_dir
@@ -137,8 +162,8 @@ def build(
     paths = cli_paths()
     if out is None:
         name, _ = _model_ref(model)
-        out = default_vocab_dir(name, words, home=paths.home)
-    _build(words, model, kind.value, out, Console(stderr=True), paths, device)
+        out = default_vocab_dir(name, words, home=paths.home, texts=texts.value)
+    _build(words, model, kind.value, out, Console(stderr=True), paths, device, texts.value)
 
 
 @vocab_app.command("info")

@@ -58,6 +58,7 @@ from leakage.curves._plane import (
     plane_groups,
     reference_points,
 )
+from leakage.reader import lower_bound_note
 
 
 @dataclass
@@ -84,6 +85,19 @@ def _write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> Pa
 def _single_k(steps: StepTable) -> int | None:
     ks = np.unique(steps.n_candidates[steps.counted])
     return int(ks[0]) if len(ks) == 1 else None
+
+
+def _reader(steps: StepTable) -> str | None:
+    """The backend behind the figures: the manifest's, else the step table's when every row
+    names the same one (a service job's table has no manifest)."""
+    named = (steps.manifest or {}).get("backend")
+    if named:
+        return str(named)
+    if "backend" not in steps.dataset.schema.names:  # a table written without it
+        return None
+    column = steps.dataset.to_table(columns=["backend"]).column("backend").to_pylist()
+    found = {b for b in column if b}
+    return found.pop() if len(found) == 1 else None
 
 
 def _provenance(steps: StepTable) -> str:
@@ -187,8 +201,12 @@ def build_site(
         "other). Every plotted number, every interval included, is in the CSV named under its "
         "figure.</p>"
     )
+    bound = f'<p class="note">{_html._esc(lower_bound_note(_reader(steps)))}</p>'
     sections = [
-        ("Data", _provenance(steps) + _html.table(sizes, [("group", by), ("games", "games")])),
+        (
+            "Data",
+            bound + _provenance(steps) + _html.table(sizes, [("group", by), ("games", "games")]),
+        ),
         (
             "Entropy after m clues",
             _html.figure(

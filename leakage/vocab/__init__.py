@@ -30,6 +30,7 @@ from leakage.vocab._open import (
     default_vocab_dir,
     embed_words,
 )
+from leakage.vocab._texts import VOCAB_TEXTS, VocabTexts, gloss_text, word_texts
 from leakage.vocab._words import (
     DEFAULT_WORDS,
     WordList,
@@ -44,12 +45,14 @@ __all__ = [
     "AUTO_RULE",
     "DEFAULT_WORDS",
     "INDEX_KINDS",
+    "VOCAB_TEXTS",
     "Guess",
     "GuessResult",
     "LazyEncoder",
     "OpenVocabulary",
     "VectorIndex",
     "VocabMeta",
+    "VocabTexts",
     "WordList",
     "WordRank",
     "build_vocabulary",
@@ -57,11 +60,13 @@ __all__ = [
     "default_vocab_dir",
     "embed_words",
     "exact_top_k",
+    "gloss_text",
     "ivf_nlist",
     "keep_word",
     "load_words",
     "merge_words",
     "read_meta",
     "read_word_file",
+    "word_texts",
     "wordfreq_words",
 ]

@@ -133,6 +133,10 @@ class VocabMeta(BaseModel):
     """Index parameters: M, efConstruction, efSearch (hnsw); nlist, nprobe, seed (ivf)."""
     built_seconds: float | None = None
     faiss_version: str | None = None
+    texts: Literal["word", "gloss"] = "word"
+    """What text each word was embedded as: ``word`` (the bare word) or ``gloss`` (``"word:
+    its first WordNet gloss"``; ``leakage.vocab.gloss_text``). A clue is then embedded as
+    itself, never looked up in the index."""
 
 
 def _unit_rows(vectors: Any, dimension: int | None = None) -> NDArray[np.float32]:
@@ -195,6 +199,7 @@ class VectorIndex:
         seed: int = DEFAULT_SEED,
         threads: int | None = None,
         deterministic: bool = True,
+        texts: Literal["word", "gloss"] = "word",
     ) -> VectorIndex:
         """Index ``words`` with their unit ``vectors`` (row i belongs to word i).
 
@@ -255,6 +260,7 @@ class VectorIndex:
             params=params,
             built_seconds=round(time.perf_counter() - start, 3),
             faiss_version=version,
+            texts=texts,
         )
         return cls(words, meta, index, arr)
 

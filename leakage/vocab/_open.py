@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from leakage.encoders import DEFAULT_TAU, CachedEncoder, Encoder
 from leakage.errors import InvalidInput
 from leakage.vocab._index import DEFAULT_SEED, VectorIndex
+from leakage.vocab._texts import VocabTexts, word_texts
 from leakage.vocab._words import DEFAULT_WORDS, WORDFREQ_PREFIX, WordList
 
 EMBED_CHUNK = 2048
@@ -77,17 +78,21 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def default_vocab_dir(model: str, words: str = DEFAULT_WORDS, *, home: Path | None = None) -> Path:
+def default_vocab_dir(
+    model: str, words: str = DEFAULT_WORDS, *, home: Path | None = None, texts: str = "word"
+) -> Path:
     """``<home>/vocab/<model-slug>-<words-slug>/``; ``home`` defaults to the one
     ``LEAKAGE_HOME`` names (:func:`leakage.paths.resolve_home`, default ``~/.cache/leakage``).
 
-    ``words`` is ``wordfreq:N`` (slug ``wordfreq-N``) or a word file (slug: its stem).
+    ``words`` is ``wordfreq:N`` (slug ``wordfreq-N``) or a word file (slug: its stem); a
+    vocabulary embedded as glosses (``texts="gloss"``) ends in ``-gloss``.
     """
     from leakage.paths import Paths, default_paths
 
     root = Paths(home).vocab if home is not None else default_paths().vocab
     label = words if words.startswith(WORDFREQ_PREFIX) else Path(words).stem
-    return root / f"{_slug(model)}-{_slug(label)}"
+    suffix = "" if texts == "word" else f"-{_slug(texts)}"
+    return root / f"{_slug(model)}-{_slug(label)}{suffix}"
 
 
 def _raw_encoder(encoder: CachedEncoder | Encoder) -> Encoder:
@@ -122,13 +127,18 @@ def build_vocabulary(
     model_ref: str | None = None,
     seed: int = DEFAULT_SEED,
     progress: Callable[[int], None] | None = None,
+    texts: VocabTexts = "word",
 ) -> VectorIndex:
-    """Embed ``words`` with ``encoder`` and index them (``progress(n)`` per chunk embedded)."""
+    """Embed ``words`` with ``encoder`` and index them (``progress(n)`` per chunk embedded).
+
+    ``texts``: what each word is embedded as, ``word`` (itself) or ``gloss`` (``"word: its
+    first WordNet gloss"``, :func:`leakage.vocab.gloss_text`); the index keeps the words.
+    """
     if isinstance(words, WordList):
         items, source = words.words, words.source
     else:
         items, source = list(words), "words"
-    vectors = embed_words(items, encoder, progress=progress)
+    vectors = embed_words(word_texts(items, texts), encoder, progress=progress)
     return VectorIndex.build(
         items,
         vectors,
@@ -137,6 +147,7 @@ def build_vocabulary(
         source=source,
         model_ref=model_ref,
         seed=seed,
+        texts=texts,
     )
 
 
@@ -218,7 +229,8 @@ class OpenVocabulary:
         self.index = index
         self.encoder = encoder if isinstance(encoder, CachedEncoder) else CachedEncoder(encoder)
         self.tau = tau
-        self.from_index = from_index
+        # a glossed index holds the vectors of glosses, not of the words a clue may be
+        self.from_index = from_index and index.meta.texts == "word"
 
     def _clue_vector(self, clues: Sequence[str]) -> tuple[list[str], NDArray[np.float32]]:
         texts = [c.strip() for c in clues]
@@ -344,7 +356,7 @@ class OpenVocabulary:
             own = float(sims[row])
             name = self.index.words[row]
         else:
-            vec = self.encoder.encode([word])[0]
+            vec = self.encoder.encode(word_texts([word], self.index.meta.texts))[0]
             own = float(vec @ query / np.linalg.norm(vec))
             ranked = np.append(sims[mask], own)
             name = word
@@ -366,4 +378,4 @@ class OpenVocabulary:
         new = [w for w in new if self.index.position(w) is None]
         if not new:
             return 0
-        return self.index.add(new, self.encoder.encode(new))
+        return self.index.add(new, self.encoder.encode(word_texts(new, self.index.meta.texts)))

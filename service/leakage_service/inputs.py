@@ -65,7 +65,8 @@ class ScoreParams(BaseModel):
     input_format: InputFormat = "auto"
     """``auto`` (native records carry ``"format": "leakage.transcript/1"``; third-party logs
     are recognised by shape), ``leakage``, ``ck-arena``, ``inspect``, ``spygame-liang``,
-    ``textarena-taboo`` or the name of an adapter an installed distribution adds."""
+    ``textarena-taboo``, ``clembench-guesswhat``, ``clembench-taboo`` or the name of an
+    adapter an installed distribution adds."""
     include_chameleon: bool = False
     """Chameleon: let the chameleon's own turns update the posterior too."""
     spy_assignment: Literal["known", "marginalise"] = "known"

@@ -114,6 +114,7 @@ class Backends:
                 "variables": variables,
             },
             "embedding": {"cache_path": str(paths.embeddings), **device},
+            "answers": {"cache_path": str(paths.embeddings), **device},
             "judge": llm,
             "listener": dict(llm),
         }

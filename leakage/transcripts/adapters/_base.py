@@ -43,6 +43,8 @@ ADAPTERS: Registry[Adapter] = Registry(
         "spygame-liang": "leakage.transcripts.adapters.spygame_liang:SpyGameLiangAdapter",
         "inspect": "leakage.transcripts.adapters.inspect_log:InspectAdapter",
         "textarena-taboo": "leakage.transcripts.adapters.textarena_taboo:TabooAdapter",
+        "clembench-guesswhat": "leakage.transcripts.adapters.clembench:GuessWhatAdapter",
+        "clembench-taboo": "leakage.transcripts.adapters.clembench:TabooAdapter",
     },
 )
 """The adapters by ``--input-format`` name: the package's own (each class imported and built

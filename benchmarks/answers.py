@@ -1,0 +1,310 @@
+"""Answers read as what they say: clembench guesswhat cards after every yes/no answer.
+
+**Why.** In guesswhat an answerer who knows the target answers a guesser's yes/no questions
+about an 8-word card (``clembench-guesswhat``, docs/clembench.md). Each clue is a question
+with its answer ("Is the target word a type of beverage? No."): "No." counts against the
+attribute. The shipped ensemble read these clues by what they are near in text, and found
+the target after all answers about as often as a third of the time (the LLM guessers: 0.64
+on the dev episodes). The ``answers`` backend (leakage/backends/answers.py) reads a clue as
+an attribute that holds or not, P(answer | attribute, candidate), from the candidates'
+WordNet senses.
+
+**Data.** The guesswhat dev sample of ``../shared/data/clembench-dev`` (clembench-runs
+v2.0, CC BY 4.0; Episodes from *clembench-runs* by the clembench authors (clp-research),
+github clembench/clembench-runs, licensed CC BY 4.0. Changes: episodes selected, texts
+extracted to JSONL. Benchmark: Chalamalasetti et al. 2023), each raw ``interactions.json``
+read by the ``clembench-guesswhat`` adapter. A game counts when its log names the target and
+it has at least one answered question. Split by instance (experiment + episode, every
+model's episode of one card on one side): ``instance_side``, one third frozen. Everything
+is chosen on the dev side; the frozen side is reported only.
+
+**What is measured.** Per game, the posterior over the card after all answers (uniform
+prior): top-1 of the target (ties count against it; chance 0.125) and log loss, on dev and
+frozen, with 95% intervals resampling instances (400 resamples), and differences paired
+against today's reading (the four shipped members pooled with the shipped fit of these
+clues' old type, ``sentence_card``). Candidates:
+
+- each shipped member alone (its rows, uniform pooling);
+- ``answers`` with its logit's slope and offset on a grid, chosen by dev log loss;
+- the shipped pool plus ``answers`` with a multiplier λ (chosen by dev log loss; λ = ∞ is
+  ``answers`` alone).
+
+The chosen reading becomes the ``question_answer`` item type's fit (``--write-weights``,
+written into a copy of the shipped weights file: the other types' fits are left as they
+are). Cost per game: each member's seconds per game, its rows computed once, game by game
+(the shipped members with their disk caches as they are; ``answers`` with a cold in-memory
+cache over the loaded MiniLM, WordNet read once beforehand: ``wordnet_load_seconds``).
+
+``python -m benchmarks.answers [--no-llm]`` (``--no-llm``: co-occurrence and embedding only
+in today's pool; the judge and listener take most of the run). Results in
+``benchmarks/results/answers.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from benchmarks._common import Skip, shared_data, write_result
+from benchmarks._stats import bootstrap_ci
+from leakage.backends import create_backend
+from leakage.backends.answers import AnswersBackend, sense_texts
+from leakage.backends.ensemble import centre_rows, default_weights_path, read_weights
+from leakage.encoders import CachedEncoder, open_encoder
+from leakage.transcripts import ChameleonTranscript, load_transcripts
+from leakage.transcripts.adapters.clembench import instance_key, instance_side
+
+SLOPES = (0.5, 1.0, 1.5, 2.0, 3.0)
+OFFSETS = (-1.0, -0.5, 0.0, 0.5)
+LAMBDAS = (0.5, 1.0, 2.0, 4.0, float("inf"))
+SHIPPED = ("cooccurrence", "embedding", "listener", "judge")
+
+
+class Game:
+    """One scored guesswhat episode: its answerer's clues, card, target and instance."""
+
+    def __init__(self, t: ChameleonTranscript, row: dict[str, Any]) -> None:
+        answerer = next(p.id for p in t.players if p.role == "non-chameleon")
+        self.clues = [x.text for x in t.turns if x.player == answerer]
+        self.candidates = list(t.candidates)
+        self.category = t.category
+        self.target = self.candidates.index(str(t.secret))
+        self.instance = instance_key("guesswhat", row["experiment"], row["episode"])
+        self.side = instance_side("guesswhat", row["experiment"], row["episode"])
+        self.model = row["model"]
+
+
+def load_games() -> list[Game]:
+    root = shared_data("clembench-dev", "guesswhat")
+    rows = [json.loads(x) for x in (root / "guesswhat_dev.jsonl").read_text().splitlines() if x]
+    games = []
+    for row in rows:
+        path = root / "raw" / f"{row['model']}__{row['experiment']}__{row['episode']}.json"
+        good, bad = load_transcripts([path], input_format="clembench-guesswhat")
+        if bad:
+            raise bad[0]
+        (t,) = good
+        if isinstance(t, ChameleonTranscript) and t.secret is not None:
+            g = Game(t, row)
+            if g.clues:
+                games.append(g)
+    return games
+
+
+def posterior(rows: NDArray[np.float64]) -> NDArray[np.float64]:
+    """log posterior over the card after every row (uniform prior)."""
+    s = rows.sum(axis=0)
+    return s - np.logaddexp.reduce(s)
+
+
+def per_game(
+    games: Sequence[Game], rows: Sequence[NDArray[np.float64]]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(top-1 hit, log loss) per game; a tie at the top counts against the target."""
+    hits, losses = [], []
+    for g, r in zip(games, rows, strict=True):
+        lp = posterior(r)
+        hits.append(float((lp >= lp[g.target]).sum() == 1))
+        losses.append(float(-lp[g.target]))
+    return np.array(hits), np.array(losses)
+
+
+def summary(
+    games: Sequence[Game], rows: Sequence[NDArray[np.float64]], base: Sequence[NDArray[np.float64]]
+) -> dict[str, Any]:
+    """top-1 and log loss per side, with instance-resampled intervals and paired deltas."""
+    out: dict[str, Any] = {}
+    hit, loss = per_game(games, rows)
+    bhit, bloss = per_game(games, base)
+    for side in ("dev", "frozen"):
+        idx = [i for i, g in enumerate(games) if g.side == side]
+        inst = sorted({games[i].instance for i in idx})
+        groups = [[i for i in idx if games[i].instance == k] for k in inst]
+
+        def stat(values: NDArray[np.float64], groups: list[list[int]] = groups) -> Any:
+            return lambda pick: float(np.mean([values[i] for k in pick for i in groups[k]]))
+
+        n = len(groups)
+        out[side] = {
+            "games": len(idx),
+            "instances": n,
+            "top1": round(float(hit[idx].mean()), 3),
+            "top1_ci": bootstrap_ci(stat(hit), n, seed=1),
+            "log_loss": round(float(loss[idx].mean()), 3),
+            "log_loss_ci": bootstrap_ci(stat(loss), n, seed=2),
+            "top1_vs_today": round(float((hit - bhit)[idx].mean()), 3),
+            "top1_vs_today_ci": bootstrap_ci(stat(hit - bhit), n, seed=3),
+            "log_loss_vs_today": round(float((loss - bloss)[idx].mean()), 3),
+            "log_loss_vs_today_ci": bootstrap_ci(stat(loss - bloss), n, seed=4),
+        }
+    return out
+
+
+def dev_loss(games: Sequence[Game], rows: Sequence[NDArray[np.float64]]) -> float:
+    _, loss = per_game(games, rows)
+    return float(np.mean([x for g, x in zip(games, loss, strict=True) if g.side == "dev"]))
+
+
+def member_rows(name: str, games: Sequence[Game]) -> tuple[list[NDArray[np.float64]], float]:
+    """The member's rows of every game, and its seconds per game."""
+    backend = create_backend(name)
+    start = time.perf_counter()
+    rows = [
+        np.asarray(backend.loglik(g.clues, g.candidates, category=g.category), dtype=np.float64)
+        for g in games
+    ]
+    return rows, (time.perf_counter() - start) / len(games)
+
+
+def run(*, llm: bool) -> dict[str, Any]:
+    games = load_games()
+    shipped = read_weights(default_weights_path())
+    members = SHIPPED if llm else SHIPPED[:2]
+    weights, scales = shipped.fit_for("sentence_card")
+    rows: dict[str, list[NDArray[np.float64]]] = {}
+    cost: dict[str, float] = {}
+    for name in members:
+        rows[name], cost[name] = member_rows(name, games)
+    today = [
+        np.sum([weights[n] / scales[n] * centre_rows(rows[n][i]) for n in members], axis=0)
+        for i in range(len(games))
+    ]
+
+    encoder = open_encoder("all-MiniLM-L6-v2")
+    start = time.perf_counter()
+    sense_texts("bass")  # reads WordNet (once per process)
+    wordnet_seconds = time.perf_counter() - start
+    # the cost per game: a cold in-memory cache over the loaded model, game by game
+    cold = AnswersBackend(CachedEncoder(encoder.encoder))
+    start = time.perf_counter()
+    for g in games:
+        cold.loglik(g.clues, g.candidates)
+    cost["answers"] = (time.perf_counter() - start) / len(games)
+    grid = {}
+    for slope in SLOPES:
+        for offset in OFFSETS:
+            backend = AnswersBackend(encoder, slope=slope, offset=offset)
+            grid[(slope, offset)] = [backend.loglik(g.clues, g.candidates) for g in games]
+    slope, offset = min(grid, key=lambda k: dev_loss(games, grid[k]))
+    answers = grid[(slope, offset)]
+    pools = {
+        lam: answers
+        if lam == float("inf")
+        else [today[i] + lam * centre_rows(answers[i]) for i in range(len(games))]
+        for lam in LAMBDAS
+    }
+    lam = min(pools, key=lambda k: dev_loss(games, pools[k]))
+
+    results: dict[str, Any] = {
+        "games": len(games),
+        "members_today": list(members),
+        "today": summary(games, today, today),
+        "members": {n: summary(games, rows[n], today) for n in members},
+        "answers_grid_dev_log_loss": {
+            f"slope={s},offset={o}": round(dev_loss(games, r), 4) for (s, o), r in grid.items()
+        },
+        "answers_chosen": {"slope": slope, "offset": offset},
+        "answers": summary(games, answers, today),
+        "pool_dev_log_loss": {str(k): round(dev_loss(games, p), 4) for k, p in pools.items()},
+        "lambda_chosen": str(lam),
+        "chosen": summary(games, pools[lam], today),
+        "seconds_per_game": {k: round(v, 4) for k, v in cost.items()},
+        "wordnet_load_seconds": round(wordnet_seconds, 2),
+        "guessers_correct_dev_sample": 0.64,
+    }
+    return results
+
+
+def write_weights(path: Path, results: dict[str, Any], rows: str = "") -> None:
+    """A copy of the shipped weights (of LLM rows ``rows``: ``""`` or ``int8``) with the
+    ``question_answer`` fit chosen here; the other fits are kept as they are."""
+    doc = json.loads(default_weights_path(rows).read_text(encoding="utf-8"))
+    lam = float(results["lambda_chosen"])
+    members = doc["members"] + (["answers"] if "answers" not in doc["members"] else [])
+    for fit in [doc, *doc["item_types"].values()]:
+        fit["weights"].setdefault("answers", 0.0)
+        fit["scales"].setdefault("answers", 1.0)
+    base_w, base_s = (
+        doc["item_types"]["sentence_card"]["weights"],
+        doc["item_types"]["sentence_card"]["scales"],
+    )
+    if lam == float("inf"):
+        weights = {n: 0.0 for n in members} | {"answers": 1.0}
+        scales = {n: 1.0 for n in members}
+    else:
+        weights = {n: base_w.get(n, 0.0) for n in members} | {"answers": lam}
+        scales = {n: base_s.get(n, 1.0) for n in members} | {"answers": 1.0}
+    doc["members"] = members
+    doc["member_info"]["answers"] = {"backend": "answers", **results["answers_chosen"]}
+    doc["item_types"]["question_answer"] = {
+        "weights": weights,
+        "scales": scales,
+        "note": (
+            "clembench guesswhat answers (a question and its yes/no answer) on 8-word cards; "
+            "the answers member's slope/offset and its multiplier chosen on the dev instances"
+        ),
+        "fallback": None,
+        "fitted_on": {
+            "paths": ["../shared/data/clembench-dev/guesswhat"],
+            "input_format": "clembench-guesswhat",
+            "split": "dev/frozen by clembench instance (instance_side); fitted on dev only",
+            "games": results["games"],
+            "command": "python -m benchmarks.answers --write-weights PATH",
+        },
+        "metrics": {"dev": results["chosen"]["dev"], "frozen": results["chosen"]["frozen"]},
+        "created": None,
+    }
+    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--no-llm", action="store_true", help="today's pool without judge, listener")
+    ap.add_argument("--write-weights", type=Path, help="write the question_answer fit here")
+    ap.add_argument(
+        "--rows", default="", choices=["", "int8"], help="which shipped file to copy (LLM rows)"
+    )
+    ap.add_argument(
+        "--from-results",
+        type=Path,
+        help="write the weights from a results file of an earlier run instead of running",
+    )
+    args = ap.parse_args(argv)
+    if args.from_results:
+        if not args.write_weights:
+            ap.error("--from-results needs --write-weights")
+        results = json.loads(args.from_results.read_text(encoding="utf-8"))["results"]
+        write_weights(args.write_weights, results, args.rows)
+        return 0
+    try:
+        results = run(llm=not args.no_llm)
+    except Skip as err:
+        print(f"skipped: {err}")
+        return 0
+    name = "answers" if not args.no_llm else "answers_no_llm"
+    path = write_result(name, {"llm": not args.no_llm}, results)
+    if args.write_weights:
+        write_weights(args.write_weights, results, args.rows)
+    for key in ("today", "answers", "chosen"):
+        r = results[key]
+        print(
+            f"{key:8s} dev top1 {r['dev']['top1']} {r['dev']['top1_ci']}  "
+            f"frozen top1 {r['frozen']['top1']} {r['frozen']['top1_ci']}  "
+            f"log loss {r['dev']['log_loss']} / {r['frozen']['log_loss']}"
+        )
+    for n, r in results["members"].items():
+        print(f"{n:12s} dev {r['dev']['top1']} frozen {r['frozen']['top1']}")
+    print("chosen", results["answers_chosen"], "lambda", results["lambda_chosen"])
+    print("seconds per game", results["seconds_per_game"], "->", path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
