@@ -26,10 +26,10 @@ call goes on recording the event, the usage and the limits, and the provider's
 from __future__ import annotations
 
 import zlib
-from dataclasses import replace
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import Any
 
 import anyio.to_thread
@@ -119,10 +119,10 @@ class LeakageModelAPI(ModelAPI):
         model_name: str,
         base_url: str | None = None,
         api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
+        config: GenerateConfig | None = None,
         **model_args: Any,
     ) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
+        super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
         self.scripted = model_name == SCRIPTED or model_name.startswith(f"{SCRIPTED}-")
         unknown = sorted(set(model_args) - set(LOCAL_OPTIONS))
         if unknown or (self.scripted and model_args):

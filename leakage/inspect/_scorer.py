@@ -276,7 +276,7 @@ def game_scorer() -> Scorer:
     return score
 
 
-@score_reducer(name="games")
+@score_reducer(name="leakage/games")
 def games_reducer() -> ScoreReducer:
     """Reduces a sample's epochs for the leakage tasks: each value the mean over the epochs
     (a NaN left out, as ``mean``), and for :func:`game_scorer` every epoch's game metrics

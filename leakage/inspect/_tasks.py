@@ -67,7 +67,7 @@ def _checked(game: str, backend: str, backend_options: dict[str, Any] | None) ->
     if not isinstance(backend_options, dict | None):
         raise ValueError(
             f"leakage/{game}: backend_options is an object of option names and values "
-            f"(-T 'backend_options={{\"index\": \"...\"}}'), not {backend_options!r}"
+            f'(-T \'backend_options={{"index": "..."}}\'), not {backend_options!r}'
         )
     shared_backend(backend, backend_options)
     try:
