@@ -171,7 +171,7 @@ def test_the_roles_are_exposed(cooccurrence):
     assert sorted(roles) == [0, 1, 2, 3]
     assert sorted(roles.values()) == ["Clue Giver", "Clue Giver", "Guesser", "Guesser"]
     pid, _ = env.get_observation()
-    done, info = env.step("a woolly animal")
+    _done, info = env.step("a woolly animal")
     assert info["leakage"]["player"] == pid and info["leakage"]["role"] == roles[pid]
     env.close()
 
