@@ -9,6 +9,7 @@ import gc
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -485,3 +486,33 @@ def test_a_wrong_backend_or_an_unbound_role_stops_before_any_model_call(tmp_path
             )
         gc.collect()
     assert calls == []
+
+
+def test_the_eval_cards_default_game_set_is_what_the_tasks_deal(leakage_home: Path):
+    """docs/inspect.md lists the default games (seed 0, 10 games) so that two labs can see
+    they ran the same ones: each listed row is the game the task deals."""
+    from leakage.games import ChameleonConfig, ChameleonGame, SpyGame, SpyGameConfig
+    from leakage.inspect import chameleon, spygame
+
+    text = (REPO / "docs" / "inspect.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `((?:chameleon|spygame)-0-\d{3})` \| (\d+) \| (.*?) \|$", text, re.M)
+    listed = {sid: (int(seed), rest) for sid, seed, rest in rows}
+    dealt = {}
+    for task in (chameleon(), spygame()):
+        for sample in task.dataset:
+            m = sample.metadata
+            if m["game"] == "chameleon":
+                game = ChameleonGame(ChameleonConfig(**m["config"]))
+                game.reset(m["seed"], game_id=m["game_id"])
+                t = game.transcript({})
+                (cham,) = [p.id for p in t.players if p.role == "chameleon"]
+                rest = f"{t.category} | {t.secret} | {cham}"
+            else:
+                spy = SpyGame(SpyGameConfig(**m["config"]))
+                spy.reset(m["seed"], game_id=m["game_id"])
+                t = spy.transcript({})
+                words = {p.role: p.word for p in t.players}
+                (who,) = [p.id for p in t.players if p.role == "spy"]
+                rest = f"{words['civilian']} / {words['spy']} | {who}"
+            dealt[sample.id] = (m["seed"], rest)
+    assert len(dealt) == 20 and listed == dealt
