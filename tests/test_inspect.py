@@ -516,3 +516,12 @@ def test_the_eval_cards_default_game_set_is_what_the_tasks_deal(leakage_home: Pa
                 rest = f"{words['civilian']} / {words['spy']} | {who}"
             dealt[sample.id] = (m["seed"], rest)
     assert len(dealt) == 20 and listed == dealt
+
+
+def test_the_leakage_provider_names_the_model_args_it_takes():
+    from inspect_ai.model import get_model
+
+    with pytest.raises(ValueError, match=r"model args colour are not taken \(it takes: none\)"):
+        get_model("leakage/scripted", colour="blue", memoize=False)
+    with pytest.raises(ValueError, match="it takes: kind, device, threads, precision, models_dir"):
+        get_model("leakage/smollm2-135m", temperature_bias=1, memoize=False)
