@@ -14,10 +14,27 @@ from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsag
 CLUES = ["ball", "team", "goal", "score", "play", "run", "jump", "swim"]
 
 
+def _epoch() -> int:
+    from inspect_ai.solver._task_state import sample_state  # the sample being played
+
+    state = sample_state()
+    return state.epoch if state is not None else 1
+
+
 def scripted_player(messages: list[ChatMessage], tools, tool_choice, config: GenerateConfig):
     """A valid move for every phase: clues from ``CLUES`` in turn, a description that names
     no word, a reflection suspecting the first other player, a vote for the last one, the
     card's first word as the chameleon's guess."""
+    return _reply(messages, vote_shift=0)
+
+
+def epoch_player(messages: list[ChatMessage], tools, tool_choice, config: GenerateConfig):
+    """``scripted_player`` voting for a different player in each epoch (so that the epochs
+    of one game end differently)."""
+    return _reply(messages, vote_shift=_epoch() - 1)
+
+
+def _reply(messages: list[ChatMessage], vote_shift: int):
     text = messages[-1].text
     if "Say your one word" in text:
         said = text.split("Words said so far:")[1].split(". Say")[0]
@@ -25,7 +42,8 @@ def scripted_player(messages: list[ChatMessage], tools, tool_choice, config: Gen
     elif "Describe your word" in text:
         reply = "It is something people often talk about."
     elif "Vote for" in text:
-        reply = re.search(r"one of: (.*?)\. Reply", text).group(1).split(", ")[-1]
+        others = re.search(r"one of: (.*?)\. Reply", text).group(1).split(", ")
+        reply = others[(len(others) - 1 + vote_shift) % len(others)]
     elif "Which word of the card" in text:
         words = re.search(r"lists \d+ words: (.*?)\. One of", messages[0].text).group(1)
         reply = words.split(", ")[0]
@@ -40,8 +58,8 @@ def scripted_player(messages: list[ChatMessage], tools, tool_choice, config: Gen
     return out
 
 
-def scripted_model():
-    return get_model("mockllm/model", custom_outputs=scripted_player, memoize=False)
+def scripted_model(player=scripted_player):
+    return get_model("mockllm/model", custom_outputs=player, memoize=False)
 
 
 @task

@@ -159,6 +159,57 @@ def test_guesses_are_scored_when_asked(cooccurrence):
     env.close()
     guessed = [i["leakage"] for _, role, i in steps if role == "Guesser"]
     assert guessed and all(g["counted"] and len(g["top"]) == 2 for g in guessed)
+    # each step names its player and TextArena's role: a guesser is a guesser
+    assert all(g["role"] == "Guesser" and env.roles[g["player"]] == "Guesser" for g in guessed)
+
+
+def test_the_roles_are_exposed(cooccurrence):
+    env = TabooLeakageWrapper(_taboo(), cooccurrence)
+    assert env.roles == {}
+    env.reset(num_players=4, seed=5)
+    roles = env.roles
+    assert sorted(roles) == [0, 1, 2, 3]
+    assert sorted(roles.values()) == ["Clue Giver", "Clue Giver", "Guesser", "Guesser"]
+    pid, _ = env.get_observation()
+    _done, info = env.step("a woolly animal")
+    assert info["leakage"]["player"] == pid and info["leakage"]["role"] == roles[pid]
+    env.close()
+
+
+def test_a_repeated_clue_is_counted_once(tmp_path: Path, default_index: Path, cooccurrence):
+    """A clue giver saying the same clue again (any case, brackets, punctuation) adds no
+    evidence: the repeat is not a turn of the game read back, its step says so, and the
+    posterior stays where the first saying left it."""
+    log = tmp_path / "taboo.jsonl"
+    env = TabooLeakageWrapper(_taboo(), cooccurrence, log_path=log)
+    env.reset(num_players=4, seed=6)
+    said = ["a woolly animal", "[A  woolly animal.]", "kept on farms"]
+    sayings = {pid: iter(said * 3) for pid in range(4)}
+    steps, done = [], False
+    while not done:
+        pid, _ = env.get_observation()
+        action = next(sayings[pid]) if env.roles[pid] == "Clue Giver" else "[camel]"
+        done, info = env.step(action)
+        if "leakage" in info:
+            steps.append(info["leakage"])
+    env.close()
+    record = env.records[0]
+    steps = [s for s in steps if s["transcript_id"] == steps[0]["transcript_id"]]
+    assert len(steps) == 3
+    first, repeat, new = steps
+    assert first["counted"] and "repeated" not in first
+    # the same clue again, in another form: message 2 repeats message 0
+    assert repeat["repeated"] == 0 and repeat["counted"] is False
+    assert repeat["information_gain_bits"] == 0.0
+    assert repeat["secret_probability"] == first["secret_probability"]
+    assert repeat["top"] == first["top"]
+    # the next new clue is the game's second turn of evidence
+    assert "repeated" not in new and new["counted"] and new["turn"] > first["turn"]
+    assert new["information_gain_bits"] != 0.0
+    (game, *_) = iter_transcripts([log])
+    clues = [t.text for t in game.turns if t.player == str(record["players"][0]["id"])]
+    assert clues == ["[a woolly animal]", "[kept on farms]"]  # as the team saw them
+    assert game.meta["repeated_clues"] == [{"message": 2, "repeats": 0}]
 
 
 def test_the_wrapper_checks_its_game_and_the_seats(cooccurrence):

@@ -108,8 +108,8 @@ def screenshot(log_dir: Path, out: Path, width: int, height: int) -> None:
                 time.sleep(0.5)
         driver.get(f"http://127.0.0.1:{port}/")
         _click_text(driver, "leakage/chameleon")  # the log, in the list of logs
-        _wait_text(driver, "chameleon-3-0")
-        _click_text(driver, "chameleon-3-0")  # the first sample
+        _wait_text(driver, "chameleon-3-000")
+        _click_text(driver, "chameleon-3-000")  # the first sample
         _click_text(driver, "Scoring")  # its scores and their explanations
         _wait_text(driver, "P(secret)")
         time.sleep(1)

@@ -5,6 +5,7 @@ After ``pip install 'leakage[inspect]'`` Inspect finds them by name (the entry p
 
     inspect eval leakage/chameleon --model-role chameleon=MODEL --model-role non_chameleon=MODEL
     inspect eval leakage/spygame --model-role civilian=MODEL --model-role spy=MODEL
+    inspect eval leakage/chameleon --model leakage/smollm2-135m -T games=4   # offline
 
 Each sample is one game, played under this project's engines and rules
 (:mod:`leakage.games`) with the prompts of its LLM players
@@ -26,6 +27,8 @@ _LAZY = {
     "leakage_scorer": "leakage.inspect._scorer",
     "game_scorer": "leakage.inspect._scorer",
     "game_metrics": "leakage.inspect._scorer",
+    "games_reducer": "leakage.inspect._scorer",
+    "leakage_models": "leakage.inspect._model",
 }
 
 __all__ = [
@@ -35,13 +38,16 @@ __all__ = [
     "chameleon",
     "game_metrics",
     "game_scorer",
+    "games_reducer",
+    "leakage_models",
     "leakage_scorer",
     "play_game",
     "spygame",
 ]
 
 if TYPE_CHECKING:
-    from leakage.inspect._scorer import game_metrics, game_scorer, leakage_scorer
+    from leakage.inspect._model import leakage_models
+    from leakage.inspect._scorer import game_metrics, game_scorer, games_reducer, leakage_scorer
     from leakage.inspect._solver import play_game
     from leakage.inspect._tasks import chameleon, spygame
 else:

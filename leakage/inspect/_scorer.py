@@ -6,13 +6,18 @@ holds what a table averages (Chameleon: final P(secret), the secret's rank, fina
 total information gain; SpyGame: final and mean entropy, total information gain, whether
 the spy posterior caught a spy after round 1); its metadata the whole ``leakage.report/1``
 (per turn: posterior, entropy, information gain, spy posterior); its explanation the same,
-turn by turn, as text. :func:`game_scorer` gives each game's outcome and
+turn by turn, as text. :func:`game_scorer` gives each game's outcome (numeric: whether the
+game was valid and whether the hunting side won; the outcome's name in ``answer``) and
 :func:`game_metrics` the game metrics of :mod:`leakage.games.metrics` (win rates, the
-paper-named metrics) over the games.
+paper-named metrics) over the games. Under ``--epochs`` the tasks reduce with
+:func:`games_reducer`: the values' means over the epochs, and every epoch's game kept for
+:func:`game_metrics`, which then pools all of them (Σ numerators / Σ denominators over every
+game played, as ``leakage metrics`` computes them on the same log).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections import defaultdict
@@ -24,9 +29,12 @@ from inspect_ai.scorer import (
     SampleScore,
     Score,
     Scorer,
+    ScoreReducer,
     Target,
     mean,
+    mean_score,
     metric,
+    score_reducer,
     scorer,
     stderr,
 )
@@ -150,18 +158,16 @@ def leakage_scorer(
         include_chameleon=include_chameleon,
         spy_assignment=spy_assignment,  # type: ignore[arg-type]
     )
-    built: list[LikelihoodBackend] = []
+
     # Scoring (and building the backend: loading a model, opening an index) blocks, so it
     # runs on a worker thread and the event loop goes on with the other samples' moves. One
-    # backend is shared by the samples and every call into it holds this lock, as in the
-    # service: the backends keep unlocked caches.
-    lock = threading.Lock()
-
+    # backend is shared by the samples (and by the scorers built with the same backend and
+    # options: the task built it to check it) and every call into it holds its lock, as in
+    # the service: the backends keep unlocked caches.
     def report_for(transcript: ChameleonTranscript | SpyGameTranscript) -> Report:
+        built, lock = shared_backend(backend, backend_options)
         with lock:
-            if not built:
-                built.append(create_backend(backend, **(backend_options or {})))
-            return score_transcript(transcript, built[0], options)
+            return score_transcript(transcript, built, options)
 
     async def score(state: TaskState, target: Target) -> Score:
         transcript = sample_transcript(state)
@@ -174,6 +180,24 @@ def leakage_scorer(
         )
 
     return score
+
+
+_SHARED: dict[str, tuple[LikelihoodBackend, threading.Lock]] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_backend(
+    name: str, options: dict[str, Any] | None
+) -> tuple[LikelihoodBackend, threading.Lock]:
+    """The backend ``name`` built with ``options`` (``create_backend``: an unknown name or
+    option is an error naming it), built once per process and shared with the lock that
+    guards its calls. The tasks call it when they are built, so a wrong ``-T backend`` or
+    ``backend_options`` stops the run before any game is played."""
+    key = json.dumps([name, options or {}], sort_keys=True, default=str)
+    with _SHARED_LOCK:
+        if key not in _SHARED:
+            _SHARED[key] = (create_backend(name, **(options or {})), threading.Lock())
+        return _SHARED[key]
 
 
 def _pair(value: tuple[float, float] | None) -> list[float] | None:
@@ -192,9 +216,11 @@ def game_metrics() -> Metric:
         by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for s in scores:
             meta = s.score.metadata or {}
-            if "game_metrics" in meta:
-                pairs = {k: tuple(v) if v else None for k, v in meta["game_metrics"].items()}
-                by_kind[meta["game"]].append(pairs)
+            # one game per score, or every epoch's game of a sample (games_reducer)
+            for game in meta.get(EPOCH_GAMES) or [meta.get("game_metrics")]:
+                if game is not None:
+                    pairs = {k: tuple(v) if v else None for k, v in game.items()}
+                    by_kind[meta["game"]].append(pairs)
         out: dict[str, float] = {}
         for kind, games in by_kind.items():
             names = CHAMELEON_METRICS if kind == "chameleon" else SPY_METRICS
@@ -207,23 +233,66 @@ def game_metrics() -> Metric:
     return compute
 
 
+EPOCH_GAMES = "game_metrics_by_epoch"
+"""Metadata key of a reduced game score: each epoch's ``game_metrics``."""
+
+HUNTERS = {"chameleon": "non-chameleon", "spygame": "civilian"}
+"""The side that hunts (votes out the chameleon, the spies) in each game."""
+
+
+def outcome_value(t: ChameleonTranscript | SpyGameTranscript) -> dict[str, float]:
+    """A game's outcome as numbers: ``valid`` (1: the game was played to its end without
+    an invalid move) and ``hunters_win`` (1: the non-chameleons / civilians won, 0: the
+    chameleon / spies won; NaN for an invalid game or one with no winner)."""
+    valid = t.meta.get("outcome") != "invalid"
+    winner = t.meta.get("winner_role")
+    win = _NAN if not valid or winner is None else float(winner == HUNTERS[t.game])
+    return {"valid": float(valid), "hunters_win": win}
+
+
 @scorer(metrics=[game_metrics()])
 def game_scorer() -> Scorer:
-    """The game's outcome (the value), who won, and its per-game metric ratios
-    (``numerator, denominator``, metadata ``game_metrics``) for :func:`game_metrics`."""
+    """The game's outcome as numbers (:func:`outcome_value`; its name, e.g.
+    ``chameleon_caught``, in ``answer`` and metadata ``outcome``), who won, and its
+    per-game metric ratios (``numerator, denominator``, metadata ``game_metrics``) for
+    :func:`game_metrics`."""
 
     async def score(state: TaskState, target: Target) -> Score:
         t = sample_transcript(state)
         winner = t.meta.get("winner_role")
+        outcome = str(t.meta.get("outcome", "unknown"))
         return Score(
-            value=str(t.meta.get("outcome", "unknown")),
-            answer=str(winner),
+            value=outcome_value(t),
+            answer=outcome,
             explanation=f"{t.game} game {t.id}: {t.meta.get('outcome')}; winner: {winner}",
             metadata={
                 "game": t.game,
+                "outcome": outcome,
                 "winner_role": winner,
                 "game_metrics": {k: _pair(v) for k, v in per_game(t).items()},
             },
         )
 
     return score
+
+
+@score_reducer(name="leakage/games")
+def games_reducer() -> ScoreReducer:
+    """Reduces a sample's epochs for the leakage tasks: each value the mean over the epochs
+    (a NaN left out, as ``mean``), and for :func:`game_scorer` every epoch's game metrics
+    kept (metadata ``game_metrics_by_epoch``) so that :func:`game_metrics` pools every game
+    played rather than one epoch's."""
+    mean_of = mean_score()
+
+    def reduce(scores: list[Score]) -> Score:
+        reduced = mean_of(scores)
+        metas = [s.metadata or {} for s in scores]
+        meta: dict[str, Any] = {"epochs": len(scores)}
+        if metas and all("game_metrics" in m for m in metas):
+            meta["game"] = metas[0]["game"]
+            meta["outcomes"] = [m.get("outcome") for m in metas]
+            meta[EPOCH_GAMES] = [m["game_metrics"] for m in metas]
+        reduced.metadata = meta
+        return reduced
+
+    return reduce

@@ -1,6 +1,11 @@
 """``leakage/chameleon`` and ``leakage/spygame``: one sample per game, its card, secret and
 seats from a seed, played by :func:`~leakage.inspect.play_game` and scored by
-:func:`~leakage.inspect.leakage_scorer` and :func:`~leakage.inspect.game_scorer`."""
+:func:`~leakage.inspect.leakage_scorer` and :func:`~leakage.inspect.game_scorer`, each
+sample's epochs reduced by :func:`~leakage.inspect.games_reducer`.
+
+Building a task checks what would otherwise fail late: the backend and its options (built
+then, and shared with the scorer) and, inside an eval, that every game role has a model.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +13,16 @@ from dataclasses import asdict
 from typing import Any
 
 import numpy as np
-from inspect_ai import Task, task
+from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from leakage.games import ChameleonConfig, SpyGameConfig
-from leakage.inspect._keys import GAME_ROLES
-from leakage.inspect._scorer import game_scorer, leakage_scorer
-from leakage.inspect._solver import play_game
+from leakage.inspect._scorer import game_scorer, games_reducer, leakage_scorer, shared_backend
+from leakage.inspect._solver import UnboundRole, play_game, role_models
+
+VERSION = "1.0.0"
+"""The tasks' version (``Task.version``, in every log's header): raised when a change makes
+scores incomparable (rules, prompts, default game set, scorer definitions)."""
 
 
 def game_seeds(seed: int, games: int) -> list[int]:
@@ -23,19 +31,23 @@ def game_seeds(seed: int, games: int) -> list[int]:
     return [int(s) for s in np.random.SeedSequence(seed).generate_state(games)]
 
 
-def _agents(game: str) -> dict[str, str]:
-    return {role: f"inspect:{model_role}" for role, model_role in GAME_ROLES[game].items()}
+def sample_id(game: str, run_seed: int, i: int, games: int) -> str:
+    """``chameleon-0-007``: the game's index zero-padded (at least three digits, more when
+    there are more games) so that ids sort in play order."""
+    width = max(3, len(str(games - 1)))
+    return f"{game}-{run_seed}-{i:0{width}d}"
 
 
-def _sample(game: str, i: int, seed: int, run_seed: int, config: Any, **extra: Any) -> Sample:
-    game_id = f"{game}-{run_seed}-{i}"
+def _sample(
+    game: str, i: int, seed: int, run_seed: int, config: Any, games: int, **extra: Any
+) -> Sample:
+    game_id = sample_id(game, run_seed, i, games)
     meta = {
         "game": game,
         "game_id": game_id,
         "seed": seed,
         "run_seed": run_seed,
         "config": asdict(config),
-        "agents": _agents(game),
         **extra,
     }
     text = f"Play one game of {'The Chameleon' if game == 'chameleon' else 'SpyGame'}"
@@ -44,6 +56,45 @@ def _sample(game: str, i: int, seed: int, run_seed: int, config: Any, **extra: A
 
 def _scorers(backend: str, backend_options: dict[str, Any] | None) -> list[Any]:
     return [leakage_scorer(backend=backend, backend_options=backend_options), game_scorer()]
+
+
+def _checked(game: str, backend: str, backend_options: dict[str, Any] | None) -> None:
+    """Stop now, before any model call, on what would fail later: the backend and its
+    options (built here, and kept for the scorer: ``shared_backend``) and, inside an eval,
+    a game role that no model plays (``role_models``). Outside an eval (the task built in
+    Python, its roles bound later by ``task_with``) each game checks its roles when it
+    starts, still before its first move."""
+    if not isinstance(backend_options, dict | None):
+        raise ValueError(
+            f"leakage/{game}: backend_options is an object of option names and values "
+            f'(-T \'backend_options={{"index": "..."}}\'), not {backend_options!r}'
+        )
+    shared_backend(backend, backend_options)
+    try:
+        role_models(game)
+    except UnboundRole:
+        raise
+    except (LookupError, ValueError):
+        pass  # no eval here (no model at all): the roles are checked when each game starts
+
+
+def _task(
+    game: str,
+    samples: list[Sample],
+    backend: str,
+    backend_options: dict[str, Any] | None,
+    retries: int,
+    max_tokens: int | None,
+) -> Task:
+    _checked(game, backend, backend_options)
+    return Task(
+        dataset=MemoryDataset(samples, name=f"leakage-{game}"),
+        solver=play_game(retries=retries, max_tokens=max_tokens),
+        scorer=_scorers(backend, backend_options),
+        epochs=Epochs(1, games_reducer()),
+        metadata={"game": game},
+        version=VERSION,
+    )
 
 
 @task
@@ -57,8 +108,10 @@ def chameleon(
     backend: str = "cooccurrence",
     backend_options: dict[str, Any] | None = None,
     retries: int = 2,
+    max_tokens: int | None = None,
 ) -> Task:
-    """The Chameleon (Karabag & Topcu): model roles ``chameleon`` and ``non_chameleon``."""
+    """The Chameleon (Karabag & Topcu): model roles ``chameleon`` and ``non_chameleon``.
+    ``max_tokens``: a move's when Inspect's settings give none (default 64)."""
     config = ChameleonConfig(
         n_players=n_players,
         n_candidates=n_candidates,
@@ -66,14 +119,10 @@ def chameleon(
         reflect=reflect,
     )
     samples = [
-        _sample("chameleon", i, s, seed, config) for i, s in enumerate(game_seeds(seed, games))
+        _sample("chameleon", i, s, seed, config, games)
+        for i, s in enumerate(game_seeds(seed, games))
     ]
-    return Task(
-        dataset=MemoryDataset(samples, name="leakage-chameleon"),
-        solver=play_game(retries=retries),
-        scorer=_scorers(backend, backend_options),
-        metadata={"game": "chameleon"},
-    )
+    return _task("chameleon", samples, backend, backend_options, retries, max_tokens)
 
 
 @task
@@ -91,12 +140,14 @@ def spygame(
     backend: str = "cooccurrence",
     backend_options: dict[str, Any] | None = None,
     retries: int = 2,
+    max_tokens: int | None = None,
 ) -> Task:
     """SpyGame (Gu et al.; ``roles_known``, ``n_spies`` for the MAgIC / CK-Arena variant):
     model roles ``civilian`` and ``spy``. ``reflect``: ``statement`` (after each
     statement), ``round`` or ``none``. ``pairs_from``: a ``leakage splits build`` directory
     or split CSV whose ``difficulty`` pairs are played, each once before any twice (default:
-    pairs drawn from the cards)."""
+    pairs drawn from the cards). ``max_tokens``: a move's when Inspect's settings give none
+    (default 96)."""
     if reflect not in ("statement", "round", "none"):
         raise ValueError(f"reflect must be 'statement', 'round' or 'none', not {reflect!r}")
     config = SpyGameConfig(
@@ -110,7 +161,7 @@ def spygame(
     )
     seeds = game_seeds(seed, games)
     if pairs_from is None:
-        samples = [_sample("spygame", i, s, seed, config) for i, s in enumerate(seeds)]
+        samples = [_sample("spygame", i, s, seed, config, games) for i, s in enumerate(seeds)]
     else:
         from leakage.splits import draw_pairs, read_split
 
@@ -122,15 +173,11 @@ def spygame(
                 s,
                 seed,
                 config,
+                games,
                 pair=[p.civilian, p.spy],
                 difficulty=p.difficulty,
                 pair_similarity=p.similarity,
             )
             for i, (s, p) in enumerate(zip(seeds, drawn, strict=True))
         ]
-    return Task(
-        dataset=MemoryDataset(samples, name="leakage-spygame"),
-        solver=play_game(retries=retries),
-        scorer=_scorers(backend, backend_options),
-        metadata={"game": "spygame"},
-    )
+    return _task("spygame", samples, backend, backend_options, retries, max_tokens)

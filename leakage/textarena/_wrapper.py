@@ -53,9 +53,14 @@ class TabooLeakageWrapper(ta.Wrapper):
     far for the hidden word (``top``: the ``top_k`` most probable, with their
     probabilities), ``secret_probability``, ``secret_rank``, ``entropy_bits`` and this
     clue's ``information_gain_bits``, what ``leakage score`` reports for that turn of the
-    log. A scoring failure does not stop the game: ``info["leakage"]["error"]`` says what
-    went wrong, and the message is logged all the same. Guesses are scored too with
-    ``include_guesses``.
+    log, with the ``player`` and its TextArena ``role`` (``Clue Giver``, ``Guesser``). A
+    clue the clue giver already gave for this word is counted once (the log's reading,
+    :func:`~leakage.transcripts.adapters.textarena_taboo.clue_key`): its step says
+    ``repeated`` (the message it repeats) and ``counted`` false, and the posterior is the
+    one before it, unchanged. A scoring failure does not stop the game:
+    ``info["leakage"]["error"]`` says what went wrong, and the message is logged all the
+    same. Guesses are scored too with ``include_guesses``. :attr:`roles` says who plays
+    what in the game under way.
 
     ``backend`` is a backend name (``leakage score -b``, built once with
     ``backend_options``) or a built backend. ``close()`` returns TextArena's rewards and
@@ -86,6 +91,14 @@ class TabooLeakageWrapper(ta.Wrapper):
         self._records: list[dict[str, Any]] = []
         self._open: dict[tuple[int, int], dict[str, Any]] = {}
         self._game: dict[str, Any] = {}
+
+    @property
+    def roles(self) -> dict[int, str]:
+        """Each player's TextArena role in the game under way (``Clue Giver`` or ``Guesser``;
+        empty before ``reset``)."""
+        state = getattr(self._taboo, "state", None)
+        mapping = getattr(state, "role_mapping", None) or {} if self._game else {}
+        return {pid: role for pid, role in mapping.items() if pid >= 0}  # -1: the game itself
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -172,7 +185,9 @@ class TabooLeakageWrapper(ta.Wrapper):
             message["correct"] = correct
         record["messages"].append(message)
         if role == CLUE_GIVER or self.options.include_chameleon:
-            info["leakage"] = self._score(record) if text.strip() else {"skipped": "empty message"}
+            who = {"player": pid, "role": role}
+            scored = self._score(record) if text.strip() else {"skipped": "empty message"}
+            info["leakage"] = {**who, **scored}
         return done, info
 
     def _score(self, record: dict[str, Any]) -> dict[str, Any]:
@@ -188,10 +203,18 @@ class TabooLeakageWrapper(ta.Wrapper):
         # rejects); the info says what it was, and the log keeps the message to score later.
         except Exception as err:
             return {**found, "error": f"{type(err).__name__}: {err}"}
+        last = len(record["messages"]) - 1
+        repeat = next(
+            (r["repeats"] for r in transcript.meta["repeated_clues"] if r["message"] == last),
+            None,
+        )
+        if repeat is not None:  # counted once: the posterior stays where it was
+            found |= {"repeated": repeat, "counted": False, "information_gain_bits": 0.0}
+        if not report.steps:
+            return {**found, "backend": report.backend, "secret": report.secret}
         step = report.steps[-1]
         top = sorted(step.posterior.items(), key=lambda kv: -kv[1])[: self.top_k]
         return {
-            **found,
             "backend": report.backend,
             "turn": step.index,
             "secret": report.secret,
@@ -201,6 +224,7 @@ class TabooLeakageWrapper(ta.Wrapper):
             "secret_rank": step.secret_rank,
             "entropy_bits": step.entropy_bits,
             "information_gain_bits": step.information_gain_bits,
+            **found,
         }
 
     def close(self) -> Any:

@@ -132,6 +132,8 @@ class MoveRequest:
     """The answers allowed in this phase when they are a fixed list (votes, guesses)."""
     banned: dict[str, str] | None = None
     """Words a one-word answer of this phase must not be, each with the reason."""
+    others: list[str] | None = None
+    """The other players this move may name (a vote's or a reflection's suspect)."""
 
     def read(self, reply: str) -> tuple[str | None, str]:
         """``(answer, "")`` for a reply the rules accept, else ``(None, why)``."""
@@ -148,6 +150,26 @@ class MoveRequest:
             Message("assistant", reply),
             Message("user", f"That answer {why}. Follow the reply form exactly."),
         ]
+
+
+def constrained_answer(client: LLMClient, req: MoveRequest) -> tuple[str, dict[str, Any]] | None:
+    """The answer a local model gives under the rules' constraints
+    (:mod:`leakage.games.agents._constrained`): the likeliest of a phase's fixed options, or
+    the allowed one-word answer its decoding reaches; with how it was made (``last_move``).
+    None for a client whose tokenizer is not here (an endpoint), a phase without such a
+    constraint (a description, a reflection), or a one-word phase where no allowed word was
+    reached: the caller then asks for a free reply."""
+    prompt = chat_text(client, req.messages)
+    if prompt is None:
+        return None
+    if req.options:
+        answer, scores = choose(client, prompt, req.options)
+        return answer, {"mode": "scored", "options": dict(zip(req.options, scores, strict=True))}
+    if req.banned is not None:
+        word, ranked = one_word(client, prompt, req.banned)
+        if word is not None:
+            return word, {"mode": "one-word", **ranked}
+    return None
 
 
 def last_resort(reply: str) -> str:
@@ -195,6 +217,7 @@ class _Moves:
             check=_not_banned(banned) if banned is not None else None,
             options=self._options(obs, others),
             banned=banned,
+            others=others,
         )
 
 
@@ -219,18 +242,10 @@ class _LLMPlayer(_Moves):
 
     def __call__(self, obs: Observation, /) -> str:
         req = self.request(obs)
-        prompt = chat_text(self.client, req.messages) if self.constrained else None
-        if prompt is not None:
-            if req.options:
-                answer, scores = choose(self.client, prompt, req.options)
-                scored = dict(zip(req.options, scores, strict=True))
-                self.last_move = {"mode": "scored", "options": scored}
-                return answer
-            if req.banned is not None:
-                word, ranked = one_word(self.client, prompt, req.banned)
-                if word is not None:
-                    self.last_move = {"mode": "one-word", **ranked}
-                    return word
+        found = constrained_answer(self.client, req) if self.constrained else None
+        if found is not None:
+            answer, self.last_move = found
+            return answer
         return self._ask(req)
 
     def _ask(self, req: MoveRequest) -> str:

@@ -20,7 +20,12 @@ is the hidden word, the players are the team that played it. The clue giver, who
 word, sits in a non-chameleon's seat; the guessers, who infer it, in the chameleon's: so
 the clues update the posterior and the guesses are turns that do not (``leakage score
 --include-chameleon`` counts them too). A blank message carries no clue and is left out
-(``meta.skipped_empty_messages`` lists its position). ``meta`` keeps the TextArena roles,
+(``meta.skipped_empty_messages`` lists its position). A clue the clue giver already gave
+for this word (the same words, in any case and punctuation: ``[a woolly animal]`` and ``a
+woolly animal.``) is counted once: the repeat is left out of the turns, because the
+guessers learn nothing new from it and the independence the posterior assumes would
+otherwise count it again as fresh evidence (``meta.repeated_clues`` lists each repeat's
+message and the message it repeats). ``meta`` keeps the TextArena roles,
 the taboo words, each guess and whether it was right, which clues broke the taboo
 (``taboo_turns``), the word's outcome and the game's rewards.
 """
@@ -78,6 +83,12 @@ def _players(record: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def clue_key(text: str) -> str:
+    """What makes two clues the same clue: their words, casefolded (``[A woolly animal]``
+    and ``a woolly animal.`` are one clue)."""
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
 def _rename(field: str, turn_message: list[int]) -> str:
     """A transcript field as the record names it (``turns[2].text`` -> ``messages[3].text``,
     ``secret`` -> ``word``)."""
@@ -129,6 +140,9 @@ class TabooAdapter:
         guesses: list[dict[str, Any]] = []
         taboo_turns: list[int] = []
         skipped: list[int] = []
+        repeated: list[dict[str, int]] = []
+        said: dict[str, int] = {}
+        giver = next(p["id"] for p in players if p["role"] == "non-chameleon")
         for i, m in enumerate(get_field(record, "messages", "", list)):
             where = f"messages[{i}]"
             if not isinstance(m, dict):
@@ -142,6 +156,11 @@ class TabooAdapter:
             if not text.strip():
                 skipped.append(i)
                 continue
+            if pid == giver:
+                first = said.setdefault(clue_key(text), i)
+                if first != i:
+                    repeated.append({"message": i, "repeats": first})
+                    continue
             turn = len(turns)
             if m.get("guess") is not None or "correct" in m:
                 guess = get_field(m, "guess", where, str, required=False)
@@ -170,6 +189,7 @@ class TabooAdapter:
             "guesses": guesses,
             "taboo_turns": taboo_turns,
             "skipped_empty_messages": skipped,
+            "repeated_clues": repeated,
             "game_end": record.get("game_end"),
         }
         data = {
