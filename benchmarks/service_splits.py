@@ -39,8 +39,14 @@ from typing import Any
 import httpx
 import numpy as np
 
-from benchmarks._common import SHARED_DATA, Server, default_index, write_result
-from benchmarks.service_limits import _probe_game, _vocabulary
+from benchmarks.common import (
+    SHARED_DATA,
+    Server,
+    default_index,
+    index_vocabulary,
+    probe_game,
+    write_result,
+)
 
 SEED = 20261126
 PROBE_EVERY = 0.2
@@ -147,7 +153,7 @@ def run_scenario(url: str, body: bytes, words: list[str], *, probes: bool = True
         with httpx.Client(base_url=url, timeout=TIMEOUT) as client:
             while not done.is_set() or len(answers[backend]) < 5:
                 start = time.perf_counter()
-                r = client.post(f"/v1/score?backend={backend}", content=_probe_game(i, words))
+                r = client.post(f"/v1/score?backend={backend}", content=probe_game(i, words))
                 answers[backend].append((r.status_code, time.perf_counter() - start))
                 i += 1
                 time.sleep(PROBE_EVERY)
@@ -166,7 +172,7 @@ def run_scenario(url: str, body: bytes, words: list[str], *, probes: bool = True
         t.join()
     start = time.perf_counter()
     r = httpx.post(
-        url + "/v1/score?backend=embedding", content=_probe_game(999, words), timeout=TIMEOUT
+        url + "/v1/score?backend=embedding", content=probe_game(999, words), timeout=TIMEOUT
     )
     after = {"status": r.status_code, "seconds": round(time.perf_counter() - start, 3)}
     return {
@@ -189,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     index = default_index()
-    words = _vocabulary(index)
+    words = index_vocabulary(index)
     found = scenarios()
     names = [n for n in args.scenarios.split(",") if n] or list(found)
     results: dict[str, Any] = {}

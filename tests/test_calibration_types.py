@@ -274,7 +274,8 @@ def test_the_shipped_file_keeps_the_statement_fit_and_fits_words():
 
     assert sharpness(word.weights, word.scales) > 1.5 * sharpness(shipped.weights, shipped.scales)
     assert all(word.weights[n] > 0 for n in shipped.members)
-    # sentences on a card (dev words of benchmarks.chameleon_cards): sharper than against a pair
+    # sentences on a card (dev words of benchmarks.studies.chameleon_cards): sharper than against
+    # a pair
     card = shipped.item_types["sentence_card"]
     assert card.fitted_on["split"].startswith("dev/frozen") and card.fallback is None
     assert card.fitted_on["train_items"] < card.fitted_on["items"]  # the frozen words held out

@@ -101,7 +101,7 @@ def test_the_fit_follows_the_rows_the_llm_members_compute():
 def test_both_shipped_fits_pool_the_same_members():
     """The int8 fit was made as the torch fit was (docs/benchmarks.md: `leakage calibrate` on
     CK-Arena statements, the word type on Codenames dev items, the sentence_card type on the
-    dev words of `benchmarks.chameleon_cards`), on int8 rows."""
+    dev words of `benchmarks.studies.chameleon_cards`), on int8 rows."""
     assert set(SHIPPED_WEIGHTS) == {"", "int8"}
     torch_fit = read_weights(default_weights_path())
     int8_fit = read_weights(default_weights_path("int8"))
