@@ -49,6 +49,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 from numpy.typing import NDArray
 
+from leakage._runtime import RuntimeChoice
 from leakage.backends.base import Closing, Device, Precision, costs
 from leakage.errors import LLMError
 from leakage.llm import (
@@ -176,6 +177,13 @@ class JudgeBackend(Closing):
         self._prepared: dict[tuple[tuple[str, ...], str], NDArray[np.float64]] = {}
         self.failures = 0
         """Elicitation answers that stayed invalid after the retries (rows left flat)."""
+
+    @property
+    def runtime(self) -> RuntimeChoice | None:
+        """Where and how the LLM runs (``RuntimeChoice``); ``None`` for a client that does
+        not say (an endpoint, a test's scripted model)."""
+        choice = getattr(self.client, "runtime", None)
+        return choice if isinstance(choice, RuntimeChoice) else None
 
     def info(self) -> dict[str, Any]:
         return {

@@ -49,6 +49,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from leakage._runtime import (
+    RuntimeChoice,
     check_device,
     cpu_name,
     open_model_runtime,
@@ -437,6 +438,11 @@ class CTranslate2LM(_BoundaryTokens):
     def tokenizer(self) -> Any:
         """The transformers tokenizer."""
         return self._tok
+
+    @property
+    def runtime(self) -> RuntimeChoice:
+        """Where and how this model runs: CTranslate2, its device and compute type."""
+        return RuntimeChoice("ctranslate2", self.device, self.compute_type)
 
     def info(self) -> dict[str, object]:
         name = cpu_name() if self.device == "cpu" else f"CUDA device {self.device[5:]}"
