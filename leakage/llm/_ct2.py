@@ -439,11 +439,6 @@ class CTranslate2LM(_BoundaryTokens):
         """The transformers tokenizer."""
         return self._tok
 
-    @property
-    def runtime(self) -> RuntimeChoice:
-        """Where and how this model runs: CTranslate2, its device and compute type."""
-        return RuntimeChoice("ctranslate2", self.device, self.compute_type)
-
     def info(self) -> dict[str, object]:
         name = cpu_name() if self.device == "cpu" else f"CUDA device {self.device[5:]}"
         out: dict[str, object] = {
@@ -466,6 +461,11 @@ class CTranslate2LM(_BoundaryTokens):
         if os.environ.get("CT2_FORCE_CPU_ISA"):
             out["cpu_isa"] = os.environ["CT2_FORCE_CPU_ISA"]
         return out
+
+    @property
+    def runtime(self) -> RuntimeChoice:
+        """Where and how this model runs: CTranslate2, its device and compute type."""
+        return RuntimeChoice("ctranslate2", self.device, self.compute_type)
 
     # -- scoring --------------------------------------------------------------------------
 
