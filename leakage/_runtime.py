@@ -158,8 +158,8 @@ class RuntimeChoice:
     """Where and how a local model runs: the one decision (``decide_runtime``) that the LLM
     layer opens its client by, and that the ensemble picks its shipped fit from
     (``rows``). Each local client carries its own (``LocalLM.runtime``,
-    ``CTranslate2LM.runtime``); its ``info()`` records the same in every report (``backend``,
-    ``device``, ``precision``)."""
+    ``CTranslate2LM.runtime``), and the judge's and the listener's ``info()`` record it
+    (``describe``) in every report's ``backend_info.runtime``."""
 
     client: str
     """``local`` (torch) or ``ctranslate2`` (``CLIENTS``)."""
@@ -175,6 +175,16 @@ class RuntimeChoice:
         for CTranslate2 in an int8 compute type, ``""`` otherwise (torch, and CTranslate2
         float32, which gives torch fp32's numbers)."""
         return "int8" if self.client == "ctranslate2" and self.precision.startswith("int8") else ""
+
+    def describe(self) -> dict[str, str]:
+        """``client``, ``device``, ``precision`` and ``rows``: what a backend's ``info()``,
+        and so every report's ``backend_info``, records of the decision."""
+        return {
+            "client": self.client,
+            "device": self.device,
+            "precision": self.precision,
+            "rows": self.rows,
+        }
 
 
 def decide_runtime(

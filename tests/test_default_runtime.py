@@ -132,3 +132,30 @@ def test_both_shipped_fits_pool_the_same_members():
         assert int8_fit.member_info[name]["llm"]["backend"] == "ctranslate2"
         assert int8_fit.member_info[name]["llm"]["precision"] == "int8"
     assert int8_fit.weights != torch_fit.weights  # fitted, not copied
+
+
+class _Client:
+    """A client as the judge sees one: a name, its info() and, for a local one, its runtime."""
+
+    name = "m"
+
+    def __init__(self, runtime: _runtime.RuntimeChoice | None) -> None:
+        if runtime is not None:
+            self.runtime = runtime
+
+    def info(self) -> dict[str, Any]:
+        return {"model": self.name}
+
+
+def test_the_judge_carries_and_records_its_clients_runtime():
+    from leakage.backends.judge import JudgeBackend
+
+    int8 = _runtime.RuntimeChoice("ctranslate2", "cpu", "int8")
+    judge = JudgeBackend(_Client(int8), direction="listener")
+    assert judge.runtime == int8 and llm_rows({"listener": judge}) == "int8"
+    assert judge.info()["runtime"] == {
+        "client": "ctranslate2", "device": "cpu", "precision": "int8", "rows": "int8"
+    }  # fmt: skip
+    endpoint = JudgeBackend(_Client(None))
+    assert endpoint.runtime is None and "runtime" not in endpoint.info()
+    assert llm_rows({"judge": endpoint}) == ""

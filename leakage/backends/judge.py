@@ -192,6 +192,7 @@ class JudgeBackend(Closing):
             **({"direction": self.direction} if self.mode == "likelihood" else {}),
             "model": self.client.name,
             "llm": self.client.info(),
+            **({"runtime": choice.describe()} if (choice := self.runtime) else {}),
             "prompt": self.prompt or "default",
             "clue_template": self.clue_template,
         }
