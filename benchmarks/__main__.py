@@ -13,7 +13,7 @@ import sys
 import time
 
 from benchmarks import BENCHMARKS
-from benchmarks._common import Skip
+from benchmarks.common import Skip
 
 # Benchmarks whose module is not named after the benchmark: name -> module.
 _MODULES = {

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks._common import Stopwatch, default_index, shared_data, write_result
+from benchmarks.common import Stopwatch, default_index, shared_data, write_result
 
 MEMBERS = ("cooccurrence", "embedding", "judge", "listener")
 """Members scored on the Codenames items and pooled by the word fit."""
@@ -146,8 +146,7 @@ def sharpening(
 
 def figures(probs: NDArray[np.float64], truth: NDArray[np.int64]) -> dict[str, Any]:
     """Every figure of one predictor on one set of items, with 95% bootstrap intervals."""
-    from leakage.calibration import expected_calibration_error
-    from leakage.calibration._metrics import item_log_loss
+    from leakage.calibration import expected_calibration_error, item_log_loss
 
     per = rank_figures(probs, truth)
     per["log_loss"] = item_log_loss(probs, truth)
@@ -475,7 +474,7 @@ def report(table: Table, sides: Mapping[str, Sequence[int]]) -> dict[str, Any]:
 def paired(table: Table, a: str, b: str, select: Sequence[int]) -> dict[str, Any]:
     """Per-item differences a - b of log loss and top-1, with 95% bootstrap intervals over
     items (the same resampled items for both predictors)."""
-    from leakage.calibration._metrics import item_log_loss
+    from leakage.calibration import item_log_loss
 
     pa, truth = table.probs(a, select)
     pb, _ = table.probs(b, select)
@@ -515,9 +514,9 @@ def run(
     the shipped one) with the word type refitted on this run's dev items there, and measure
     with it (how the shipped fit was made); ``ck``: also the CK-Arena spy hunt; ``precision``:
     the LLM members' (``fp32``: torch in fp32, where the default would be int8)."""
-    from leakage._runtime import cpu_supports_bf16
     from leakage.backends.ensemble import llm_rows
     from leakage.calibration import dev_frozen_split
+    from leakage.runtime import cpu_supports_bf16
 
     codenames_path = shared_data("codenames-guess-val", "games.jsonl")
     cards_path = shared_data("chameleon-cards", "cards.json")

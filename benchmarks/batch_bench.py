@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import SHARED_DATA, default_index, mark, write_result
+from benchmarks.common import SHARED_DATA, default_index, mark, write_result
 
 N_GAMES = 100_000
 BLOCK = 10_000
@@ -59,7 +59,7 @@ TARGETS = {"batch_vs_raw_min": 0.80, "resume_lost_games": 0}
 _RAW_CHILD = """
 import json, sys, time
 from leakage import create_backend
-from leakage.batch._worker import peak_rss_mb
+from leakage.batch import peak_rss_mb
 from leakage.scoring import score_many
 from leakage.transcripts import parse_transcript
 backend = create_backend(sys.argv[2], **json.loads(sys.argv[3]))
@@ -225,10 +225,9 @@ def bench_breakdown(games: Path, n: int = 5_000) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
     from leakage import create_backend
-    from leakage.batch._rows import StepColumns, StepNumbers, row_context
-    from leakage.batch._worker import fewer_collections, report_json
+    from leakage.batch import StepColumns, StepNumbers, fewer_collections, report_json, row_context
     from leakage.scoring import game_input, report_data, score_inputs, score_many
-    from leakage.transcripts._files import RawRecord, to_transcript
+    from leakage.transcripts import RawRecord, to_transcript
 
     with games.open(encoding="utf-8") as fh:
         lines = [next(fh) for _ in range(n)]
@@ -451,7 +450,7 @@ def bench_scaling(tmp: Path) -> dict[str, Any]:
 def bench_resume(tmp: Path, games: Path) -> dict[str, Any]:
     import pyarrow.dataset as ds
 
-    from leakage.batch._output import checkpoints
+    from leakage.batch import checkpoints
 
     out = tmp / "resume"
     cmd = batch_command([str(games)], out, 2, "--checkpoint-seconds", "5")

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import machine, shared_data
+from benchmarks.common import machine, shared_data
 
 ISA_VARIABLES = ("CT2_FORCE_CPU_ISA", "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")
 CLIENTS = {
@@ -156,7 +156,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
         stem = "ct2_listener" if args.backend == "listener" else "ct2_ensemble"
         args.out = Path(__file__).parent / "results" / f"{stem}.json"
     from leakage import load_transcripts
-    from leakage._runtime import cpu_supports_bf16
+    from leakage.runtime import cpu_supports_bf16
 
     logs = shared_data("ck-arena-dev", "logs")
     games, errors = load_transcripts([logs], input_format="ck-arena")

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import Skip, Stopwatch, default_index, mark, write_result
+from benchmarks.common import Skip, Stopwatch, default_index, mark, write_result
 
 MODEL = "all-MiniLM-L6-v2"
 THREADS = 2
@@ -112,7 +112,7 @@ def _words(n: int) -> list[str]:
 
 def _descriptions(n: int) -> tuple[list[str], str]:
     """A seeded sample of distinct CK-Arena statements (WordNet glosses without the data)."""
-    from benchmarks._common import SHARED_DATA
+    from benchmarks.common import SHARED_DATA
 
     logs = SHARED_DATA / "ck-arena-dev" / "logs"
     if logs.exists():
@@ -341,7 +341,7 @@ def bench_passive() -> dict[str, Any]:
     a descheduled thread at every parallel region. The variable must be set before torch is
     loaded, hence a child process.
     """
-    from benchmarks._common import REPO
+    from benchmarks.common import REPO
 
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
     proc = subprocess.run(

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks._common import Skip, Stopwatch, write_result
+from benchmarks.common import Skip, Stopwatch, write_result
 
 SEED = 20251121
 DIM = 384

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import REPO, Stopwatch, default_index, mark, write_result
+from benchmarks.common import REPO, Stopwatch, default_index, mark, write_result
 
 N_SPEED = 2000
 N_TOURNAMENT = 200

@@ -73,7 +73,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import SHARED_DATA, Skip, Stopwatch, mark, write_result
+from benchmarks.common import SHARED_DATA, Skip, Stopwatch, mark, write_result
 
 CONFIGS = Path(__file__).resolve().parent / "gpu_configs"
 GEMMA_CONFIG = CONFIGS / "gemma-3-270m"
@@ -750,7 +750,7 @@ def _versions() -> dict[str, str | None]:
 
 def describe_device(torch: Any, device: str) -> dict[str, Any]:
     """What runs the benchmark: the GPU (name, capability, memory, bf16) or the CPU."""
-    from leakage._runtime import cpu_name, cpu_supports_bf16
+    from leakage.runtime import cpu_name, cpu_supports_bf16
 
     out: dict[str, Any] = {
         "device": device,
@@ -877,8 +877,8 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """The benchmark (``argv``: its options; ``python -m benchmarks gpu`` passes those after
     the name). Returns what it wrote."""
     args = parse(argv or [])
-    from leakage._runtime import check_device, open_model_runtime, prepare_model_runtime
     from leakage.errors import DeviceUnavailable
+    from leakage.runtime import check_device, open_model_runtime, prepare_model_runtime
 
     try:
         wanted = check_device(args.device)

@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import mark, write_result
+from benchmarks.common import mark, write_result
 
 MODEL = "all-MiniLM-L6-v2"
 REPEATS = 5
@@ -146,8 +146,8 @@ def _case(name: str, env: dict[str, str], scratch: Path | None) -> dict[str, Any
 
 
 def run() -> None:
-    from leakage._runtime import cpu_supports_bf16, resolve_precision
     from leakage.encoders import resolve_model
+    from leakage.runtime import cpu_supports_bf16, resolve_precision
     from leakage.vocab import default_vocab_dir, read_meta
 
     started = time.perf_counter()

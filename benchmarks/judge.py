@@ -58,9 +58,9 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import Skip, Stopwatch, default_index, shared_data, write_result
 from benchmarks._games import clue_pools, generate_games, load_cards
 from benchmarks._stats import bootstrap_ci, own_word_accuracy, roc_auc
+from benchmarks.common import Skip, Stopwatch, default_index, shared_data, write_result
 
 MODELS = ("gemma-3-270m", "smollm2-135m")
 REPEATS = 5
@@ -158,7 +158,7 @@ def game_speed(backend_name: str, **options: Any) -> dict[str, Any]:
 
 def _ck_arena_paths() -> list[tuple[str, str]]:
     """(precision, normaliser) pairs to time: bf16 only where it is native."""
-    from leakage._runtime import cpu_supports_bf16
+    from leakage.runtime import cpu_supports_bf16
 
     paths = [("fp32", "exact"), ("fp32", "shortlist")]
     if cpu_supports_bf16():
@@ -183,7 +183,7 @@ def ck_arena_speed(model: str = "gemma-3-270m", n_games: int = CK_GAMES) -> dict
     import os
 
     from leakage import create_backend, load_transcripts, score_transcript
-    from leakage._runtime import cpu_supports_bf16
+    from leakage.runtime import cpu_supports_bf16
 
     ck_dir = shared_data("ck-arena-dev", "logs")
     transcripts, _ = load_transcripts([ck_dir], input_format="ck-arena")
@@ -297,7 +297,7 @@ def ck_arena_listener_speed(
     import os
 
     from leakage import create_backend, load_transcripts, score_many, score_transcript
-    from leakage._runtime import cpu_supports_bf16
+    from leakage.runtime import cpu_supports_bf16
 
     ck_dir = shared_data("ck-arena-dev", "logs")
     transcripts, _ = load_transcripts([ck_dir], input_format="ck-arena")

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import Skip, default_index, shared_data, write_result
 from benchmarks._probes import PROBES, evaluate_probes
 from benchmarks._spygame import print_spygame, spygame_block, statement_metrics, statement_table
+from benchmarks.common import Skip, default_index, shared_data, write_result
 
 ESTIMATORS = ("conditional", "npmi", "ngd")
 BETAS = (10.0, 100.0)

@@ -518,7 +518,7 @@ def ct2_model_dir(lm: Any) -> tuple[Path, float | None]:
 
 def gguf_path() -> Path:
     """The shipped GGUF, assembled once from its PyPI package under ``<home>/gguf``."""
-    from leakage.llm._gguf import resolve_source
+    from leakage.llm import resolve_source
 
     src = resolve_source(MODEL).gguf
     if src is None:
@@ -825,7 +825,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         ]
         os.execve(sys.executable, cmd, env)
 
-    from benchmarks._common import Skip, machine, shared_data, write_result
+    from benchmarks.common import Skip, machine, shared_data, write_result
 
     try:
         logs = shared_data("ck-arena-dev", "logs")
@@ -833,7 +833,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         print(f"quantized: skipped: {why}")
         return {}
     from leakage import load_transcripts
-    from leakage.llm._local import LocalLM
+    from leakage.llm import LocalLM
 
     transcripts, errors = load_transcripts([logs], input_format="ck-arena")
     if errors:

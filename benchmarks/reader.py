@@ -34,12 +34,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks._common import SHARED_DATA, write_result
-from leakage.transcripts import load_transcripts
-from leakage.transcripts._models import TRANSCRIPT_ADAPTER
+from benchmarks.common import SHARED_DATA, write_result
+from leakage.transcripts import TRANSCRIPT_ADAPTER, load_transcripts
 
 try:
-    from leakage.transcripts._json import loads
+    from leakage.transcripts import loads
 except ImportError:  # a tree before the JSON reader (run on it through PYTHONPATH)
     loads = None  # type: ignore[assignment]
 

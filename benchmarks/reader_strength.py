@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import Skip, shared_data, write_result
+from benchmarks.common import Skip, shared_data, write_result
 from leakage.backends import create_backend
 from leakage.reader import REFERENCE_SETS, STRENGTH_FILE, measure_strength, reference_games
 from leakage.transcripts import ChameleonTranscript, load_transcripts

@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args(argv)
 
-    from benchmarks._common import Server, default_index, write_result
+    from benchmarks.common import Server, default_index, write_result
 
     index = default_index()
     tmp = Path(tempfile.mkdtemp(prefix="leakage-fuzz-"))

@@ -38,8 +38,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import REPO, SHARED_DATA, default_index, write_result
 from benchmarks._games import chameleon_game
+from benchmarks.common import REPO, SHARED_DATA, default_index, write_result
 
 BACKENDS = ("cooccurrence", "embedding", "judge", "ensemble")
 OLD_FACTOR = {"judge": 1000, "ensemble": 1000}

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import sys
 import tempfile
 import threading
@@ -30,8 +29,8 @@ from typing import Any
 import httpx
 import numpy as np
 
-from benchmarks._common import Server, default_index, write_result
 from benchmarks._games import chameleon_game
+from benchmarks.common import Server, default_index, index_vocabulary, probe_game, write_result
 
 SEED = 20261123
 PROBE_EVERY = 0.2
@@ -42,21 +41,6 @@ SETTINGS = {
     "LEAKAGE_REPORT_CACHE_BYTES": "0",
     "LEAKAGE_API_KEYS": None,  # the benchmark sends no key
 }
-
-
-def _vocabulary(index: Path, n: int = 20_000) -> list[str]:
-    """Frequent terms of the index (stemmed forms are words the index knows)."""
-    con = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
-    try:
-        con.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab('main', 'docs', 'row')")
-        rows = con.execute(
-            "SELECT term FROM temp.v WHERE doc > 20 AND length(term) > 3 AND term GLOB '[a-z]*' "
-            "ORDER BY doc DESC LIMIT ?",
-            (n,),
-        ).fetchall()
-    finally:
-        con.close()
-    return [r[0] for r in rows]
 
 
 def _game(gid: str, candidates: list[str], clues: list[str]) -> dict[str, Any]:
@@ -88,12 +72,6 @@ def scenarios(words: list[str]) -> dict[str, dict[str, Any]]:
     }
 
 
-def _probe_game(i: int, words: list[str]) -> bytes:
-    cands = words[2000 + 16 * (i % 200) : 2016 + 16 * (i % 200)]
-    clues = [words[(7 * i + k) % len(words)] for k in range(4)]
-    return json.dumps(_game(f"probe-{i}", cands, clues)).encode()
-
-
 def run_scenario(url: str, body: bytes, words: list[str]) -> dict[str, Any]:
     """The large request's status and time, and the small requests' latencies meanwhile."""
     big: dict[str, Any] = {}
@@ -117,7 +95,7 @@ def run_scenario(url: str, body: bytes, words: list[str]) -> dict[str, Any]:
     with httpx.Client(base_url=url, timeout=TIMEOUT) as client:
         while thread.is_alive() or i < 5:
             start = time.perf_counter()
-            r = client.post("/v1/score", content=_probe_game(i, words))
+            r = client.post("/v1/score", content=probe_game(i, words))
             latencies.append(time.perf_counter() - start)
             assert r.status_code == 200, r.text
             i += 1
@@ -141,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenarios", default="", help="comma-separated (default: all)")
     args = parser.parse_args(argv)
     index = default_index()
-    words = _vocabulary(index)
+    words = index_vocabulary(index)
     found = scenarios(words)
     names = [n for n in args.scenarios.split(",") if n] or list(found)
     results: dict[str, Any] = {}

@@ -29,8 +29,8 @@ from typing import Any
 import httpx
 import numpy as np
 
-from benchmarks._common import Server, default_index, mark, write_result
 from benchmarks._games import generate_games
+from benchmarks.common import Server, default_index, mark, write_result
 
 SEED = 20261122
 N_GAMES = 12_000

@@ -48,8 +48,14 @@ from typing import Any
 import httpx
 import numpy as np
 
-from benchmarks._common import SHARED_DATA, Server, default_index, write_result
-from benchmarks.service_limits import _probe_game, _vocabulary
+from benchmarks.common import (
+    SHARED_DATA,
+    Server,
+    default_index,
+    index_vocabulary,
+    probe_game,
+    write_result,
+)
 
 SEED = 20261126
 PROBE_EVERY = 0.2
@@ -157,7 +163,7 @@ def run_scenario(url: str, body: bytes, words: list[str], *, probes: bool = True
         with httpx.Client(base_url=url, timeout=TIMEOUT) as client:
             while not done.is_set() or len(answers[backend]) < 5:
                 start = time.perf_counter()
-                r = client.post(f"/v1/score?backend={backend}", content=_probe_game(i, words))
+                r = client.post(f"/v1/score?backend={backend}", content=probe_game(i, words))
                 answers[backend].append((r.status_code, time.perf_counter() - start))
                 i += 1
                 time.sleep(PROBE_EVERY)
@@ -176,7 +182,7 @@ def run_scenario(url: str, body: bytes, words: list[str], *, probes: bool = True
         t.join()
     start = time.perf_counter()
     r = httpx.post(
-        url + "/v1/score?backend=embedding", content=_probe_game(999, words), timeout=TIMEOUT
+        url + "/v1/score?backend=embedding", content=probe_game(999, words), timeout=TIMEOUT
     )
     after = {"status": r.status_code, "seconds": round(time.perf_counter() - start, 3)}
     return {
@@ -198,7 +204,7 @@ def _job_body(words: list[str], n: int = JOB_GAMES) -> bytes:
     as JSONL: the job whose report pages are drawn."""
     lines = []
     for g in range(n):
-        game = json.loads(_probe_game(500 + g, words))
+        game = json.loads(probe_game(500 + g, words))
         game["id"] = f"job-{g}"
         for k, player in enumerate(game["players"]):
             player["agent"] = ("model-a", "model-b")[(g + k) % 2]
@@ -260,7 +266,7 @@ def run_slow_work(url: str, splits_body: bytes, words: list[str]) -> dict[str, A
         with httpx.Client(base_url=url, timeout=TIMEOUT) as client:
             while not done.is_set():
                 start = time.perf_counter()
-                r = client.post("/v1/score", content=_probe_game(i, words))
+                r = client.post("/v1/score", content=probe_game(i, words))
                 answers.append((r.status_code, time.perf_counter() - start))
                 i += 1
 
@@ -303,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     index = default_index()
-    words = _vocabulary(index)
+    words = index_vocabulary(index)
     found = scenarios()
     names = [n for n in args.scenarios.split(",") if n] or list(found)
     results: dict[str, Any] = {}

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import Stopwatch, default_index, mark, write_result
+from benchmarks.common import Stopwatch, default_index, mark, write_result
 
 N_GAMES = 1000
 SEED = 20250101
@@ -44,7 +44,7 @@ TARGETS = {
 _BUILD_CHILD = """
 import json, sys, time
 from pathlib import Path
-from leakage.batch._worker import peak_rss_mb
+from leakage.batch import peak_rss_mb
 from leakage.corpus import build_index, default_documents
 before = peak_rss_mb()
 start = time.perf_counter()

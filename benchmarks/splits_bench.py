@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import mark, shared_data, write_result
+from benchmarks.common import mark, shared_data, write_result
 
 REPEATS = 3
 _QUANTILES = {

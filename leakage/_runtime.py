@@ -149,6 +149,65 @@ def device_is_cpu(device: str) -> bool:
     return not torch.cuda.is_available()
 
 
+CLIENTS = ("local", "ctranslate2")
+"""The clients that run a local model: ``local`` (torch) and ``ctranslate2``."""
+
+
+@dataclass(frozen=True)
+class RuntimeChoice:
+    """Where and how a local model runs: the one decision (``decide_runtime``) that the LLM
+    layer opens its client by, and that the ensemble picks its shipped fit from
+    (``rows``). Each local client carries its own (``LocalLM.runtime``,
+    ``CTranslate2LM.runtime``), and the judge's and the listener's ``info()`` record it
+    (``describe``) in every report's ``backend_info.runtime``."""
+
+    client: str
+    """``local`` (torch) or ``ctranslate2`` (``CLIENTS``)."""
+    device: str
+    """The device: an option as asked (``decide_runtime``) or resolved (a client's)."""
+    precision: str
+    """torch: ``auto``, ``fp32`` or ``bf16``; CTranslate2: its compute type (``int8``,
+    ``int8_float32``, ``float32``, ``auto``)."""
+
+    @property
+    def rows(self) -> str:
+        """Which rows the model computes, as the ensemble's shipped fits are keyed: ``int8``
+        for CTranslate2 in an int8 compute type, ``""`` otherwise (torch, and CTranslate2
+        float32, which gives torch fp32's numbers)."""
+        return "int8" if self.client == "ctranslate2" and self.precision.startswith("int8") else ""
+
+    def describe(self) -> dict[str, str]:
+        """``client``, ``device``, ``precision`` and ``rows``: what a backend's ``info()``,
+        and so every report's ``backend_info``, records of the decision."""
+        return {
+            "client": self.client,
+            "device": self.device,
+            "precision": self.precision,
+            "rows": self.rows,
+        }
+
+
+def decide_runtime(
+    device: str = "auto", precision: str = "auto", *, ctranslate2_takes: bool = True
+) -> RuntimeChoice:
+    """The runtime of a local model when no client kind is named, from the settings and the
+    hardware: CTranslate2 int8 on a CPU without native bf16 (``cpu_supports_bf16``) when the
+    device is the CPU (``cpu``, or ``auto`` without a CUDA device), the precision is left
+    ``auto``, CTranslate2 is installed and its client takes every option given
+    (``ctranslate2_takes``); torch (``local``) otherwise: bf16 on GPUs and on CPUs that have
+    it, and ``precision="fp32"`` keeps torch in fp32 anywhere.
+
+    On such CPUs int8 is 1.3-1.7x torch fp32 on the listener and stays within the bounds the
+    project set on its figures (docs/benchmarks.md, "A fast CPU path"); the ensemble then
+    pools with the weights fitted on int8 rows (``RuntimeChoice.rows``)."""
+    torch = RuntimeChoice("local", device, precision)
+    if precision != "auto" or cpu_supports_bf16() or not ctranslate2_takes:
+        return torch
+    if find_spec("ctranslate2") is None or not device_is_cpu(device):
+        return torch
+    return RuntimeChoice("ctranslate2", device, "int8")
+
+
 def _torch_build(torch: Any) -> str:
     cuda = getattr(torch.version, "cuda", None)
     return f"torch {torch.__version__}" + (f" (CUDA {cuda})" if cuda else " (a CPU-only build)")

@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "_sqlite": 0,
     "_http": 0,
     "_runtime": 0,
+    "runtime": 0,
     "_stats": 0,
     "_split": 0,
     # 1: data and maths: what a game is, what a report is, the posterior engine

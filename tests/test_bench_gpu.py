@@ -14,7 +14,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("sentence_transformers")
 
-from benchmarks import BENCHMARKS, _common, gpu
+from benchmarks import BENCHMARKS, common, gpu
 from benchmarks.__main__ import main as benchmarks_main
 
 TINY = [
@@ -29,7 +29,7 @@ def smoke(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     written to a temporary folder instead of benchmarks/results."""
     root = tmp_path_factory.mktemp("gpu-bench")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_common, "RESULTS", root / "results")
+        mp.setattr(common, "RESULTS", root / "results")
         gpu.run([*TINY, "--work-dir", str(root / "models")])
     doc = json.loads((root / "results" / "gpu_cpu.json").read_text(encoding="utf-8"))
     return {"doc": doc, "models": root / "models"}
@@ -116,7 +116,7 @@ def _no_cuda() -> bool:
 
 @pytest.mark.skipif(not _no_cuda(), reason="a CUDA device is here: the benchmark would run")
 def test_skips_without_cuda(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(_common.Skip, match=r"no CUDA device is present.*--device cpu"):
+    with pytest.raises(common.Skip, match=r"no CUDA device is present.*--device cpu"):
         gpu.run([])
     assert benchmarks_main(["gpu"]) == 0
     out = capsys.readouterr().out

@@ -280,7 +280,8 @@ def test_the_shipped_file_keeps_the_statement_fit_and_fits_words():
     assert qa.fitted_on["split"].startswith("dev/frozen") and qa.fitted_on["input_format"] == (
         "clembench-guesswhat"
     )
-    # sentences on a card (dev words of benchmarks.chameleon_cards): sharper than against a pair
+    # sentences on a card (dev words of benchmarks.studies.chameleon_cards): sharper than against
+    # a pair
     card = shipped.item_types["sentence_card"]
     assert card.fitted_on["split"].startswith("dev/frozen") and card.fallback is None
     assert card.fitted_on["train_items"] < card.fitted_on["items"]  # the frozen words held out

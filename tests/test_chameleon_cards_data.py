@@ -1,4 +1,4 @@
-"""Issue 30's dev data (``benchmarks/chameleon_cards.py``): the card item builder on a
+"""Issue 30's dev data (``benchmarks/studies/chameleon_cards.py``): the card item builder on a
 hand-made Undercover game, the frozen split by secret word, and MAgIC's printed United Kingdom
 game as a valid transcript. The shared-data part skips without ``../shared/data``."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import chameleon_cards as cc
-from benchmarks._common import SHARED_DATA
+from benchmarks.common import SHARED_DATA
+from benchmarks.studies import chameleon_cards as cc
 from leakage.calibration import extract_items, split_side
 from leakage.transcripts import ChameleonTranscript, SpyGameTranscript
 

@@ -66,10 +66,18 @@ def test_int8_is_the_default_only_where_the_cpu_lacks_bf16(no_bf16_cpu: pytest.M
 
 
 def test_without_ctranslate2_torch_runs(no_bf16_cpu: pytest.MonkeyPatch):
-    import leakage.llm._open as _open
-
-    no_bf16_cpu.setattr(_open, "find_spec", lambda name: None)
+    no_bf16_cpu.setattr(_runtime, "find_spec", lambda name: None)
     assert default_local_kind() == "local"
+
+
+def test_the_llm_layer_opens_the_client_the_decision_names(no_bf16_cpu: pytest.MonkeyPatch):
+    """``default_local_kind`` is ``decide_runtime``'s client: one decision, in one place."""
+    pytest.importorskip("ctranslate2")
+    decided = _runtime.decide_runtime()
+    assert decided == _runtime.RuntimeChoice("ctranslate2", "auto", "int8")
+    assert decided.rows == "int8" and default_local_kind() == decided.client
+    assert _runtime.decide_runtime("cpu", "fp32") == _runtime.RuntimeChoice("local", "cpu", "fp32")
+    assert _runtime.decide_runtime(ctranslate2_takes=False).client == "local"
 
 
 def test_auto_is_the_cpu_only_without_cuda(monkeypatch: pytest.MonkeyPatch):
@@ -81,27 +89,30 @@ def test_auto_is_the_cpu_only_without_cuda(monkeypatch: pytest.MonkeyPatch):
 
 
 class _Member:
-    def __init__(self, llm: dict[str, Any] | None) -> None:
-        self._llm = llm
+    def __init__(self, runtime: _runtime.RuntimeChoice | None) -> None:
+        self.runtime = runtime
 
     def info(self) -> dict[str, Any]:
-        return {"backend": "x"} if self._llm is None else {"backend": "x", "llm": self._llm}
+        # what info() says is not what the fit is chosen by
+        return {"backend": "x", "llm": {"backend": "ctranslate2", "precision": "int8"}}
 
 
 def test_the_fit_follows_the_rows_the_llm_members_compute():
-    torch_rows = {"backend": "transformers", "precision": "fp32"}
-    ct2 = {"backend": "ctranslate2", "precision": "int8"}
+    torch_rows = _runtime.RuntimeChoice("local", "cpu", "fp32")
+    ct2 = _runtime.RuntimeChoice("ctranslate2", "cpu", "int8")
     assert llm_rows({"a": _Member(None), "b": _Member(torch_rows)}) == ""
     assert llm_rows({"a": _Member(None), "b": _Member(ct2)}) == "int8"
-    assert llm_rows({"b": _Member({**ct2, "precision": "int8_float32"})}) == "int8"
+    int8_f32 = _runtime.RuntimeChoice("ctranslate2", "cpu", "int8_float32")
+    assert llm_rows({"b": _Member(int8_f32)}) == "int8"
     # CTranslate2 float32 gives torch fp32's numbers, and its fit
-    assert llm_rows({"b": _Member({**ct2, "precision": "float32"})}) == ""
+    f32 = _runtime.RuntimeChoice("ctranslate2", "cpu", "float32")
+    assert llm_rows({"b": _Member(f32)}) == ""
 
 
 def test_both_shipped_fits_pool_the_same_members():
     """The int8 fit was made as the torch fit was (docs/benchmarks.md: `leakage calibrate` on
     CK-Arena statements, the word type on Codenames dev items, the sentence_card type on the
-    dev words of `benchmarks.chameleon_cards`), on int8 rows."""
+    dev words of `benchmarks.studies.chameleon_cards`), on int8 rows."""
     assert set(SHIPPED_WEIGHTS) == {"", "int8"}
     torch_fit = read_weights(default_weights_path())
     int8_fit = read_weights(default_weights_path("int8"))
@@ -121,3 +132,30 @@ def test_both_shipped_fits_pool_the_same_members():
         assert int8_fit.member_info[name]["llm"]["backend"] == "ctranslate2"
         assert int8_fit.member_info[name]["llm"]["precision"] == "int8"
     assert int8_fit.weights != torch_fit.weights  # fitted, not copied
+
+
+class _Client:
+    """A client as the judge sees one: a name, its info() and, for a local one, its runtime."""
+
+    name = "m"
+
+    def __init__(self, runtime: _runtime.RuntimeChoice | None) -> None:
+        if runtime is not None:
+            self.runtime = runtime
+
+    def info(self) -> dict[str, Any]:
+        return {"model": self.name}
+
+
+def test_the_judge_carries_and_records_its_clients_runtime():
+    from leakage.backends.judge import JudgeBackend
+
+    int8 = _runtime.RuntimeChoice("ctranslate2", "cpu", "int8")
+    judge = JudgeBackend(_Client(int8), direction="listener")
+    assert judge.runtime == int8 and llm_rows({"listener": judge}) == "int8"
+    assert judge.info()["runtime"] == {
+        "client": "ctranslate2", "device": "cpu", "precision": "int8", "rows": "int8"
+    }  # fmt: skip
+    endpoint = JudgeBackend(_Client(None))
+    assert endpoint.runtime is None and "runtime" not in endpoint.info()
+    assert llm_rows({"judge": endpoint}) == ""

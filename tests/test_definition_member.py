@@ -1,4 +1,4 @@
-"""The definition member of ``benchmarks/definition_member.py``: WordNet senses as it reads
+"""The definition member of ``benchmarks/studies/definition_member.py``: WordNet senses as it reads
 them (the ``wn`` package the project depends on ships WordNet 3.0), the texts it embeds, the
 sense chosen by the game's category (the bundled MiniLM), and the fits it measures on
 hand-made rows. No ``../shared``."""
@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmarks import definition_member as dm
-from benchmarks._wordnet import WordNet
-from benchmarks.pooling_variants import CardRows
+from benchmarks.studies import definition_member as dm
+from benchmarks.studies._wordnet import WordNet
+from benchmarks.studies.pooling_variants import CardRows
 
 
 @pytest.fixture(scope="module")

@@ -44,6 +44,7 @@ from leakage.calibration import (
 )
 from leakage.errors import BackendUnavailable, InvalidInput
 from leakage.posterior import normalize_log
+from leakage.runtime import RuntimeChoice
 
 from .conftest import EXAMPLES
 
@@ -614,8 +615,8 @@ def test_the_shipped_fit_is_the_one_for_the_members_rows(monkeypatch, tmp_path, 
     ens = create_backend("ensemble")
     assert ens.weights == {"fx": 2.0, "fy": 0.5} and ens.weights_file == str(files[""])
 
-    llm = {"backend": "ctranslate2", "precision": "int8"}
-    monkeypatch.setattr(MatrixBackend, "info", lambda self: {"backend": self.name, "llm": llm})
+    int8 = RuntimeChoice("ctranslate2", "cpu", "int8")
+    monkeypatch.setattr(MatrixBackend, "runtime", int8, raising=False)
     ens = create_backend("ensemble", model="M")
     assert ens.weights == {"fx": 1.0, "fy": 0.25} and ens.weights_file == str(files["int8"])
     assert fake_members["fy"] == {"model": "M"}

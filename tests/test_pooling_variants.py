@@ -1,13 +1,13 @@
-"""The pooling variants of ``benchmarks/pooling_variants.py``: each pool on small hand-worked
-items, and the fit recovering known parameters from items drawn from a known model. No models,
-no ``../shared``."""
+"""The pooling variants of ``benchmarks/studies/pooling_variants.py``: each pool on small
+hand-worked items, and the fit recovering known parameters from items drawn from a known model.
+No models, no ``../shared``."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from benchmarks import pooling_variants as pv
+from benchmarks.studies import pooling_variants as pv
 
 
 def _rows() -> np.ndarray:

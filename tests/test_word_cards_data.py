@@ -1,5 +1,5 @@
-"""The word cards of ``benchmarks/word_cards.py``: several human one-word hints for one secret
-on a 16-word card, built from the Codenames items. The builder on hand-made items runs
+"""The word cards of ``benchmarks/studies/word_cards.py``: several human one-word hints for one
+secret on a 16-word card, built from the Codenames items. The builder on hand-made items runs
 everywhere; the checks on the shared Codenames file skip without ``../shared/data``. No
 models."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks import word_cards as wc
+from benchmarks.studies import word_cards as wc
 from leakage.calibration import dev_frozen_split, extract_items
 from leakage.transcripts import ChameleonTranscript
 
@@ -68,7 +68,7 @@ def test_word_cards_rule_on_hand_made_items() -> None:
 def test_themed_items_put_hints_on_the_cards_that_hold_the_secret() -> None:
     """Each distinct hint alone (m = 1), then the first 2 and 3 hints, against every card
     holding the secret, in the card's spelling; secrets on no card are left out."""
-    from benchmarks.chameleon_cards import CardSource
+    from benchmarks.studies.chameleon_cards import CardSource
 
     cards = [
         CardSource("a", "Money", ("Coin", "Bank", "Loan", "Safe"), "MIT"),

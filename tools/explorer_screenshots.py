@@ -40,7 +40,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks._common import SHARED_DATA, Server  # noqa: E402  (the repository's own)
+from benchmarks.common import SHARED_DATA, Server  # noqa: E402  (the repository's own)
 
 EXAMPLES = REPO / "corpora" / "examples"
 CK_ARENA = SHARED_DATA / "ck-arena-dev" / "logs"

@@ -50,6 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from leakage._runtime import RuntimeChoice
 from leakage.backends.answers import is_question_answer
 from leakage.backends.base import (
     Closing,
@@ -107,10 +108,11 @@ SHIPPED_WEIGHTS = {
     "": "ensemble_weights.json",
     "int8": "ensemble_weights_int8.json",
 }
-"""The shipped fits by the rows their LLM members compute: ``""`` torch (fp32 or bf16) and
-CTranslate2 float32, which gives torch fp32's numbers; ``int8`` CTranslate2 int8, the default
-local runtime on CPUs without bf16 (``leakage.llm.default_local_kind``), whose rows are less
-sharp and so are pooled with weights and temperatures fitted on them."""
+"""The shipped fits by the rows their LLM members compute (``RuntimeChoice.rows``): ``""``
+torch (fp32 or bf16) and CTranslate2 float32, which gives torch fp32's numbers; ``int8``
+CTranslate2 int8, the default local runtime on CPUs without bf16
+(``leakage._runtime.decide_runtime``), whose rows are less sharp and so are pooled with
+weights and temperatures fitted on them."""
 
 
 def default_weights_path(rows: str = "") -> Traversable:
@@ -120,16 +122,14 @@ def default_weights_path(rows: str = "") -> Traversable:
 
 
 def llm_rows(members: Mapping[str, LikelihoodBackend]) -> str:
-    """The key of ``SHIPPED_WEIGHTS`` for members already built: ``int8`` when an LLM member
-    (its ``info()["llm"]``) runs CTranslate2 in an int8 compute type, else ``""``."""
+    """The key of ``SHIPPED_WEIGHTS`` for members already built: the ``rows`` of the first
+    member whose runtime (its ``runtime``, a ``RuntimeChoice``: the judge's and the
+    listener's LLM) computes other rows than torch's (CTranslate2 int8: ``int8``), else
+    ``""``."""
     for backend in members.values():
-        llm = backend.info().get("llm")
-        if (
-            isinstance(llm, Mapping)
-            and llm.get("backend") == "ctranslate2"
-            and str(llm.get("precision", "")).startswith("int8")
-        ):
-            return "int8"
+        choice = getattr(backend, "runtime", None)
+        if isinstance(choice, RuntimeChoice) and choice.rows:
+            return choice.rows
     return ""
 
 

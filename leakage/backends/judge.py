@@ -49,6 +49,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 from numpy.typing import NDArray
 
+from leakage._runtime import RuntimeChoice
 from leakage.backends.base import Closing, Device, Precision, costs
 from leakage.errors import LLMError
 from leakage.llm import (
@@ -177,6 +178,13 @@ class JudgeBackend(Closing):
         self.failures = 0
         """Elicitation answers that stayed invalid after the retries (rows left flat)."""
 
+    @property
+    def runtime(self) -> RuntimeChoice | None:
+        """Where and how the LLM runs (``RuntimeChoice``); ``None`` for a client that does
+        not say (an endpoint, a test's scripted model)."""
+        choice = getattr(self.client, "runtime", None)
+        return choice if isinstance(choice, RuntimeChoice) else None
+
     def info(self) -> dict[str, Any]:
         return {
             "backend": self.name,
@@ -184,6 +192,7 @@ class JudgeBackend(Closing):
             **({"direction": self.direction} if self.mode == "likelihood" else {}),
             "model": self.client.name,
             "llm": self.client.info(),
+            **({"runtime": choice.describe()} if (choice := self.runtime) else {}),
             "prompt": self.prompt or "default",
             "clue_template": self.clue_template,
         }

@@ -9,20 +9,38 @@ neither pyarrow nor Ray; writing and the Ray engine do.
 
 from leakage.batch._difficulty import load_difficulty
 from leakage.batch._manifest import BATCH_FORMAT
-from leakage.batch._rows import COLUMNS, STEPS_FORMAT, steps_schema
+from leakage.batch._output import checkpoints
+from leakage.batch._rows import (
+    COLUMN_NAMES,
+    COLUMNS,
+    STEPS_FORMAT,
+    StepColumns,
+    StepNumbers,
+    row_context,
+    steps_schema,
+)
 from leakage.batch._runner import BatchJob, BatchStats, run_batch
-from leakage.transcripts._files import RawRecord, expand_inputs, iter_records, to_transcript
+from leakage.batch._worker import fewer_collections, peak_rss_mb, report_json
+from leakage.transcripts import RawRecord, expand_inputs, iter_records, to_transcript
 
 __all__ = [
     "BATCH_FORMAT",
     "COLUMNS",
+    "COLUMN_NAMES",
     "STEPS_FORMAT",
     "BatchJob",
     "BatchStats",
     "RawRecord",
+    "StepColumns",
+    "StepNumbers",
+    "checkpoints",
     "expand_inputs",
+    "fewer_collections",
     "iter_records",
     "load_difficulty",
+    "peak_rss_mb",
+    "report_json",
+    "row_context",
     "run_batch",
     "steps_schema",
     "to_transcript",

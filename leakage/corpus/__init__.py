@@ -11,7 +11,7 @@ from leakage.corpus._index import (
 )
 from leakage.corpus._mythes import find_mythes, mythes_documents
 from leakage.corpus._text import STOPWORDS, clue_terms, normalize_phrase
-from leakage.corpus._wordnet import find_wordnet_dir, wordnet_documents
+from leakage.corpus._wordnet import find_wordnet_dir, parse_wordnet_line, wordnet_documents
 
 __all__ = [
     "STOPWORDS",
@@ -25,6 +25,7 @@ __all__ = [
     "find_wordnet_dir",
     "mythes_documents",
     "normalize_phrase",
+    "parse_wordnet_line",
     "read_meta",
     "wordnet_documents",
 ]

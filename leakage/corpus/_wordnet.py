@@ -43,7 +43,7 @@ def _lemma(word: str) -> str:
     return word.replace("_", " ")
 
 
-def _parse(line: str) -> tuple[str, list[str], list[str], str]:
+def parse_wordnet_line(line: str) -> tuple[str, list[str], list[str], str]:
     """(offset+pos key, lemmas, pointer keys, gloss) of one data-file line."""
     head, _, gloss = line.partition(" | ")
     f = head.split()
@@ -70,7 +70,7 @@ def wordnet_documents(wordnet_dir: Path | None = None) -> Iterator[str]:
                 for line in fh:
                     if line.startswith("  "):  # licence header
                         continue
-                    key, lemmas, ptrs, gloss = _parse(line)
+                    key, lemmas, ptrs, gloss = parse_wordnet_line(line)
                     synsets[key] = (lemmas, ptrs, gloss)
         except (OSError, ValueError, IndexError) as err:
             raise CorpusError(f"{path}: cannot read WordNet data file: {err}") from err

@@ -6,14 +6,30 @@ leakage by model, as PNG / SVG figures, CSVs of every plotted number and one HTM
 Importing this package imports neither pyarrow nor matplotlib; building a report does.
 """
 
+from leakage.curves._colours import colour_of, group_colour
+from leakage.curves._compare import paired_difference
+from leakage.curves._compute import curves
+from leakage.curves._data import NONE_GROUP, UNKNOWN_DIFFICULTY, StepTable
+from leakage.curves._plane import group_of, plane_groups, reference_points, reveal_values
 from leakage.curves._report import ReportFiles, build_report, build_site
 from leakage.curves._stats import Estimate, bootstrap_mean, bootstrap_ratio
 
 __all__ = [
+    "NONE_GROUP",
+    "UNKNOWN_DIFFICULTY",
     "Estimate",
     "ReportFiles",
+    "StepTable",
     "bootstrap_mean",
     "bootstrap_ratio",
     "build_report",
     "build_site",
+    "colour_of",
+    "curves",
+    "group_colour",
+    "group_of",
+    "paired_difference",
+    "plane_groups",
+    "reference_points",
+    "reveal_values",
 ]

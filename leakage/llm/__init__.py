@@ -50,8 +50,12 @@ __all__ += ["OpenAICompatibleClient"]
 # loaded on first use, like the remote client.
 _LAZY["LocalLM"] = "leakage.llm._local"
 __all__ += ["LocalLM"]
+# Where a local model's weights come from (a bundled name, a GGUF file, a folder, a hub name).
+_LAZY.update(ModelSource="leakage.llm._gguf", resolve_source="leakage.llm._gguf")
+__all__ += ["ModelSource", "resolve_source"]
 
 if TYPE_CHECKING:
+    from leakage.llm._gguf import ModelSource, resolve_source
     from leakage.llm._local import LocalLM
     from leakage.llm._remote import OpenAICompatibleClient
 

@@ -49,6 +49,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from leakage._runtime import (
+    RuntimeChoice,
     check_device,
     cpu_name,
     open_model_runtime,
@@ -460,6 +461,11 @@ class CTranslate2LM(_BoundaryTokens):
         if os.environ.get("CT2_FORCE_CPU_ISA"):
             out["cpu_isa"] = os.environ["CT2_FORCE_CPU_ISA"]
         return out
+
+    @property
+    def runtime(self) -> RuntimeChoice:
+        """Where and how this model runs: CTranslate2, its device and compute type."""
+        return RuntimeChoice("ctranslate2", self.device, self.compute_type)
 
     # -- scoring --------------------------------------------------------------------------
 

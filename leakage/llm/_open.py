@@ -19,7 +19,6 @@ from __future__ import annotations
 import inspect
 import weakref
 from collections.abc import Callable, Mapping
-from importlib.util import find_spec
 from typing import Any
 
 from leakage._registry import Registry
@@ -159,25 +158,16 @@ def _openai(
 
 def default_local_kind(**given: Any) -> str:
     """The kind of a local model's client when none is named, for the options ``given``
-    (those set away from their defaults): ``ctranslate2`` (int8) on a CPU without native
-    bf16 (``cpu_supports_bf16``) when the device is the CPU (``cpu``, or ``auto`` without a
-    CUDA device), the precision is left ``auto``, CTranslate2 is installed and it takes every
-    option given; ``local`` (torch) otherwise: bf16 on GPUs and on CPUs that have it, and
-    ``precision="fp32"`` keeps torch in fp32 anywhere.
+    (those set away from their defaults): the client of ``leakage._runtime.decide_runtime``
+    (``ctranslate2``, int8, on a CPU without native bf16 where nothing given asks otherwise;
+    ``local``, torch, elsewhere), told whether the ``ctranslate2`` client takes every option
+    given."""
+    from leakage._runtime import decide_runtime
 
-    On such CPUs int8 is 1.3-1.7x torch fp32 on the listener and stays within the bounds the
-    project set on its figures (docs/benchmarks.md, "A fast CPU path"); the ensemble then
-    pools with the weights fitted on int8 rows (``leakage.backends.ensemble``)."""
-    from leakage._runtime import cpu_supports_bf16, device_is_cpu
-
-    if given.get("precision", "auto") != "auto" or cpu_supports_bf16():
-        return "local"
     named, any_name = _taken(LLM_CLIENTS["ctranslate2"])
-    if not any_name and any(key not in named for key in given):
-        return "local"
-    if find_spec("ctranslate2") is None or not device_is_cpu(given.get("device", "auto")):
-        return "local"
-    return "ctranslate2"
+    takes = any_name or all(key in named for key in given)
+    device, precision = given.get("device", "auto"), given.get("precision", "auto")
+    return decide_runtime(device, precision, ctranslate2_takes=takes).client
 
 
 def _taken(factory: ClientFactory) -> tuple[set[str], bool]:

@@ -1,14 +1,29 @@
 """Game transcripts: the ``leakage.transcript/1`` models, loading, and third-party adapters."""
 
-from leakage.transcripts._files import iter_transcripts, load_transcripts
+from leakage.transcripts._files import (
+    RawRecord,
+    expand_inputs,
+    iter_file,
+    iter_records,
+    iter_transcripts,
+    kind_of,
+    load_transcripts,
+    to_transcript,
+)
+from leakage.transcripts._json import deeper_than, json_problems, loads
 from leakage.transcripts._load import (
+    TOO_DEEP,
     AnyTranscript,
+    array_elements,
+    check_input_format,
     convert_record,
     input_formats,
+    jsonl_lines,
     parse_transcript,
 )
 from leakage.transcripts._models import (
     MAX_META_DEPTH,
+    TRANSCRIPT_ADAPTER,
     TRANSCRIPT_FORMAT,
     ChameleonTranscript,
     Elimination,
@@ -24,21 +39,35 @@ from leakage.transcripts._models import (
 
 __all__ = [
     "MAX_META_DEPTH",
+    "TOO_DEEP",
+    "TRANSCRIPT_ADAPTER",
     "TRANSCRIPT_FORMAT",
     "AnyTranscript",
     "ChameleonTranscript",
     "Elimination",
     "Player",
+    "RawRecord",
     "SpyGameTranscript",
     "SpyWords",
     "Transcript",
     "Turn",
     "Vote",
+    "array_elements",
+    "check_input_format",
     "convert_record",
+    "deeper_than",
+    "expand_inputs",
     "input_formats",
+    "iter_file",
+    "iter_records",
     "iter_transcripts",
+    "json_problems",
+    "jsonl_lines",
+    "kind_of",
     "load_transcripts",
+    "loads",
     "pair_key",
     "parse_transcript",
+    "to_transcript",
     "transcript_json_schema",
 ]

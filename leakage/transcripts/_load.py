@@ -7,24 +7,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from leakage.errors import (
-    InvalidInput,
-    InvalidTranscript,
-    UnknownInputFormat,
-    validation_problems,
-)
+from leakage.errors import InvalidInput, InvalidTranscript, UnknownInputFormat
 from leakage.transcripts._json import json_problems, loads
-from leakage.transcripts._models import (
-    TRANSCRIPT_ADAPTER,
-    TRANSCRIPT_FORMAT,
-    ChameleonTranscript,
-    SpyGameTranscript,
+from leakage.transcripts._models import TRANSCRIPT_FORMAT
+from leakage.transcripts._native import (
+    AnyTranscript,
+    parse_transcript,
 )
 from leakage.transcripts.adapters import ADAPTERS
 
@@ -33,40 +25,6 @@ def input_formats() -> tuple[str, ...]:
     """Every ``input_format``: ``auto``, ``leakage`` and the adapters' names, read from the
     registry when asked (an adapter registered at run time, or a plug-in installed, is one)."""
     return ("auto", "leakage", *ADAPTERS.names())
-
-
-AnyTranscript = ChameleonTranscript | SpyGameTranscript
-
-
-def _inconsistent(e: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The transcript's own consistency check, one pair per problem it listed."""
-    return [
-        (field, msg)
-        for item in str(e["ctx"]["problems"]).split("; ")
-        for field, _, msg in [item.partition(": ")]
-    ]
-
-
-_BY_TYPE: dict[str, Callable[[Mapping[str, Any]], list[tuple[str, str]]]] = {
-    "inconsistent_transcript": _inconsistent,
-    "union_tag_invalid": lambda e: [("game", "must be 'chameleon' or 'spygame'")],
-    "union_tag_not_found": lambda e: [("game", "missing: say 'chameleon' or 'spygame'")],
-}
-
-
-def problems_from_validation_error(err: ValidationError) -> list[tuple[str, str]]:
-    """One ``(field, message)`` pair per pydantic error, with the union tag dropped."""
-    return validation_problems(err, strip=("chameleon", "spygame"), by_type=_BY_TYPE)
-
-
-def parse_transcript(record: Any) -> AnyTranscript:
-    """Validate one native ``leakage.transcript/1`` record (parsed JSON)."""
-    if not isinstance(record, dict):
-        raise InvalidTranscript([("", f"expected a JSON object, got {type(record).__name__}")])
-    try:
-        return TRANSCRIPT_ADAPTER.validate_python(record)
-    except ValidationError as err:
-        raise InvalidTranscript(problems_from_validation_error(err)) from None
 
 
 def _is_native(record: Any) -> bool:

@@ -28,8 +28,8 @@ from leakage import __version__
 from leakage.transcripts import Transcript
 from leakage_service.deps import one_value_each
 from leakage_service.errors import install_error_handlers
-from leakage_service.inputs import NOT_BLANK
 from leakage_service.middleware import AccessLog, Guard, HeadAsGet
+from leakage_service.patterns import NOT_BLANK
 from leakage_service.schemas import JobPathRequest
 from leakage_service.settings import Settings, get_settings
 from leakage_service.state import ServiceState

@@ -38,6 +38,7 @@ from leakage.errors import (
     UnknownInputFormat,
     validation_problems,
 )
+from leakage_service.patterns import NOT_BLANK
 from leakage_service.redact import redact_paths
 
 log = logging.getLogger("leakage.service")
@@ -239,8 +240,6 @@ _BY_TYPE = {"json_invalid": _malformed_json}
 def _plain(message: str) -> str:
     """pydantic's message for a blank text (a mismatch of ``NOT_BLANK``) in words: the
     pattern, which is all it gives, tells a person nothing."""
-    from leakage_service.inputs import NOT_BLANK  # inputs imports this module
-
     if message == f"String should match pattern '{NOT_BLANK}'":
         return "must not be blank: give at least one character other than spaces"
     return message

@@ -20,27 +20,24 @@ from leakage.backends import SupportsTokenCount, cost_factor
 from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
 from leakage.scoring import ReportShape, ScoreOptions
 from leakage.transcripts import (
+    TOO_DEEP,
     AnyTranscript,
     ChameleonTranscript,
+    array_elements,
     convert_record,
+    deeper_than,
     input_formats,
+    json_problems,
+    jsonl_lines,
+    loads,
     parse_transcript,
 )
-from leakage.transcripts._json import deeper_than, json_problems, loads
-from leakage.transcripts._load import TOO_DEEP, array_elements, jsonl_lines
 from leakage_service.errors import GameTooLarge, ServiceError
+from leakage_service.patterns import NOT_BLANK
 from leakage_service.redact import redact_paths
 
 if TYPE_CHECKING:
     from leakage_service.settings import Settings
-
-NOT_BLANK = (
-    "[^\\t-\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f"
-    "\\u205f\\u3000]"
-)
-"""Pattern of a word or text that is not blank: it holds a character ``str.strip()`` keeps.
-Spelt out because ``\\S`` differs between regex engines: ECMA-262 (what clients and the
-schema fuzzer read) does not count U+0085 as space, Python and pydantic do."""
 
 JSONL_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-lines")
 """Content types of a body read as JSONL (one record per line)."""

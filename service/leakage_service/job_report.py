@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from leakage.batch._rows import COLUMN_NAMES, steps_schema
+from leakage.batch import COLUMN_NAMES, steps_schema
 from leakage.curves import build_site
 from leakage_service.errors import ServiceError
 from leakage_service.job_views import _player_models, job_files

@@ -22,14 +22,21 @@ from typing import Any
 
 import numpy as np
 
-from leakage.curves._colours import colour_of, group_colour
-from leakage.curves._compare import paired_difference
-from leakage.curves._compute import curves
-from leakage.curves._data import NONE_GROUP, UNKNOWN_DIFFICULTY, StepTable
-from leakage.curves._plane import group_of, plane_groups, reference_points, reveal_values
+from leakage.curves import (
+    NONE_GROUP,
+    UNKNOWN_DIFFICULTY,
+    StepTable,
+    colour_of,
+    curves,
+    group_colour,
+    group_of,
+    paired_difference,
+    plane_groups,
+    reference_points,
+    reveal_values,
+)
 from leakage.errors import InvalidInput
-from leakage.transcripts import AnyTranscript
-from leakage.transcripts._files import expand_inputs, iter_records, to_transcript
+from leakage.transcripts import AnyTranscript, expand_inputs, iter_records, to_transcript
 from leakage_service.errors import ServiceError
 from leakage_service.jobs import Job
 from leakage_service.state import ServiceState

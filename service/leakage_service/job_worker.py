@@ -15,15 +15,15 @@ import time
 from pathlib import Path
 
 from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
-from leakage.transcripts import AnyTranscript
-from leakage.transcripts._files import (
+from leakage.transcripts import (
+    AnyTranscript,
     RawRecord,
+    check_input_format,
     expand_inputs,
     iter_records,
     kind_of,
     to_transcript,
 )
-from leakage.transcripts._load import check_input_format
 from leakage_service.inputs import ScoreParams, with_distractors
 from leakage_service.jobs import Job, JobStore, Retention, housekeeping
 from leakage_service.runtime import Backends, score_records

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from leakage.errors import InvalidInput, InvalidTranscript
-from leakage.transcripts import AnyTranscript
-from leakage.transcripts._files import iter_file, to_transcript
+from leakage.transcripts import AnyTranscript, iter_file, to_transcript
 from leakage.transcripts.adapters.inspect_log import (
     HEAD_BYTES,
     ZIP_MAGIC,

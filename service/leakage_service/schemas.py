@@ -18,7 +18,8 @@ from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 from leakage.splits import GU_EASY_BELOW, GU_HARD_ABOVE, SplitSummary
-from leakage_service.inputs import NOT_BLANK, ScoreParams
+from leakage_service.inputs import ScoreParams
+from leakage_service.patterns import NOT_BLANK
 
 
 class _In(BaseModel):

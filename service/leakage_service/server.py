@@ -111,7 +111,7 @@ def check_device_setting(settings: Settings) -> None:
         return
     import torch
 
-    from leakage._runtime import resolve_device
+    from leakage.runtime import resolve_device
 
     resolve_device(settings.device, torch)
 

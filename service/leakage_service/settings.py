@@ -248,7 +248,7 @@ class Settings(LibraryVariables):
     @field_validator("device", mode="before")
     @classmethod
     def _checked_device(cls, value: object) -> object:
-        from leakage._runtime import check_device
+        from leakage.runtime import check_device
 
         return check_device(value) if isinstance(value, str) else value
 

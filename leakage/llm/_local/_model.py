@@ -8,7 +8,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from leakage._runtime import load_local_weights, open_model_runtime
+from leakage._runtime import RuntimeChoice, load_local_weights, open_model_runtime
 from leakage.llm._gguf import (
     DEFAULT_MODEL,
     GEMMA,
@@ -157,6 +157,11 @@ class LocalLM(_Scoring, _Generation):
         return self._model
 
     # -- reporting ------------------------------------------------------------------------
+
+    @property
+    def runtime(self) -> RuntimeChoice:
+        """Where and how this model runs: torch, its device and precision."""
+        return RuntimeChoice("local", self.device, self.precision)
 
     def info(self) -> dict[str, object]:
         return {

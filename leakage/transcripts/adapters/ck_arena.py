@@ -226,7 +226,7 @@ class CKArenaAdapter:
         }
         # Imported here: the loader imports the adapter registry, so a top-level import would
         # be circular.
-        from leakage.transcripts._load import problems_from_validation_error
+        from leakage.transcripts._native import problems_from_validation_error
 
         try:
             return SpyGameTranscript.model_validate(data)

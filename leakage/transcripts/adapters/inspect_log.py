@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from leakage.errors import InvalidTranscript
-from leakage.transcripts._load import parse_transcript
 from leakage.transcripts._models import ChameleonTranscript, SpyGameTranscript
+from leakage.transcripts._native import parse_transcript
 
 TRANSCRIPT_KEY = "leakage_transcript"
 """Where a sample keeps its game (store, else metadata)."""

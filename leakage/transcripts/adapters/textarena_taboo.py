@@ -203,7 +203,7 @@ class TabooAdapter:
             "meta": meta,
         }
         # Imported here: the loader imports the adapter registry (a cycle at import time).
-        from leakage.transcripts._load import problems_from_validation_error
+        from leakage.transcripts._native import problems_from_validation_error
 
         try:
             return ChameleonTranscript.model_validate(data)

@@ -29,8 +29,7 @@ from starlette.routing import Match
 from starlette.types import Receive, Scope, Send
 
 from leakage.errors import InvalidTranscript, validation_problems
-from leakage.transcripts._json import json_problems, loads
-from leakage.transcripts._load import TOO_DEEP, jsonl_lines
+from leakage.transcripts import TOO_DEEP, json_problems, jsonl_lines, loads
 from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import JSONL_TYPES

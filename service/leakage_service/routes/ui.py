@@ -23,7 +23,7 @@ from fastapi.responses import FileResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.types import Scope
 
-from leakage.transcripts._load import jsonl_lines
+from leakage.transcripts import jsonl_lines
 from leakage_service.errors import ServiceError
 from leakage_service.schemas import ExampleGame, ExampleInfo, ExamplesResponse, error_responses
 

@@ -5,6 +5,7 @@
 // API; the key is api.js's, and a 401 goes through the page's act() like any action.
 
 import { api } from "./api.js";
+import { h } from "./dom.js";
 import { saveBlob } from "./export.js";
 
 const $ = (id) => document.getElementById(id);
@@ -15,17 +16,6 @@ let ctx = null; // { act, openJob, backend }
 let timer = null;
 let records = null; // the open job's records
 let sort = { key: "record", dir: 1 };
-
-function h(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === "class") node.className = v;
-    else node.setAttribute(k, v);
-  }
-  for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c);
-  return node;
-}
 
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : "–");
 const num = (x, d = 3) => (x === null || x === undefined ? "–" : Number(x).toFixed(d));

