@@ -10,7 +10,10 @@ command, figures and conclusion). They need ``../shared/data`` and skip, saying 
 - ``pooling_variants``: other forms of the pool than the log-linear one, on the same items;
 - ``definition_member``: a member that reads WordNet definitions of the candidates;
 - ``word_cards``: several human one-word hints for one secret on a card;
-- ``category_cards``: the word fit refitted on WordNet category cards.
+- ``category_cards``: the word fit refitted on WordNet category cards;
+- ``answers``: clembench guesswhat's yes/no answers read by each member and the ``answers``
+  member, and the ``question_answer`` fit it writes;
+- ``taboo_vocab``: clembench taboo first clues over the open vocabulary, bare and glossed.
 
 Helpers they share with each other or with the benchmarks live in ``benchmarks.common``;
 ``_wordnet`` (WordNet read as the studies need it) is theirs alone.
@@ -22,6 +25,8 @@ STUDIES = (
     "definition_member",
     "word_cards",
     "category_cards",
+    "answers",
+    "taboo_vocab",
 )
 
 __all__ = ["STUDIES"]

@@ -24,7 +24,7 @@ is a mixture of its senses over all the answers together:
 and the row of clue i is the chain-rule factor log P(a_i | a_<i, w) = log P(a_1..a_i | w) -
 log P(a_1..a_{i-1} | w), so the rows of a game sum to the joint (scores take a game's clues
 in order, in one call). ``slope`` and ``offset`` are fitted on the dev side of clembench's
-guesswhat episodes (``benchmarks/answers.py``, docs/benchmarks.md "Answers read as what
+guesswhat episodes (``benchmarks/studies/answers.py``, docs/benchmarks.md "Answers read as what
 they say").
 """
 
@@ -53,7 +53,7 @@ __all__ = [
 DEFAULT_SLOPE = 1.5
 DEFAULT_OFFSET = -1.0
 """The logit's slope and offset, fitted on the dev side of the clembench guesswhat episodes
-(``python -m benchmarks.answers``)."""
+(``python -m benchmarks.studies.answers``)."""
 DEFAULT_SENSES = 3
 """How many WordNet senses (all parts of speech, WordNet's order) stand for a candidate."""
 

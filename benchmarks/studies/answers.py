@@ -35,7 +35,7 @@ are). Cost per game: each member's seconds per game, its rows computed once, gam
 (the shipped members with their disk caches as they are; ``answers`` with a cold in-memory
 cache over the loaded MiniLM, WordNet read once beforehand: ``wordnet_load_seconds``).
 
-``python -m benchmarks.answers [--no-llm]`` (``--no-llm``: co-occurrence and embedding only
+``python -m benchmarks.studies.answers [--no-llm]`` (``--no-llm``: co-occurrence and embedding only
 in today's pool; the judge and listener take most of the run). Results in
 ``benchmarks/results/answers.json``.
 """
@@ -256,7 +256,7 @@ def write_weights(path: Path, results: dict[str, Any], rows: str = "") -> None:
             "input_format": "clembench-guesswhat",
             "split": "dev/frozen by clembench instance (instance_side); fitted on dev only",
             "games": results["games"],
-            "command": "python -m benchmarks.answers --write-weights PATH",
+            "command": "python -m benchmarks.studies.answers --write-weights PATH",
         },
         "metrics": {"dev": results["chosen"]["dev"], "frozen": results["chosen"]["frozen"]},
         "created": None,

@@ -22,7 +22,7 @@ and ranked among V + 1), top-1, top-10 and the median rank, on dev and frozen in
 all, with 95% intervals resampling instances. No re-ranking by the ensemble's members (the
 shortlist + re-rank is issue 39's); the ranking is the plain embedding one.
 
-``python -m benchmarks.taboo_vocab`` (builds both indexes under ``$LEAKAGE_HOME/vocab`` when
+``python -m benchmarks.studies.taboo_vocab`` (builds both indexes under ``$LEAKAGE_HOME/vocab`` when
 absent: a few minutes each on 2 busy cores). Results in ``benchmarks/results/taboo_vocab.json``.
 """
 
