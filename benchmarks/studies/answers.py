@@ -52,8 +52,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks._stats import bootstrap_ci
-from benchmarks.common import Skip, shared_data, write_result
+from benchmarks.common import Skip, bootstrap_ci, shared_data, write_result
 from leakage.backends import create_backend
 from leakage.backends.answers import AnswersBackend, sense_texts
 from leakage.backends.ensemble import centre_rows, default_weights_path, read_weights

@@ -36,8 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._stats import bootstrap_ci
-from benchmarks.common import Skip, shared_data, write_result
+from benchmarks.common import Skip, bootstrap_ci, shared_data, write_result
 from leakage.encoders import open_encoder
 from leakage.paths import default_paths
 from leakage.transcripts import ChameleonTranscript, load_transcripts
