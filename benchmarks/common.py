@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from benchmarks._stats import bootstrap_ci as bootstrap_ci  # re-exported for the studies
 from leakage.runtime import cpu_supports_bf16
 
 REPO = Path(__file__).resolve().parents[1]
