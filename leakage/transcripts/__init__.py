@@ -1,6 +1,7 @@
 """Game transcripts: the ``leakage.transcript/1`` models, loading, and third-party adapters."""
 
 from leakage.transcripts._files import iter_transcripts, load_transcripts
+from leakage.transcripts._limits import ReadLimits
 from leakage.transcripts._load import (
     AnyTranscript,
     convert_record,
@@ -29,6 +30,7 @@ __all__ = [
     "ChameleonTranscript",
     "Elimination",
     "Player",
+    "ReadLimits",
     "SpyGameTranscript",
     "SpyWords",
     "Transcript",

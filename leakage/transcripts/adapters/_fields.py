@@ -35,7 +35,6 @@ def get_field(
     return value
 
 
-
 SHOWN_IDS = 20
 """How many ids (or words) an error lists: a record may hold thousands."""
 

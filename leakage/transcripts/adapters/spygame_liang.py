@@ -48,9 +48,7 @@ _ROUND_KEY = re.compile(r"round-(\d+)")
 # tried again at every later place the first literal occurs (that made a 96 KB vote text
 # take 10 s, a 264 KB result text 28 s). Committing to the first place loses no match: any
 # later place leaves a suffix of the first's, so the rest fits there only if it fits here.
-_VOTE = re.compile(
-    r"\s*Host:\s*(?>(?P<voter>.+?) votes for )(?P<target>.+?)\.(?:\s|$)", re.DOTALL
-)
+_VOTE = re.compile(r"\s*Host:\s*(?>(?P<voter>.+?) votes for )(?P<target>.+?)\.(?:\s|$)", re.DOTALL)
 _TIE = re.compile(r"\s*Host:\s*There is a tie among")
 _OUT = (
     re.compile(r"\s*Host:\s*(?P<out>.+?) has been voted out, but he/she is not the spy"),
@@ -133,9 +131,7 @@ def _check_spies(record: dict[str, Any], players: list[dict[str, Any]]) -> None:
 def _known(name: str, known: set[str], path: str) -> str:
     name = name.strip()
     if name not in known:
-        raise InvalidTranscript(
-            [(path, f"unknown player {name!r} (players: {some_ids(known)})")]
-        )
+        raise InvalidTranscript([(path, f"unknown player {name!r} (players: {some_ids(known)})")])
     return name
 
 
