@@ -85,12 +85,11 @@ class Deadline:
             return
         running = 0.0 if self._since is None else time.monotonic() - self._since
         if self._spent + running > self._seconds:
-            inside = f"{member}: " if member else ""
             raise InputTooLarge(
                 [
                     (
                         member,
-                        f"{inside}reading {self._where} took longer than {self._seconds:g} s "
+                        f"reading {self._where} took longer than {self._seconds:g} s "
                         "(the limit on reading one file: max_seconds); split the log or "
                         "raise the limit",
                     )

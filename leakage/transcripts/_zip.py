@@ -31,11 +31,12 @@ _METHODS = {_STORED: "stored", _DEFLATED: "deflate", _ZSTD: "zstd"}
 
 
 def _too_large(member: str, message: str) -> InputTooLarge:
-    return InputTooLarge([(member, f"{member}: {message}")])
+    """The error of a member past a limit; its field is the member (``header.json``)."""
+    return InputTooLarge([(member, message)])
 
 
 def _damaged(member: str, message: str) -> InvalidTranscript:
-    return InvalidTranscript([(member, f"{member}: {message} (a damaged or forged archive)")])
+    return InvalidTranscript([(member, f"{message} (a damaged or forged archive)")])
 
 
 class Archive:
@@ -104,11 +105,11 @@ class Archive:
         the last chunk is read. ``KeyError`` when there is no such member."""
         info = self._zip.getinfo(name)
         if info.flag_bits & 0x1:
-            raise InvalidTranscript([(name, f"{name}: encrypted; Inspect writes no encrypted log")])
+            raise InvalidTranscript([(name, "encrypted; Inspect writes no encrypted log")])
         method = _METHODS.get(info.compress_type)
         if method is None:
             raise InvalidTranscript(
-                [(name, f"{name}: compression method {info.compress_type}, which Inspect does "
+                [(name, f"compression method {info.compress_type}, which Inspect does "
                   "not write (it writes zstd or deflate)")]
             )  # fmt: skip
         raw = _Span(self._fh, self._data_start(info), info.compress_size)
@@ -207,7 +208,7 @@ def _named(pieces: Iterator[bytes], name: str) -> Iterator[bytes]:
     try:
         yield from pieces
     except InvalidTranscript as err:
-        raise InvalidTranscript([(name, f"{name}: {m}") for _, m in err.problems]) from None
+        raise InvalidTranscript([(name, m) for _, m in err.problems]) from None
     except (zlib.error, EOFError, OSError) as err:  # zstandard.ZstdError is an Exception
         raise _damaged(name, f"its compressed data cannot be read ({err})") from None
     except Exception as err:

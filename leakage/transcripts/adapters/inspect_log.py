@@ -145,7 +145,7 @@ def _header(scanner: Scanner, member: str, limits: ReadLimits) -> tuple[Any, Any
     except ScanError as err:
         raise InvalidTranscript([("", f"{_NOT_A_LOG}: {member}: {err}")]) from None
     except KeptTooLarge as err:
-        raise InputTooLarge([(member, f"{member}: a field of {err}")]) from None
+        raise InputTooLarge([(member, f"a field of {err} (max_member_bytes)")]) from None
     if not isinstance(task, str):
         raise InvalidTranscript([("", f"{_NOT_A_LOG}: {member}: eval.task is not a string")])
     return task, status
@@ -164,7 +164,7 @@ def _record(
             scanner.finish()
     except KeptTooLarge as err:
         raise InputTooLarge(
-            [(member, f"{member}: sample {n}: {TRANSCRIPT_KEY} is {err} (max_member_bytes)")]
+            [(member, f"sample {n}: {TRANSCRIPT_KEY} is {err} (max_member_bytes)")]
         ) from None
     except ScanError as err:
         if not whole:
@@ -175,7 +175,7 @@ def _record(
     except InputTooLarge:
         raise
     except InvalidTranscript as err:  # a damaged archive member: the next one is read
-        return label, _unreadable(n, "; ".join(m for _, m in err.problems))
+        return label, _unreadable(n, "; ".join(f"{f}: {m}" if f else m for f, m in err.problems))
     label = f"sample {sample['id']} (epoch {sample['epoch']})"
     record = {
         _MARK: {"task": task, "id": sample["id"], "epoch": sample["epoch"]},
