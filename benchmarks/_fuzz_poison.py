@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from benchmarks._big_records import ck_arena
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "corpora" / "examples"
 HEADER = "X-Fuzz-Poison"
@@ -52,6 +54,14 @@ KINDS = (
     "nfc_nfd",
     "boolean_round",
 )
+# -- issue 37 (part A): a record of thousands of players (the duplicate-player checks were
+# quadratic), and Inspect .eval uploads to POST /v1/jobs that are bombs (a member declaring
+# gigabytes: a 4xx, 413) or have one damaged sample (bad CRC-32, or inflating past its
+# declared size: that record fails alone, the known-good games beside it are scored)
+ISSUE_37A_KINDS = ("many_players", "archive_bomb", "archive_damaged")
+KINDS += ISSUE_37A_KINDS
+ARCHIVE_KINDS = ("archive_bomb", "archive_damaged")
+# -- end of issue 37 (part A) --
 UNITS = ("\\ud800", "\\udbff", "\\udc00", "\\udfff", "\\ud83d\\ud83d", "\\ude00\\ud83d")
 """Lone surrogates as a client escapes them: high, low, two highs, a pair the wrong way."""
 HOMOGLYPHS = dict(
@@ -163,6 +173,8 @@ def _targets(kind: str, doc: Any, whole: bool) -> list[tuple[Path_, Any]]:
             if p in (("candidates",), ("distractors",)) and isinstance(v, list) and v
             and all(isinstance(x, str) for x in v)
         ]  # fmt: skip
+    if kind == "many_players":  # the record replaced whole (issue 37, part A)
+        return [((), doc)] if whole else []
     if kind == "boolean_round":
         return [
             (p, v) for p, v in nodes
@@ -203,6 +215,10 @@ def _edit(kind: str, value: Any, path: Path_, draw: Draw) -> tuple[Callable[[Any
     if kind == "boolean_round":
         word = draw.choice(("true", "false"))
         return (lambda v: word), path
+    if kind == "many_players":  # issue 37 (part A): the last player repeats the first's id
+        n = draw.integer(1_000, 5_000)  # the corpus has 20,000 (tests/test_bad_input_corpus)
+        many = json.dumps(ck_arena(n, duplicate_last=True))
+        return (lambda v: many), (*path, "game_record", "players", n - 1, "player_id")
     if kind == "surrogate_key":  # a key added (renaming one would also drop a field)
         keys = list(value)
         like = draw.choice([*keys, "note"])
@@ -281,6 +297,8 @@ def poison_body(label: str, media_type: str, body: Any, draw: Draw) -> tuple[byt
     docstring), from the body the fuzzer drew; ``None`` where this body has no place for
     one (then the case is sent as drawn)."""
     kind = draw.choice(KINDS)
+    if kind in ARCHIVE_KINDS:  # issue 37 (part A): an Inspect log instead of the drawn body
+        return _archive_body(kind, label, draw) if label == "POST /v1/jobs" else None
     if label == "POST /v1/score" or label == "POST /v1/score/preview":
         preview = label.endswith("preview")
         if preview and not isinstance(body, dict):
@@ -330,6 +348,33 @@ def poison_body(label: str, media_type: str, body: Any, draw: Draw) -> tuple[byt
     poison = Poison(kind, label, records=len(texts), bad=bad, good=good,
                     path=where if known else None)  # fmt: skip
     return raw.encode(), poison
+
+
+# -- issue 37 (part A): Inspect .eval uploads that are bombs or have a damaged sample ------
+
+
+def _archive_body(kind: str, label: str, draw: Draw) -> tuple[bytes, Poison]:
+    """A ``.eval`` log of known-good games: a bomb (a member declaring 1 to 4 GiB, refused
+    whole with a 4xx), or one sample damaged (bad CRC-32, or inflating 1 MiB past its
+    declared size), which fails alone while the others are scored."""
+    from benchmarks._archives import bad_crc, declared_bomb, lying_member
+
+    games = [GOOD[draw.integer(0, len(GOOD) - 1)] for _ in range(draw.integer(1, 3))]
+    if kind == "archive_bomb":
+        member = draw.choice(("header.json", f"samples/{len(games)}_epoch_1.json"))
+        size = draw.integer(1 << 30, (1 << 32) - 1)
+        return declared_bomb(games, member, size), Poison(kind, label)
+    bad = draw.integer(0, len(games))
+    games.insert(bad, GOOD[draw.integer(0, len(GOOD) - 1)])
+    if draw.choice(("crc", "lying")) == "crc":
+        raw = bad_crc(games, bad)
+    else:
+        raw = lying_member(games, bad, 1 << 20)
+    good = {i: g["id"] for i, g in enumerate(games) if i != bad}
+    return raw, Poison(kind, label, records=len(games), bad=bad, good=good)
+
+
+# -- end of issue 37 (part A) --
 
 
 def _base(drawn: Any, draw: Draw) -> tuple[Any, bool]:
