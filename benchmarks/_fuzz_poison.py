@@ -298,7 +298,7 @@ def poison_body(label: str, media_type: str, body: Any, draw: Draw) -> tuple[byt
     one (then the case is sent as drawn)."""
     kind = draw.choice(KINDS)
     if kind in ARCHIVE_KINDS:  # issue 37 (part A): an Inspect log instead of the drawn body
-        return _archive_body(kind, label, draw) if label == "POST /v1/jobs" else None
+        return _archive_body(kind, label, draw)
     if label == "POST /v1/score" or label == "POST /v1/score/preview":
         preview = label.endswith("preview")
         if preview and not isinstance(body, dict):
@@ -356,7 +356,8 @@ def poison_body(label: str, media_type: str, body: Any, draw: Draw) -> tuple[byt
 def _archive_body(kind: str, label: str, draw: Draw) -> tuple[bytes, Poison]:
     """A ``.eval`` log of known-good games: a bomb (a member declaring 1 to 4 GiB, refused
     whole with a 4xx), or one sample damaged (bad CRC-32, or inflating 1 MiB past its
-    declared size), which fails alone while the others are scored."""
+    declared size), which fails alone while the others are scored. On the routes that read
+    JSON alone (``/v1/score``, ``/preview``, ``/batch``), either is a 4xx."""
     from benchmarks._archives import bad_crc, declared_bomb, lying_member
 
     games = [GOOD[draw.integer(0, len(GOOD) - 1)] for _ in range(draw.integer(1, 3))]
@@ -370,6 +371,8 @@ def _archive_body(kind: str, label: str, draw: Draw) -> tuple[bytes, Poison]:
         raw = bad_crc(games, bad)
     else:
         raw = lying_member(games, bad, 1 << 20)
+    if label != "POST /v1/jobs":
+        return raw, Poison(kind, label)
     good = {i: g["id"] for i, g in enumerate(games) if i != bad}
     return raw, Poison(kind, label, records=len(games), bad=bad, good=good)
 
