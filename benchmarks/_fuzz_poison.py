@@ -5,7 +5,9 @@ sends a lone surrogate escape (``"\\ud800"``, in a string or a key), an integer 
 4,300 digits (Python's json refuses to read it, and ``json.dumps`` to write it), an object
 nested thousands deep, a duplicate key, an escaped NUL in a clue, candidate or distractor,
 look-alike candidates (Latin ``Tennis`` beside ``Tеnnis`` with a Cyrillic е, ``Café`` in NFC
-and NFD) or ``true`` for a round. Each of these is a *poison*: ``poison_case`` writes the body
+and NFD) or ``true`` for a round; nor a record of thousands of players, nor an Inspect
+``.eval`` log (a bomb declaring gigabytes, or one with a damaged sample: issue 37). Each of
+these is a *poison*: ``poison_case`` writes the body
 of a case as raw JSON text with one of them in one record, and the check in
 ``_fuzz_checks`` then asks what the service promises:
 

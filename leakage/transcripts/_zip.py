@@ -197,7 +197,10 @@ def _unzstd(raw: _Span) -> Iterator[bytes]:
             [("", "a zstd-compressed .eval log needs zstandard: pip install 'leakage[inspect]'")]
         ) from None
     reader = zstandard.ZstdDecompressor().stream_reader(
-        raw, read_size=CHUNK, read_across_frames=True, closefd=False
+        raw,  # type: ignore[arg-type]  # it calls read(), all a source needs
+        read_size=CHUNK,
+        read_across_frames=True,
+        closefd=False,
     )
     while chunk := reader.read(CHUNK):
         yield chunk

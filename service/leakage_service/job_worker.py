@@ -209,7 +209,9 @@ class JobWorker:
 
         if job.total is None:
             total = 0
-            for _ in iter_records(files, limits=self.limits):  # one record each, parsed or not: a quick count
+            for _ in iter_records(
+                files, limits=self.limits
+            ):  # one record each, parsed or not: a quick count
                 total += 1
                 if total % 1000 == 0 and halted():
                     return why()
