@@ -30,6 +30,7 @@ def header_json(task: str = TASK, sample_ids: Sequence[Any] = (), epochs: int = 
         "version": 2,
         "status": "success",
         "eval": {
+            "created": "2026-11-27T00:00:00+00:00",
             "task": task,
             "dataset": {"samples": len(sample_ids), "sample_ids": list(sample_ids)},
             "config": {"epochs": epochs},
@@ -55,9 +56,13 @@ def sample_json(sample_id: Any, epoch: int, game: dict[str, Any] | None) -> byte
     return json.dumps(doc).encode()
 
 
-def _write_padded(zf: zipfile.ZipFile, name: str, doc: bytes, pad: int, where: bytes) -> None:
-    """``doc`` with ``pad`` spaces at ``where`` (a marker in it), streamed into the archive."""
+def _write_padded(
+    zf: zipfile.ZipFile, name: str, doc: bytes, pad: int, where: bytes, *, keep: bool
+) -> None:
+    """``doc`` with ``pad`` spaces before ``where`` (text in it, kept or, for a marker, not),
+    streamed into the archive."""
     before, after = doc.split(where, 1)
+    after = where + after if keep else after
     with zf.open(name, "w", force_zip64=pad > 1 << 30) as fh:
         fh.write(before)
         block = b" " * (1 << 20)
@@ -84,7 +89,7 @@ def eval_log(
     with zipfile.ZipFile(buf, "w", compression=compression) as zf:
         header = header_json(task, ids)
         if header_pad:
-            _write_padded(zf, "header.json", header, header_pad, b'"model"')
+            _write_padded(zf, "header.json", header, header_pad, b'"model"', keep=True)
         else:
             zf.writestr("header.json", header)
         for i, (sid, game) in enumerate(zip(ids, games, strict=True)):
@@ -94,7 +99,7 @@ def eval_log(
             if pad:
                 doc = doc.replace(b'"messages": [{"role": "user", "content": "Play."}]',
                                   b'"messages": "@@pad@@"')  # fmt: skip
-                _write_padded(zf, name, doc, pad, b"@@pad@@")
+                _write_padded(zf, name, doc, pad, b"@@pad@@", keep=False)
             else:
                 zf.writestr(name, doc)
     return buf.getvalue()

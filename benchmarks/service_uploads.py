@@ -174,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.tree is not None:
         tree = args.tree.resolve()
         env["PYTHONPATH"] = f"{tree}{os.pathsep}{tree / 'service'}"
+        # ``python -m leakage`` puts its working folder first on sys.path: the children
+        # start in the tree, or they would import this checkout's leakage
+        os.chdir(tree)
     index = default_index()
     names = [n for n in args.scenarios.split(",") if n] or list(ROUTES)
     results: dict[str, Any] = {}
