@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import time
 import tracemalloc
 from pathlib import Path
@@ -190,3 +191,35 @@ def test_the_scanner_says_where_a_document_is_not_json(raw: bytes):
         for _ in scanner.fields():
             pass
         scanner.finish()
+
+
+def test_the_scanner_agrees_with_json_on_random_documents():
+    """Random documents (strings with quotes, backslashes and brackets in them, nesting,
+    every scalar), cut into random chunks: each top-level value kept is what ``json``
+    reads, whatever was skipped before it."""
+    rng = random.Random(37)
+
+    def value(depth: int = 0) -> object:
+        r = rng.random()
+        if depth > 4 or r < 0.3:
+            return rng.choice([1, -2.5e3, True, None, "", 'a"b\\', "é\n\\\\", "[{]}", "x" * 300])
+        if r < 0.65:
+            return [value(depth + 1) for _ in range(rng.randint(0, 5))]
+        keys = ["a", "[", "}", '"q']
+        return {rng.choice(keys) + str(i): value(depth + 1) for i in range(rng.randint(0, 5))}
+
+    def chunks(data: bytes, most: int):
+        i = 0
+        while i < len(data):
+            n = rng.randint(1, most)
+            yield data[i : i + n]
+            i += n
+
+    for _ in range(500):
+        doc = {f"k{i}": value() for i in range(rng.randint(1, 6))}
+        want = rng.choice(list(doc))
+        raw = json.dumps(doc, ensure_ascii=rng.random() < 0.5, indent=rng.choice([None, 1]))
+        scanner = Scanner(chunks(raw.encode(), rng.choice([1, 3, 17, 4096])), max_keep=1 << 20)
+        got = {key: scanner.keep() for key in scanner.fields() if key == want}
+        scanner.finish()
+        assert got == {want: doc[want]}, raw[:300]
