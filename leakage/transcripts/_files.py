@@ -103,7 +103,10 @@ class _Capped(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int:
-        n = self._inner.readinto(buffer)  # type: ignore[attr-defined]
+        # read1: what is there, so that the lines before a truncated end are still read
+        data = self._inner.read1(len(buffer))  # type: ignore[attr-defined]
+        n = len(data)
+        buffer[:n] = data
         self._seen += n
         if self._seen > self._limit:
             raise InputTooLarge(
