@@ -41,7 +41,8 @@ class ReadLimits:
     """Most bytes all members of one archive together (or one ``.gz`` file) may expand to."""
     max_ratio: float = 1000.0
     """Most a member of ``RATIO_FLOOR`` or more may expand per compressed byte (deflate
-    reaches about 1,030 at best; the members of a leakage/chameleon log, JSON under zstd, 2 to 6)."""
+    reaches about 1,030 at best; a leakage/chameleon log's members, JSON under zstd, 2 to
+    6)."""
     max_members: int = 100_000
     """Most entries an archive's directory may list."""
     max_seconds: float | None = None
