@@ -89,3 +89,18 @@ def test_the_spygame_liang_templates_read_long_texts_in_linear_time():
     assert isinstance(large(), InvalidTranscript)  # the vote fits no template
     ratio = _cpu(large) / _cpu(small)
     assert ratio < 8, ratio
+
+
+def test_preparing_a_game_for_scoring_takes_steps_linear_in_its_players():
+    """What scoring takes from a transcript before any backend runs (each speaker's word and
+    role): ``word_of`` per player searched the players each time."""
+    from leakage.scoring import ScoreOptions, game_input, report_context
+
+    games = [convert_record(BUILDERS["leakage"](n)) for n in (N, 4 * N)]
+
+    def prepare(game: Any) -> Callable[[], Any]:
+        return lambda: (game_input(game, ScoreOptions()), report_context(game))
+
+    prepare(games[0])()
+    small, large = (_steps(prepare(g)) for g in games)
+    assert large / small < GROWTH, (small, large)
