@@ -223,3 +223,26 @@ def test_the_scanner_agrees_with_json_on_random_documents():
         got = {key: scanner.keep() for key in scanner.fields() if key == want}
         scanner.finish()
         assert got == {want: doc[want]}, raw[:300]
+
+
+@pytest.mark.parametrize(
+    ("where", "old", "new", "stops"),
+    [
+        ("header.json", b'"status": "success"', b'"status": ' + b"9" * 5000, True),
+        ("samples/1_epoch_1.json", b'"epoch": 1', b'"epoch": ' + b"9" * 5000, False),
+        ("samples/1_epoch_1.json", b'"id": 1', b'"id": ' + b"[" * 5000 + b"]" * 5000, False),
+        ("samples/1_epoch_1.json", b'"id": 1', b'"id": 1, "id": 2', False),
+    ],
+    ids=["huge-status", "huge-epoch", "deep-id", "repeated-id"],
+)
+def test_json_no_reader_agrees_on_is_an_error_not_a_crash(
+    tmp_path: Path, where: str, old: bytes, new: bytes, stops: bool
+):
+    data = eval_log(GAMES)
+    items = _read(tmp_path, with_member(data, where, member(data, where).replace(old, new, 1)))
+    if stops:  # the header: the file cannot be read
+        (err,) = items
+        assert isinstance(err, InvalidTranscript) and "header.json" in str(err), err
+    else:  # a sample: that record alone
+        assert _ids(items) == ["InvalidTranscript", "g1", "g2"], items
+        assert "samples/1_epoch_1.json" in str(items[0])

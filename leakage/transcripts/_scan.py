@@ -220,6 +220,10 @@ class Scanner:
             return json.loads(self.keep_text())
         except json.JSONDecodeError as err:
             raise self._error(f"malformed JSON ({err.msg})") from None
+        except ValueError as err:  # an integer of more than 4,300 digits
+            raise self._error(f"not a value JSON readers agree on ({err})") from None
+        except RecursionError:
+            raise self._error("JSON nested too deeply to read") from None
 
     def fields(self) -> Iterator[str]:
         """The keys of the object that comes next; after each, its value is to be read (or

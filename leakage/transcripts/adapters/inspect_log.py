@@ -56,7 +56,7 @@ HEADER_JSON = "header.json"
 START_JSON = "_journal/start.json"
 """The header of a ``.eval`` log still being written (Inspect reads it when there is no
 ``header.json``)."""
-_SAMPLE_MEMBER = re.compile(r"samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json")
+_SAMPLE_MEMBER = re.compile(r"samples/(?P<id>.+)_epoch_(?P<epoch>\d{1,9})\.json")
 _NOT_A_LOG = "not a readable Inspect eval log"
 
 
@@ -108,8 +108,8 @@ def _archive_records(
             raise InvalidTranscript(
                 [("", f"{_NOT_A_LOG}: the archive has neither {HEADER_JSON} nor {START_JSON}")]
             )
-        task, status = _header(Scanner(archive.chunks(header), max_keep=limits.max_member_bytes),
-                               header, limits)  # fmt: skip
+        scanner = Scanner(archive.chunks(header), max_keep=limits.max_member_bytes)
+        task, status = _header(scanner, header)
         members = sorted(
             (_order(m["id"], int(m["epoch"])), m.string)
             for name in names
@@ -129,7 +129,7 @@ def _order(sample_id: str, epoch: int) -> tuple[int, str]:
     return epoch, sample_id.zfill(20) if sample_id.isdigit() else sample_id
 
 
-def _header(scanner: Scanner, member: str, limits: ReadLimits) -> tuple[Any, Any]:
+def _header(scanner: Scanner, member: str) -> tuple[Any, Any]:
     """The task's name and the log's status, from ``header.json`` (or ``start.json``)."""
     task: Any = None
     status: Any = "started"
