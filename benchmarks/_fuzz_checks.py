@@ -16,8 +16,9 @@ refusal as not UTF-8 or empty names the field ``file`` and passes.
 
 The schema never draws what it cannot describe, so the hooks here also mix bad records into
 the bodies of the operations that read transcripts (``_fuzz_poison``: lone surrogates, huge
-integers, deep nesting, repeated keys, NUL, look-alike candidates, ``true`` for a round):
-``map_case`` poisons every third eligible case of the examples and coverage phases, the kinds
+integers, deep nesting, repeated keys, NUL, look-alike candidates, ``true`` for a round; a
+record of thousands of players, Inspect logs that are bombs or have a damaged sample):
+``map_case`` poisons every second eligible case of the examples and coverage phases, the kinds
 in turn, and ``flatmap_case`` lets hypothesis poison a third of the fuzzing and stateful
 cases. ``bad_records_fail_alone`` checks their answers; ``transcript_rules_only`` leaves
 them to it, and ``filter_failure`` drops the one built-in verdict that cannot apply to them:
@@ -110,16 +111,17 @@ def _poison(case: Any, draw: Draw) -> Any:
 
 @schemathesis.hook
 def map_case(ctx: Any, case: Any) -> Any:
-    """Examples and coverage: every third eligible case poisoned, the kinds in turn (so a
-    short run sends each kind)."""
+    """Examples and coverage: every second eligible case poisoned, the kinds in turn (so a
+    short run sends each kind: twelve kinds since issue 37, one every third case left the
+    last kinds unsent in the test's short run)."""
     meta = case.meta
     if meta is None or meta.phase.name not in ("examples", "coverage") or not _poisonable(case):
         return case
     n = next(_eligible)
-    if n % 3:
+    if n % 2:
         return case
     draw = Draw(seed=n)
-    draw.choice = _first_kind(draw, KINDS[(n // 3) % len(KINDS)])  # type: ignore[method-assign]
+    draw.choice = _first_kind(draw, KINDS[(n // 2) % len(KINDS)])  # type: ignore[method-assign]
     return _poison(case, draw)
 
 

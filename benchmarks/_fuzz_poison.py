@@ -7,7 +7,9 @@ nested thousands deep, a duplicate key, an escaped NUL in a clue, candidate or d
 look-alike candidates (Latin ``Tennis`` beside ``Tеnnis`` with a Cyrillic е, ``Café`` in NFC
 and NFD) or ``true`` for a round; nor (issue 37, part B) a candidate with an invisible
 character (``Go\u200blf``), a round written as a string (``"1"``), or an escaped NUL in a
-preview's ``clue``. Each of these is a *poison*: ``poison_case`` writes the body
+preview's ``clue``; nor a record of thousands of players, nor an Inspect ``.eval`` log (a
+bomb declaring gigabytes, or one with a damaged sample: issue 37, part A). Each of these is
+a *poison*: ``poison_case`` writes the body
 of a case as raw JSON text with one of them in one record, and the check in
 ``_fuzz_checks`` then asks what the service promises:
 
@@ -38,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from benchmarks._big_records import ck_arena
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "corpora" / "examples"
 HEADER = "X-Fuzz-Poison"
@@ -57,6 +61,14 @@ KINDS = (
     "zero_width",
     "string_round",
 )
+# -- issue 37 (part A): a record of thousands of players (the duplicate-player checks were
+# quadratic), and Inspect .eval uploads to POST /v1/jobs that are bombs (a member declaring
+# gigabytes: a 4xx, 413) or have one damaged sample (bad CRC-32, or inflating past its
+# declared size: that record fails alone, the known-good games beside it are scored)
+ISSUE_37A_KINDS = ("many_players", "archive_bomb", "archive_damaged")
+KINDS += ISSUE_37A_KINDS
+ARCHIVE_KINDS = ("archive_bomb", "archive_damaged")
+# -- end of issue 37 (part A) --
 UNITS = ("\\ud800", "\\udbff", "\\udc00", "\\udfff", "\\ud83d\\ud83d", "\\ude00\\ud83d")
 """Lone surrogates as a client escapes them: high, low, two highs, a pair the wrong way."""
 HOMOGLYPHS = dict(
@@ -171,6 +183,8 @@ def _targets(kind: str, doc: Any, whole: bool) -> list[tuple[Path_, Any]]:
             if p in (("candidates",), ("distractors",)) and isinstance(v, list) and v
             and all(isinstance(x, str) for x in v)
         ]  # fmt: skip
+    if kind == "many_players":  # the record replaced whole (issue 37, part A)
+        return [((), doc)] if whole else []
     if kind in ("boolean_round", "string_round"):
         return [
             (p, v) for p, v in nodes
@@ -213,6 +227,10 @@ def _edit(kind: str, value: Any, path: Path_, draw: Draw) -> tuple[Callable[[Any
         return (lambda v: word), path
     if kind == "string_round":  # the same number, as a string
         return (lambda v: text(str(v))), path
+    if kind == "many_players":  # issue 37 (part A): the last player repeats the first's id
+        n = draw.integer(1_000, 3_000)  # the corpus has 20,000 (tests/test_bad_input_corpus)
+        many = json.dumps(ck_arena(n, duplicate_last=True))
+        return (lambda v: many), (*path, "game_record", "players", n - 1, "player_id")
     if kind == "surrogate_key":  # a key added (renaming one would also drop a field)
         keys = list(value)
         like = draw.choice([*keys, "note"])
@@ -294,6 +312,8 @@ def poison_body(label: str, media_type: str, body: Any, draw: Draw) -> tuple[byt
     docstring), from the body the fuzzer drew; ``None`` where this body has no place for
     one (then the case is sent as drawn)."""
     kind = draw.choice(KINDS)
+    if kind in ARCHIVE_KINDS:  # issue 37 (part A): an Inspect log instead of the drawn body
+        return _archive_body(kind, label, draw)
     if label == "POST /v1/score" or label == "POST /v1/score/preview":
         preview = label.endswith("preview")
         if preview and not isinstance(body, dict):
@@ -362,6 +382,36 @@ def _nul_clue(label: str, body: dict[str, Any], draw: Draw) -> tuple[bytes, Pois
     rest = [f"{_json_text(k)}: {_render(v)}" for k, v in body.items() if k != "clue"]
     text = "{" + ", ".join([f'"clue": {raw_clue}', *rest]) + "}"
     return text.encode(), Poison("nul", label, path=("clue",), prefix="body.")
+
+
+# -- issue 37 (part A): Inspect .eval uploads that are bombs or have a damaged sample ------
+
+
+def _archive_body(kind: str, label: str, draw: Draw) -> tuple[bytes, Poison]:
+    """A ``.eval`` log of known-good games: a bomb (a member declaring 1 to 4 GiB, refused
+    whole with a 4xx), or one sample damaged (bad CRC-32, or inflating 1 MiB past its
+    declared size), which fails alone while the others are scored. On the routes that read
+    JSON alone (``/v1/score``, ``/preview``, ``/batch``), either is a 4xx."""
+    from benchmarks._archives import bad_crc, declared_bomb, lying_member
+
+    games = [GOOD[draw.integer(0, len(GOOD) - 1)] for _ in range(draw.integer(1, 3))]
+    if kind == "archive_bomb":
+        member = draw.choice(("header.json", f"samples/{len(games)}_epoch_1.json"))
+        size = draw.integer(1 << 30, (1 << 32) - 1)
+        return declared_bomb(games, member, size), Poison(kind, label)
+    bad = draw.integer(0, len(games))
+    games.insert(bad, GOOD[draw.integer(0, len(GOOD) - 1)])
+    if draw.choice(("crc", "lying")) == "crc":
+        raw = bad_crc(games, bad)
+    else:
+        raw = lying_member(games, bad, 1 << 20)
+    if label != "POST /v1/jobs":
+        return raw, Poison(kind, label)
+    good = {i: g["id"] for i, g in enumerate(games) if i != bad}
+    return raw, Poison(kind, label, records=len(games), bad=bad, good=good)
+
+
+# -- end of issue 37 (part A) --
 
 
 def _base(drawn: Any, draw: Draw) -> tuple[Any, bool]:

@@ -6,6 +6,8 @@ to exit codes once (``leakage.cli._errors``) and the service to HTTP statuses on
     LeakageError
     ├── InvalidInput                 bad data from the user (exit 2, HTTP 422)
     │   ├── InvalidTranscript        a transcript record is malformed or inconsistent
+    │   │   └── InputTooLarge        an input expands (or takes) past its reading limits
+    │   │                            (``leakage.transcripts.ReadLimits``; HTTP 413)
     │   └── UnknownInputFormat       no adapter reads this file
     ├── UnknownBackend               a backend or count-source name is not registered
     ├── BackendUnavailable           a backend cannot run here (missing extra, key, index)
@@ -81,12 +83,23 @@ class InvalidTranscript(InvalidInput):
         )
 
     def located(self, *, source: str | None = None, record: str | int | None = None):
-        """Return a copy of this error with the file and record filled in."""
-        return InvalidTranscript(
+        """Return a copy of this error (of its class) with the file and record filled in."""
+        return type(self)(
             self.problems,
             source=source if source is not None else self.source,
             record=record if record is not None else self.record,
         )
+
+
+class InputTooLarge(InvalidTranscript):
+    """An input would expand past, or take longer to read than, the limits it is read under
+    (:class:`leakage.transcripts.ReadLimits`): an archive member or a whole archive larger
+    than allowed once decompressed (from the sizes its directory declares, or found while
+    reading), an implausible compression ratio, or reading past its deadline. ``problems``
+    name the file's member (``header.json``, ``samples/3_epoch_1.json``). The service
+    answers 413."""
+
+    error_type = "input_too_large"
 
 
 class UnknownInputFormat(InvalidInput):
@@ -265,6 +278,7 @@ __all__ = [
     "CountSourceError",
     "DeviceUnavailable",
     "ErrorRecord",
+    "InputTooLarge",
     "InvalidInput",
     "InvalidTranscript",
     "LLMError",

@@ -146,7 +146,7 @@ def game_input(t: AnyTranscript, options: ScoreOptions = ScoreOptions()) -> Game
         )
     candidates = tuple(t.candidates)
     position = {w: j for j, w in enumerate(candidates)}
-    words = {p.id: position[t.word_of(p.id)] for p in t.players}
+    words = {pid: position[w] for pid, w in t.words_by_player().items()}
     return SpyInput(
         texts=texts,
         speakers=speakers,
@@ -286,7 +286,8 @@ def report_context(t: AnyTranscript) -> ReportContext:
         return ReportContext(
             t.id, t.secret, tuple(roles[p] for p in speakers), rounds, words, (), t.meta
         )
-    words = tuple(t.word_of(p) for p in speakers)
+    held = t.words_by_player()
+    words = tuple(held[p] for p in speakers)
     spies = tuple(sorted(t.spies()))
     return ReportContext(
         t.id, t.words.civilian, tuple(roles[p] for p in speakers), rounds, words, spies, t.meta

@@ -40,6 +40,9 @@ from typing import Any
 
 import pytest
 
+from benchmarks._archives import bad_crc, declared_bomb, lying_member
+from benchmarks._big_records import ck_arena
+
 from .conftest import EXAMPLES
 from .test_service import Api, assert_error, ndjson, settings_for, wait_job
 
@@ -190,6 +193,13 @@ BAD = [
         fill(_sports("round-true", turns=turns(SPORTS, 1, round=HOLE)), b"true"),
         "turns[1].round"),
 ]  # fmt: skip
+# -- issue 37 (part A): a record of many players: CK-Arena's duplicate-player check compared
+# every pair (20,000 players, the duplicate last: 118 s); now linear (tests/test_adapter_scaling)
+BAD += [
+    Bad("ck-arena-20000-players", dumps(ck_arena(20_000, duplicate_last=True)),
+        "game_record.players[19999].player_id"),
+]  # fmt: skip
+# -- end of issue 37 (part A) --
 KINDS = [b.kind for b in BAD]
 # -- issue 37, part B: look-alikes and lax numbers the transcript format now refuses ------
 ISSUE_37B_BAD = [
@@ -571,3 +581,101 @@ def test_game_ids_of_any_characters_open_in_the_job_view(api: Api):
     for i, gid in enumerate(ids):
         r = api.get(f"/v1/jobs/{job['id']}/games", params={"game_id": gid})
         assert r.status_code == 200 and (r.json()["game_id"], r.json()["record"]) == (gid, i)
+
+
+# == issue 37 (part A): compressed inputs =================================================
+# Inspect .eval logs that are bombs or damaged, on every path that reads them: a bomb (a
+# member declaring a gibibyte) is refused whole before anything is read (413 naming the
+# member; one error naming it from the command line); a damaged sample member (bad CRC-32,
+# inflating past its declared size) fails alone between the eight good games.
+
+
+@dataclass(frozen=True)
+class BadLog:
+    kind: str
+    member: str
+    """The archive member the error names."""
+    bomb: bool
+    """Refused whole (no game read), or one bad sample among good ones."""
+
+    @property
+    def data(self) -> bytes:
+        games = [json.loads(line) for _, line in good_records(self.kind)]
+        if self.bomb:
+            return declared_bomb(games, self.member, 1 << 30)
+        games.insert(BAD_AT, with_(SPORTS, id=f"{self.kind}.damaged"))
+        if self.kind == "bad-crc-sample":
+            return bad_crc(games, BAD_AT)
+        return lying_member(games, BAD_AT, 1 << 20)
+
+
+SAMPLE_AT = f"samples/{BAD_AT + 1}_epoch_1.json"
+BAD_LOGS = [
+    BadLog("bomb-header", "header.json", bomb=True),
+    BadLog("bomb-messages", SAMPLE_AT, bomb=True),
+    BadLog("bad-crc-sample", SAMPLE_AT, bomb=False),
+    BadLog("lying-sample", SAMPLE_AT, bomb=False),
+]
+LOG_KINDS = [b.kind for b in BAD_LOGS]
+
+
+@pytest.mark.parametrize("bad", BAD_LOGS, ids=LOG_KINDS)
+def test_a_bad_log_on_the_service(api: Api, bad: BadLog):
+    good, _ = records(Bad(bad.kind, b"", None))
+    r = api.post("/v1/transcripts", content=bad.data)
+    if bad.bomb:
+        err = assert_error(r, 413, "input_too_large", bad.member)
+        assert bad.member in err["message"], err
+        r = api.post("/v1/jobs", content=bad.data, headers={"content-type": "application/zip"})
+        assert_error(r, 413, "input_too_large", bad.member)
+        return
+    assert r.status_code == 200, r.text[:500]
+    assert [g["id"] for g in r.json()["games"]] == good
+    (error,) = r.json()["errors"]
+    assert bad.member in error["message"] and error["record"] == f"sample {BAD_AT + 1}", error
+    r = api.post("/v1/jobs", content=bad.data, headers={"content-type": "application/zip"})
+    assert r.status_code == 202, r.text[:500]
+    job = wait_job(api, r.json()["id"], timeout=60)
+    assert (job["state"], job["ok"], job["failed"]) == ("done", len(good), 1), job
+    assert [e["record"] for e in job["errors"]] == [BAD_AT], job["errors"]
+
+
+@pytest.fixture(scope="module")
+def log_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("bad-logs")
+    for bad in BAD_LOGS:
+        (folder / f"{bad.kind}.eval").write_bytes(bad.data)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def log_runs(log_corpus: Path, shared_home: Path, tmp_path_factory: pytest.TempPathFactory):
+    out = tmp_path_factory.mktemp("log-score") / "reports.jsonl"
+    score = Run(_leakage("score", str(log_corpus), "-f", "jsonl", "-o", str(out),
+                         home=shared_home), out)  # fmt: skip
+    batch = _batch(log_corpus, shared_home, tmp_path_factory.mktemp("log-batch") / "out",
+                   "--workers", "0")  # fmt: skip
+    return score, batch
+
+
+@pytest.mark.parametrize("bad", BAD_LOGS, ids=LOG_KINDS)
+def test_a_bad_log_on_the_command_line(log_runs: tuple[Run, Run], bad: BadLog):
+    score, batch = log_runs
+    good, _ = records(Bad(bad.kind, b"", None))
+    expected = [] if bad.bomb else good
+    proc = score.proc
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, score.describe()
+    said = [x for x in proc.stderr.split("\n") if f"{bad.kind}.eval" in x]
+    assert len(said) == 1 and said[0].startswith("error: ") and bad.member in said[0], said
+    reports = [r["game_id"] for r in _read_jsonl(score.out)]
+    assert [g for g in reports if g.startswith(f"{bad.kind}.")] == expected, score.describe()
+    assert batch.proc.returncode == 2 and "Traceback" not in batch.proc.stderr, batch.describe()
+    errors = [e for e in _read_jsonl(batch.out / "errors.jsonl")
+              if Path(e["source"]).name == f"{bad.kind}.eval"]  # fmt: skip
+    assert len(errors) == 1 and bad.member in errors[0]["error"]["message"], errors
+    assert errors[0]["error"]["type"] == ("input_too_large" if bad.bomb else "invalid_transcript")
+    reports = [r["game_id"] for r in _read_jsonl(batch.out / "reports.jsonl")]
+    assert sorted(g for g in reports if g.startswith(f"{bad.kind}.")) == sorted(expected)
+
+
+# == end of issue 37 (part A) ===============================================================

@@ -128,16 +128,25 @@ def test_a_zip_that_is_no_log_and_a_damaged_log_are_422s(api: Api, logs: dict[st
     log = json.loads(logs["json"].read_bytes())
     log["samples"][1]["epoch"] = {"not": "a number"}  # a sample Inspect cannot read
     bad_sample = json.dumps(log).encode()
-    for body in (buf.getvalue(), cut, broken_json, bad_sample):
-        field = "samples" if body is bad_sample else "body"
+    for body in (buf.getvalue(), cut, broken_json):
         for path in ("/v1/jobs", "/v1/transcripts"):
             r = api.post(path, content=body, headers={"content-type": "application/zip"})
-            err = assert_error(r, 422, "invalid_transcript", field)
+            err = assert_error(r, 422, "invalid_transcript", "body")
             assert "Inspect eval log" in err["message"], err
             assert str(api.state.settings.uploads_dir) not in r.text
         # the multipart file part carries it: the error names that part
         r = api.post("/v1/jobs", files={"file": ("run.eval", body)})
-        assert_error(r, 422, "invalid_transcript", "file" if field == "body" else field)
+        assert_error(r, 422, "invalid_transcript", "file")
+    # a sample that cannot be read fails alone: the other sample's game is read
+    r = api.post("/v1/transcripts", content=bad_sample)
+    assert r.status_code == 200, r.text
+    (bad,) = r.json()["errors"]
+    assert bad["record"] == "sample 2" and "epoch: expected an integer" in bad["message"], bad
+    assert "Inspect eval log" in bad["message"] and len(r.json()["games"]) == 1
+    r = api.post("/v1/jobs", content=bad_sample, headers={"content-type": "application/json"})
+    assert r.status_code == 202, r.text
+    job = wait_job(api, r.json()["id"])
+    assert (job["total"], job["ok"], job["failed"]) == (2, 1, 1), job
 
 
 @pytest.mark.parametrize("fmt", ["eval", "json"])

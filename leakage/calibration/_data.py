@@ -67,7 +67,8 @@ def extract_items(
             category = t.category
         else:
             clues = [turn.text for turn in t.turns]
-            truth = [t.candidates.index(t.word_of(turn.player)) for turn in t.turns]
+            held = t.words_by_player()
+            truth = [t.candidates.index(held[turn.player]) for turn in t.turns]
             category = None
         if not clues:
             skip("no counted clue")

@@ -11,6 +11,7 @@ from leakage.transcripts._files import (
     to_transcript,
 )
 from leakage.transcripts._json import deeper_than, json_problems, loads
+from leakage.transcripts._limits import ReadLimits
 from leakage.transcripts._load import (
     TOO_DEEP,
     AnyTranscript,
@@ -47,6 +48,7 @@ __all__ = [
     "Elimination",
     "Player",
     "RawRecord",
+    "ReadLimits",
     "SpyGameTranscript",
     "SpyWords",
     "Transcript",

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from leakage.errors import InvalidInput, InvalidTranscript
+from leakage.errors import InputTooLarge, InvalidInput, InvalidTranscript
+from leakage.transcripts._limits import DEFAULT_LIMITS, ReadLimits
 from leakage.transcripts._load import (
     AnyTranscript,
     _locate,
@@ -91,27 +92,62 @@ def expand_inputs(inputs: Iterable[str | Path]) -> list[Path]:
     return list(out)
 
 
-def _open_binary(path: Path) -> IO[bytes]:
-    """The file's bytes, gzip undone (for a ``.gz`` name)."""
+class _Capped(io.RawIOBase):
+    """A decompressed stream that raises ``InputTooLarge`` once more than ``limit`` bytes
+    have come out of it (a gzip file of a few kilobytes can inflate to gigabytes)."""
+
+    def __init__(self, inner: IO[bytes], limit: int, name: str) -> None:
+        self._inner, self._limit, self._name, self._seen = inner, limit, name, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        # read1: what is there, so that the lines before a truncated end are still read
+        data = self._inner.read1(len(buffer))  # type: ignore[attr-defined]
+        n = len(data)
+        buffer[:n] = data
+        self._seen += n
+        if self._seen > self._limit:
+            raise InputTooLarge(
+                [("", f"{self._name} decompresses to more than {self._limit:,} bytes "
+                  "(max_expanded_bytes)")]
+            )  # fmt: skip
+        return int(n)
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
+
+
+def _open_binary(path: Path, limits: ReadLimits = DEFAULT_LIMITS) -> IO[bytes]:
+    """The file's bytes, gzip undone (for a ``.gz`` name, at most ``max_expanded_bytes``)."""
     if path.suffix.lower() != ".gz":
         return path.open("rb")
-    # gzip.open(path) owns (and closes) the file it opens.
-    return gzip.open(path, "rb")  # type: ignore[return-value]
+    # gzip.open(path) owns (and closes) the file it opens; _Capped closes it.
+    inner = gzip.open(path, "rb")  # noqa: SIM115
+    capped = _Capped(inner, limits.max_expanded_bytes, path.name)  # type: ignore[arg-type]
+    return io.BufferedReader(capped)
 
 
-def _open_text(path: Path) -> IO[str]:
-    return io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig", newline=None)
+def _open_text(path: Path, limits: ReadLimits = DEFAULT_LIMITS) -> IO[str]:
+    return io.TextIOWrapper(_open_binary(path, limits), encoding="utf-8-sig", newline=None)
+
+
+def _stop_label(index: int) -> str:
+    """How an error record placed after ``index`` records read from the file is named."""
+    return str(index) if index == 0 else f"{index} (reading stopped here)"
 
 
 def _file_error(source: str, index: int, message: str) -> RawRecord:
     """An error record placed after the records already read from the file."""
-    label = str(index) if index == 0 else f"{index} (reading stopped here)"
-    return RawRecord(source, index, label, InvalidTranscript([("", message)], source=source))
+    error = InvalidTranscript([("", message)], source=source)
+    return RawRecord(source, index, _stop_label(index), error)
 
 
-def _jsonl(path: Path, source: str) -> Iterator[RawRecord]:
+def _jsonl(path: Path, source: str, limits: ReadLimits) -> Iterator[RawRecord]:
     index = 0
-    with _open_text(path) as fh:
+    with _open_text(path, limits) as fh:
         for lineno, line in enumerate(fh, start=1):
             if line.strip():
                 yield RawRecord(source, index, f"line {lineno}", line)
@@ -120,8 +156,8 @@ def _jsonl(path: Path, source: str) -> Iterator[RawRecord]:
         yield _file_error(source, 0, "empty file")
 
 
-def _json(path: Path, source: str) -> Iterator[RawRecord]:
-    with _open_text(path) as fh:
+def _json(path: Path, source: str, limits: ReadLimits) -> Iterator[RawRecord]:
+    with _open_text(path, limits) as fh:
         text = fh.read()
     for index, (label, record) in enumerate(_records(text, path)):
         yield RawRecord(source, index, label, record)
@@ -139,10 +175,10 @@ def _drop_nulls(value: Any, *, inside_meta: bool = False) -> Any:
     return value
 
 
-def _parquet(path: Path, source: str) -> Iterator[RawRecord]:
+def _parquet(path: Path, source: str, limits: ReadLimits) -> Iterator[RawRecord]:
     import pyarrow.parquet as pq
 
-    with _open_binary(path) as fh:
+    with _open_binary(path, limits) as fh:
         pf = pq.ParquetFile(fh)
         names = pf.schema_arrow.names
         column = next((c for c in _JSON_COLUMNS if names == [c]), None)
@@ -160,13 +196,16 @@ def _from_pyarrow(err: Exception) -> bool:
     return type(err).__module__.startswith("pyarrow")
 
 
-def _eval(path: Path, source: str) -> Iterator[RawRecord]:
-    """An Inspect eval log: one record per sample (``adapters.inspect_log``)."""
+def _eval(path: Path, source: str, limits: ReadLimits) -> Iterator[RawRecord]:
+    """An Inspect eval log: one record per sample (``adapters.inspect_log``); a sample that
+    cannot be read is an error record of its own."""
     from leakage.transcripts.adapters.inspect_log import eval_records
 
     index = 0
     try:
-        for label, record in eval_records(path):
+        for label, record in eval_records(path, limits):
+            if isinstance(record, InvalidTranscript):
+                record = record.located(source=source, record=label)
             yield RawRecord(source, index, label, record)
             index += 1
     except InvalidTranscript as err:
@@ -193,9 +232,10 @@ def content_kind(path: Path, kind: str) -> str:
     return ".eval" if log_format(head) else kind
 
 
-def iter_file(path: Path) -> Iterator[RawRecord]:
+def iter_file(path: Path, *, limits: ReadLimits = DEFAULT_LIMITS) -> Iterator[RawRecord]:
     """The records of one file; a file that cannot be read (or stops being readable) yields
-    one error record after the good ones."""
+    one error record after the good ones. A compressed file (``.eval``, ``.gz``) is read
+    under ``limits``: past them, that error is an ``InputTooLarge``."""
     source = str(path)
     kind = kind_of(path)
     if kind is None:
@@ -207,9 +247,11 @@ def iter_file(path: Path) -> Iterator[RawRecord]:
         return
     n = 0
     try:
-        for rec in _READERS[content_kind(path, kind)](path, source):
+        for rec in _READERS[content_kind(path, kind)](path, source, limits):
             yield rec
             n += 1
+    except InvalidTranscript as err:  # a .gz file past the limits
+        yield RawRecord(source, n, _stop_label(n), err.located(source=source))
     except OSError as err:  # gzip's BadGzipFile and EOFError included
         yield _file_error(source, n, f"cannot read file: {err.strerror or err}")
     except EOFError as err:
@@ -222,9 +264,11 @@ def iter_file(path: Path) -> Iterator[RawRecord]:
         yield _file_error(source, n, f"cannot read Parquet: {err}")
 
 
-def iter_records(paths: Iterable[Path]) -> Iterator[RawRecord]:
+def iter_records(
+    paths: Iterable[Path], *, limits: ReadLimits = DEFAULT_LIMITS
+) -> Iterator[RawRecord]:
     for path in paths:
-        yield from iter_file(path)
+        yield from iter_file(path, limits=limits)
 
 
 def count_records(path: Path) -> int:
@@ -269,22 +313,29 @@ def to_transcript(raw: RawRecord, input_format: str = "auto") -> AnyTranscript |
 
 
 def iter_transcripts(
-    paths: Iterable[str | Path], *, input_format: str = "auto"
+    paths: Iterable[str | Path],
+    *,
+    input_format: str = "auto",
+    limits: ReadLimits = DEFAULT_LIMITS,
 ) -> Iterator[AnyTranscript | InvalidInput]:
     """Yield a transcript or an ``InvalidInput`` (naming file, record, field) per record, in
-    file order: the files, directories (searched recursively) and globs of ``paths``."""
+    file order: the files, directories (searched recursively) and globs of ``paths``;
+    compressed files (Inspect's ``.eval``, ``.gz``) read under ``limits``."""
     check_input_format(input_format)
-    for raw in iter_records(expand_inputs(paths)):
+    for raw in iter_records(expand_inputs(paths), limits=limits):
         yield to_transcript(raw, input_format)
 
 
 def load_transcripts(
-    paths: Iterable[str | Path], *, input_format: str = "auto"
+    paths: Iterable[str | Path],
+    *,
+    input_format: str = "auto",
+    limits: ReadLimits = DEFAULT_LIMITS,
 ) -> tuple[list[AnyTranscript], list[InvalidInput]]:
     """Read every record; return the good transcripts and the errors, in file order."""
     good: list[AnyTranscript] = []
     bad: list[InvalidInput] = []
-    for item in iter_transcripts(paths, input_format=input_format):
+    for item in iter_transcripts(paths, input_format=input_format, limits=limits):
         if isinstance(item, InvalidInput):
             bad.append(item)
         else:

@@ -437,6 +437,13 @@ class SpyGameTranscript(_TranscriptBase):
         p = self.player(player_id)
         return self.words.spy if p.role == "spy" else self.words.civilian
 
+    def words_by_player(self) -> dict[str, str]:
+        """Each player's word, by id: what ``word_of`` says of one player, for them all in
+        one pass (``word_of`` in a loop over the players or turns searches the players each
+        time: quadratic in a game of many players)."""
+        spy, civilian = self.words.spy, self.words.civilian
+        return {p.id: spy if p.role == "spy" else civilian for p in self.players}
+
 
 Transcript = Annotated[ChameleonTranscript | SpyGameTranscript, Field(discriminator="game")]
 """Either kind of game, told apart by its ``game`` field."""

@@ -30,6 +30,7 @@ from leakage.errors import (
     CorpusError,
     CountSourceError,
     ErrorRecord,
+    InputTooLarge,
     InvalidInput,
     InvalidTranscript,
     LeakageError,
@@ -53,6 +54,7 @@ class GameTooLarge(InvalidTranscript):
 
 
 STATUS: list[tuple[type[LeakageError], int]] = [
+    (InputTooLarge, 413),  # a log past the max_log_* limits, naming its member
     (InvalidInput, 422),
     (UnknownBackend, 422),
     (BudgetExhausted, 503),

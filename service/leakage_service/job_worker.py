@@ -18,6 +18,7 @@ from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
 from leakage.transcripts import (
     AnyTranscript,
     RawRecord,
+    ReadLimits,
     check_input_format,
     expand_inputs,
     iter_records,
@@ -95,8 +96,11 @@ class JobWorker:
         *,
         allowed: list[Path] | None = None,
         retention: Retention | None = None,
+        limits: ReadLimits | None = None,
     ) -> None:
         self.store = store
+        self.limits = limits or ReadLimits()
+        """What an Inspect log or ``.gz`` file of a job may expand to (``max_log_*``)."""
         self.backends = backends
         self.allowed = [Path(p).expanduser().resolve() for p in allowed or ()]
         """Folders a path job may read, checked again when it runs (settings may change)."""
@@ -206,7 +210,9 @@ class JobWorker:
 
         if job.total is None:
             total = 0
-            for _ in iter_records(files):  # one record each, parsed or not: a quick count
+            for _ in iter_records(
+                files, limits=self.limits
+            ):  # one record each, parsed or not: a quick count
                 total += 1
                 if total % 1000 == 0 and halted():
                     return why()
@@ -216,7 +222,7 @@ class JobWorker:
         upload = str(files[0]) if job.upload else None
         games = (
             (i, _game(raw, params, upload=upload))
-            for i, raw in enumerate(iter_records(files))
+            for i, raw in enumerate(iter_records(files, limits=self.limits))
             if i not in stored
         )
         for r in score_records(self.backends, slot, games, params, stop=halted):

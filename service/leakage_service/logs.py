@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from leakage.errors import InvalidInput, InvalidTranscript
-from leakage.transcripts import AnyTranscript, iter_file, to_transcript
+from leakage.transcripts import AnyTranscript, ReadLimits, iter_file, to_transcript
 from leakage.transcripts.adapters.inspect_log import (
     HEAD_BYTES,
     ZIP_MAGIC,
@@ -29,23 +29,29 @@ __all__ = ["HEAD_BYTES", "ZIP_MAGIC", "LogGames", "check_log", "log_format", "re
 
 
 def _unplaced(err: InvalidTranscript, path: Path, field: str) -> InvalidTranscript:
-    """``err`` without the server's path of the upload (Inspect's messages may hold it), a
-    problem of the whole file placed on the request part ``field``."""
+    """``err`` (of its class: ``InputTooLarge`` stays one, a 413) without the server's path
+    of the upload (Inspect's messages may hold it), a problem of the whole file placed on
+    the request part ``field``."""
     where = str(path)
     problems = [(f or field, m.replace(where, "the upload")) for f, m in err.problems]
-    return InvalidTranscript(problems, record=err.record)
+    return type(err)(problems, record=err.record)
 
 
-def check_log(path: Path, *, field: str = "body") -> None:
+def check_log(path: Path, *, field: str = "body", limits: ReadLimits | None = None) -> None:
     """``InvalidTranscript`` (a 422) unless the Inspect log at ``path`` is readable and one of
     its samples carries a game; the error of its first sample otherwise, naming the sample
     (``record``) and the missing field. Stops at the first sample that carries one. A file
     that is not a readable log is an error of ``field``, the request part that carried it
-    (``body``, or a multipart ``file``)."""
+    (``body``, or a multipart ``file``). Read under ``limits`` (the server's ``max_log_*``
+    settings): an archive whose directory declares more is refused before any member is
+    read, with ``InputTooLarge`` (a 413) naming the member."""
     adapter = InspectAdapter()
     first: InvalidTranscript | None = None
     try:
-        for label, record in eval_records(path):
+        for label, record in eval_records(path, limits or ReadLimits()):
+            if isinstance(record, InvalidTranscript):  # a sample that cannot be read
+                first = first or InvalidTranscript(record.problems, record=label)
+                continue
             try:
                 adapter.convert(record, path=None, index=0)
             except InvalidTranscript as err:
@@ -70,16 +76,24 @@ class LogGames:
     """Games past ``limit``, not read."""
 
 
-def read_games(path: Path, *, input_format: str, limit: int, name: str | None = None) -> LogGames:
+def read_games(
+    path: Path,
+    *,
+    input_format: str,
+    limit: int,
+    name: str | None = None,
+    limits: ReadLimits | None = None,
+) -> LogGames:
     """The games of the saved upload ``path`` (an Inspect log in either format, or JSON /
     JSONL records of ``input_format``), at most ``limit``. ``name``: the file's name where
     the client had it (a bare name, no folder): the adapters see it as the file the records
     came from, as they see a file the command line reads (CK-Arena's and Liang's game ids
-    end with it), and errors name it; the server's path of the upload is in neither."""
+    end with it), and errors name it; the server's path of the upload is in neither. A
+    compressed file is read under ``limits`` (the server's ``max_log_*`` settings)."""
     out = LogGames()
     shown = name or f"upload{path.suffix}"
     prefix = f"{path}: "
-    for raw in iter_file(path):
+    for raw in iter_file(path, limits=limits or ReadLimits()):
         item = to_transcript(replace(raw, source=shown), input_format)
         if isinstance(item, InvalidInput):
             message = str(item).replace(prefix, "").replace(str(path), shown)

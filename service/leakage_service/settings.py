@@ -33,6 +33,7 @@ from pydantic_settings import (
 
 from leakage.errors import InvalidInput, validation_problems
 from leakage.paths import Paths, default_home
+from leakage.transcripts import ReadLimits
 from leakage.variables import LibraryVariables
 
 ENV_PREFIX = "LEAKAGE_"
@@ -136,6 +137,22 @@ class Settings(LibraryVariables):
     """Largest request body for ``/v1/score``, ``/v1/score/batch`` and ``/v1/splits``."""
     max_upload_bytes: int = Field(default=256 * 1024 * 1024, ge=1024)
     """Largest job upload (``POST /v1/jobs``)."""
+    # -- what an uploaded (or path job's) Inspect log or .gz file may expand to ----------
+    max_log_member_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
+    """Most bytes one member of an Inspect ``.eval`` archive may expand to (the size its
+    directory declares, checked before anything is read, and what it inflates to); past it
+    the upload is a 413 ``input_too_large`` naming the member (in a job, that record's
+    error). Also the most a sample's game may take."""
+    max_log_bytes: int = Field(default=1024 * 1024 * 1024, ge=1024)
+    """Most bytes all members of one ``.eval`` archive together (or one ``.gz`` file of a
+    path job) may expand to; past it a 413 naming the member that crosses it."""
+    max_log_ratio: float = Field(default=1000.0, ge=1)
+    """Most a member of 1 MiB or more may expand per compressed byte; past it a 413."""
+    log_read_timeout: float = Field(default=30.0, gt=0)
+    """Seconds reading one Inspect log may take (reading only: not the time a job spends
+    scoring its games); past it a 413 (in a job, the file's last record is that error).
+    The size limits bound a log to a few seconds; this bounds what they cannot foresee."""
+    # -- end of the log limits -------------------------------------------------------------
     rate_limit: float = Field(default=0.0, ge=0)
     """Requests per minute per API key (per client address without keys; requests refused
     for a missing or wrong key count against their client address); 0: no limit."""
@@ -215,6 +232,15 @@ class Settings(LibraryVariables):
     """What happens to a job that was running when the server stopped."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """The service's log level, in either case (``INFO`` is ``info``)."""
+
+    def read_limits(self) -> ReadLimits:
+        """The limits Inspect logs and ``.gz`` files are read under (``max_log_*``)."""
+        return ReadLimits(
+            max_member_bytes=self.max_log_member_bytes,
+            max_expanded_bytes=self.max_log_bytes,
+            max_ratio=self.max_log_ratio,
+            max_seconds=self.log_read_timeout,
+        )
 
     @classmethod
     def settings_customise_sources(

@@ -58,7 +58,11 @@ class ServiceState:
         self.store.close()  # this thread's connection; each thread opens its own
         self.metrics.watch_jobs(self.store.counts)
         self.worker = JobWorker(
-            self.store, self.backends, allowed=s.allowed_paths, retention=retention
+            self.store,
+            self.backends,
+            allowed=s.allowed_paths,
+            retention=retention,
+            limits=s.read_limits(),
         )
         self.worker.start()
 

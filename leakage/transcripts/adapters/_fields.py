@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 from leakage.errors import InvalidTranscript
@@ -32,3 +33,15 @@ def get_field(
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise InvalidTranscript([(path, f"expected {_EXPECTED[kind]}, got {kind_of(value)}")])
     return value
+
+
+SHOWN_IDS = 20
+"""How many ids (or words) an error lists: a record may hold thousands."""
+
+
+def some_ids(ids: set[str]) -> str:
+    """The first ``SHOWN_IDS`` of ``ids`` in sorted order and how many more there are, for an
+    error message: a record of 20,000 players makes a message of twenty, in O(n log 20)."""
+    shown = heapq.nsmallest(SHOWN_IDS, ids)
+    more = len(ids) - len(shown)
+    return ", ".join(shown) + (f" and {more:,} more" if more else "")

@@ -41,7 +41,7 @@ from pydantic import ValidationError
 
 from leakage.errors import InvalidTranscript
 from leakage.transcripts._models import SpyGameTranscript
-from leakage.transcripts.adapters._fields import get_field, kind_of
+from leakage.transcripts.adapters._fields import get_field, kind_of, some_ids
 
 _ROLES = {"civilian": "civilian", "undercover": "spy"}
 _ABSTAIN = frozenset({"0", "null", "none", ""})
@@ -69,7 +69,7 @@ def _player_ref(obj: dict[str, Any], key: str, where: str, known: set[str]) -> s
         raise InvalidTranscript([(f"{where}.{key}", msg)])
     pid = str(value).strip()
     if pid not in known:
-        msg = f"unknown player {value!r} (players: {', '.join(sorted(known))})"
+        msg = f"unknown player {value!r} (players: {some_ids(known)})"
         raise InvalidTranscript([(f"{where}.{key}", msg)])
     return pid
 
@@ -86,13 +86,15 @@ def _round(obj: dict[str, Any], key: str, where: str) -> int:
 def _players(game: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """The players (transcript form) and each role's word, checked to be one per role."""
     players: list[dict[str, Any]] = []
+    seen: set[str] = set()  # the ids so far: a set, so that the check is linear in players
     words: dict[str, set[str]] = {"civilian": set(), "spy": set()}
     for path, p in _objects(game, "players", "game_record"):
         pid = p.get("player_id")
         if isinstance(pid, bool) or not isinstance(pid, int | str) or not str(pid).strip():
             raise InvalidTranscript([(f"{path}.player_id", "expected a player id")])
-        if any(q["id"] == str(pid).strip() for q in players):
+        if str(pid).strip() in seen:
             raise InvalidTranscript([(f"{path}.player_id", f"player id {pid!r} appears twice")])
+        seen.add(str(pid).strip())
         raw_role = get_field(p, "role", path, str)
         if raw_role not in _ROLES:
             raise InvalidTranscript(
@@ -109,7 +111,7 @@ def _players(game: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, str]
     for role, held in words.items():
         name = "undercover" if role == "spy" else "civilian"
         if len(held) != 1:
-            msg = f"the {name} players hold different words: {', '.join(sorted(held))}"
+            msg = f"the {name} players hold different words: {some_ids(held)}"
             raise InvalidTranscript([("game_record.players", msg if held else f"no {name}")])
         pair[role] = held.pop()
     return players, pair

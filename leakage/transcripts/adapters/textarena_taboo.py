@@ -40,7 +40,7 @@ from pydantic import ValidationError
 
 from leakage.errors import InvalidTranscript
 from leakage.transcripts._models import ChameleonTranscript
-from leakage.transcripts.adapters._fields import get_field, kind_of
+from leakage.transcripts.adapters._fields import get_field, kind_of, some_ids
 
 TABOO_FORMAT = "leakage.textarena-taboo/1"
 """The format tag of a Taboo log record (and its version)."""
@@ -59,13 +59,15 @@ def _int(obj: dict[str, Any], key: str, where: str, *, required: bool = True) ->
 def _players(record: dict[str, Any]) -> list[dict[str, Any]]:
     """The team's players (transcript form), checked: known roles, one clue giver."""
     out: list[dict[str, Any]] = []
+    seen: set[str] = set()  # the ids so far: a set, so that the check is linear in players
     for i, p in enumerate(get_field(record, "players", "", list)):
         where = f"players[{i}]"
         if not isinstance(p, dict):
             raise InvalidTranscript([(where, f"expected an object, got {kind_of(p)}")])
         pid = str(_int(p, "id", where))
-        if any(q["id"] == pid for q in out):
+        if pid in seen:
             raise InvalidTranscript([(f"{where}.id", f"player {pid} appears twice")])
+        seen.add(pid)
         role = get_field(p, "role", where, str)
         if role not in (CLUE_GIVER, GUESSER):
             msg = f"expected {CLUE_GIVER!r} or {GUESSER!r}, got {role!r}"
@@ -149,7 +151,7 @@ class TabooAdapter:
                 raise InvalidTranscript([(where, f"expected an object, got {kind_of(m)}")])
             pid = str(_int(m, "player", where))
             if pid not in known:
-                msg = f"player {pid} is not on the team ({', '.join(sorted(known))})"
+                msg = f"player {pid} is not on the team ({some_ids(known)})"
                 raise InvalidTranscript([(f"{where}.player", msg)])
             text = get_field(m, "text", where, str)
             rnd = _int(m, "round", where, required=False)

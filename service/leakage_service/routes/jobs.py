@@ -421,7 +421,9 @@ async def submit(request: Request, state: State, params: Params, response: Respo
         req = None
         inspect_log = log_format(raw_head[:HEAD_BYTES]) is not None
         if inspect_log:  # either of Inspect's formats, whatever the Content-Type says
-            await run_in_threadpool(partial(check_log, field="file" if multipart else "body"), part)
+            limits = state.settings.read_limits()
+            check = partial(check_log, field="file" if multipart else "body", limits=limits)
+            await run_in_threadpool(check, part)
         elif not multipart and ctype not in JSONL_TYPES:  # JSON: an upload or a path request
             if head[:1] not in (b"[", b"{"):
                 raise ServiceError(

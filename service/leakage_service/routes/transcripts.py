@@ -113,7 +113,7 @@ async def transcripts(
             raise InvalidTranscript([("body", "empty upload: send a log file")])
         is_log = log_format(head) is not None
         if is_log:
-            await run_in_threadpool(check_log, part)
+            await run_in_threadpool(check_log, part, limits=state.settings.read_limits())
         ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
         jsonl = ctype in JSONL_TYPES or (name or "").lower().endswith((".jsonl", ".ndjson"))
         dest = part.with_suffix(".eval" if is_log else ".jsonl" if jsonl else ".json")
@@ -124,6 +124,7 @@ async def transcripts(
             input_format=input_format,
             limit=state.settings.max_batch_games,
             name=name,
+            limits=state.settings.read_limits(),
         )
     finally:
         part.unlink(missing_ok=True)
