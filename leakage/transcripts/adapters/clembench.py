@@ -182,7 +182,7 @@ def _place(path: Path | None, index: int, game: str) -> tuple[str, dict[str, Any
 
 def _validated(data: dict[str, Any], turn_message: list[str]) -> ChameleonTranscript:
     # Imported here: the loader imports the adapter registry (a cycle at import time).
-    from leakage.transcripts._load import problems_from_validation_error
+    from leakage.transcripts._native import problems_from_validation_error
 
     try:
         return ChameleonTranscript.model_validate(data)
