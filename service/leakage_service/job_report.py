@@ -75,7 +75,9 @@ def job_report_html(
 
     assert state.store is not None
     files, why = job_files(state, job)
-    models = {} if why else _player_models(files, job.params.input_format)
+    models = (
+        {} if why else _player_models(files, job.params.input_format, state.settings.read_limits())
+    )
     rows: list[dict[str, Any]] = []
     games = 0
     for idx, ok, body in state.store.results(job.id):

@@ -36,7 +36,13 @@ from leakage.curves import (
     reveal_values,
 )
 from leakage.errors import InvalidInput
-from leakage.transcripts import AnyTranscript, expand_inputs, iter_records, to_transcript
+from leakage.transcripts import (
+    AnyTranscript,
+    ReadLimits,
+    expand_inputs,
+    iter_records,
+    to_transcript,
+)
 from leakage_service.errors import ServiceError
 from leakage_service.jobs import Job
 from leakage_service.state import ServiceState
@@ -62,14 +68,15 @@ def job_files(state: ServiceState, job: Job) -> tuple[list[Path], str | None]:
 
 
 def _transcripts(
-    files: list[Path], records: set[int], input_format: str
+    files: list[Path], records: set[int], input_format: str, limits: ReadLimits
 ) -> dict[int, AnyTranscript]:
-    """The transcripts of the wanted records (by position in the job's input)."""
+    """The transcripts of the wanted records (by position in the job's input), read under
+    the server's ``limits`` as the job read them."""
     out: dict[int, AnyTranscript] = {}
     if not records:
         return out
     last = max(records)
-    for i, raw in enumerate(iter_records(files)):
+    for i, raw in enumerate(iter_records(files, limits=limits)):
         if i in records:
             t = to_transcript(raw, input_format)
             if not isinstance(t, InvalidInput):
@@ -79,12 +86,14 @@ def _transcripts(
     return out
 
 
-def _player_models(files: list[Path], input_format: str) -> dict[int, dict[str, str]]:
+def _player_models(
+    files: list[Path], input_format: str, limits: ReadLimits
+) -> dict[int, dict[str, str]]:
     """Each record's players' models (player id -> model, as ``leakage batch``'s
     ``game_model`` reads them: the player's ``agent``, else ``meta.models``), in one pass
     over the job's input, keeping no transcript; a record that is not one has none."""
     out: dict[int, dict[str, str]] = {}
-    for i, raw in enumerate(iter_records(files)):
+    for i, raw in enumerate(iter_records(files, limits=limits)):
         t = to_transcript(raw, input_format)
         if isinstance(t, InvalidInput):
             continue
@@ -137,7 +146,9 @@ def game_transcript(
     files, why = job_files(state, job)
     if why:
         return None, why
-    found = _transcripts(files, {record}, job.params.input_format).get(record)
+    found = _transcripts(
+        files, {record}, job.params.input_format, state.settings.read_limits()
+    ).get(record)
     if found is None:
         return None, "the record could not be read as a transcript"
     return found.model_dump(mode="json", exclude_none=True), None
@@ -179,7 +190,13 @@ def job_curves(
                 files, why = job_files(state, job)
                 if why:
                     notes.append(f"{why}: no model grouping, every game is in {NONE_GROUP}")
-                models = {} if why else _player_models(files, job.params.input_format)
+                models = (
+                    {}
+                    if why
+                    else _player_models(
+                        files, job.params.input_format, state.settings.read_limits()
+                    )
+                )
             own = models.get(idx)
             if by == "speaker":
                 group = [group_of((own or {}).get(s["player"]), s.get("role")) for s in steps]
@@ -316,7 +333,11 @@ def job_plane(
             files, why = job_files(state, job)
             if why:
                 notes.append(f"{why}: every clue's model is {NONE_GROUP}")
-            models = {} if why else _player_models(files, job.params.input_format)
+            models = (
+                {}
+                if why
+                else _player_models(files, job.params.input_format, state.settings.read_limits())
+            )
         rep = json.loads(body)
         steps = rep.get("steps") or []
         candidates = list(rep.get("candidates") or [])
@@ -408,7 +429,11 @@ def job_compare(
             files, why = job_files(state, job)
             if why:
                 notes.append(f"{why}: every clue's model is {NONE_GROUP}")
-            models = {} if why else _player_models(files, job.params.input_format)
+            models = (
+                {}
+                if why
+                else _player_models(files, job.params.input_format, state.settings.read_limits())
+            )
         rep = json.loads(body)
         steps = rep.get("steps") or []
         own = models.get(idx) or {}
