@@ -5,11 +5,15 @@
 ``OpenVocabulary`` ranks a whole vocabulary (``wordfreq:50000`` by default) given clues:
 the top guesses, and the rank of the secret without the candidate list; a clue that is a
 vocabulary word takes its vector from the index, and ``LazyEncoder`` opens the model only
-for the others. See docs/vocab.md.
+for the others; a clue's own forms (``WordForms``) are left out with it.
+``ShortlistPosterior`` is the open vocabulary as a seat's candidate set: a shortlist from the
+index re-ranked by a likelihood backend (the calibrated ensemble or some of its members,
+``vocabulary_pool``), the words left out keeping their mass. See docs/vocab.md.
 
 Importing this package imports neither FAISS nor torch.
 """
 
+from leakage.vocab._forms import WordForms
 from leakage.vocab._index import (
     AUTO_RULE,
     INDEX_KINDS,
@@ -30,6 +34,15 @@ from leakage.vocab._open import (
     default_vocab_dir,
     embed_words,
 )
+from leakage.vocab._shortlist import (
+    DEFAULT_SHORTLIST,
+    WORD_MEMBERS,
+    IndexEmbedding,
+    OpenPosterior,
+    ShortlistPosterior,
+    reranked_guess,
+    vocabulary_pool,
+)
 from leakage.vocab._words import (
     DEFAULT_WORDS,
     WordList,
@@ -42,14 +55,20 @@ from leakage.vocab._words import (
 
 __all__ = [
     "AUTO_RULE",
+    "DEFAULT_SHORTLIST",
     "DEFAULT_WORDS",
     "INDEX_KINDS",
+    "WORD_MEMBERS",
     "Guess",
     "GuessResult",
+    "IndexEmbedding",
     "LazyEncoder",
+    "OpenPosterior",
     "OpenVocabulary",
+    "ShortlistPosterior",
     "VectorIndex",
     "VocabMeta",
+    "WordForms",
     "WordList",
     "WordRank",
     "build_vocabulary",
@@ -63,5 +82,7 @@ __all__ = [
     "merge_words",
     "read_meta",
     "read_word_file",
+    "reranked_guess",
+    "vocabulary_pool",
     "wordfreq_words",
 ]
