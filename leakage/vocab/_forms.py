@@ -20,8 +20,9 @@ clues and words that are not alphabetic single words have no forms) when one of:
    work, ``ethernet`` = ether + net, ``streetcar``).
 
 Rules 2 and 3 also leave out some words that only share letters by chance ("carp" for
-"carpet", "cartoon" for "car": car + toon, "justice" for "ice": just + ice). They are left out on purpose: a model that reads
-words as sub-word pieces scores them high for the shared letters, not for their meaning.
+"carpet", "cartoon" for "car": car + toon, "justice" for "ice": just + ice). They are left
+out on purpose: a model that reads words as sub-word pieces scores them high for the shared
+letters, not for their meaning.
 """
 
 from __future__ import annotations

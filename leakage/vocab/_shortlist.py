@@ -103,7 +103,9 @@ class ShortlistPosterior:
     """Posteriors over an open vocabulary by shortlist and re-rank (module docstring).
 
     ``backend``: any likelihood backend (``loglik(clues, candidates)``); None keeps stage 1
-    (the embedding scores alone). ``shortlist``: how many words each step re-ranks.
+    (the embedding scores alone). ``shortlist``: how many words each step re-ranks. ``tau``:
+    stage 1's temperature (default the vocabulary's; a sentence against a word needs a
+    higher one than a word does, see the seats).
     """
 
     def __init__(
@@ -112,12 +114,16 @@ class ShortlistPosterior:
         backend: Any | None = None,
         *,
         shortlist: int = DEFAULT_SHORTLIST,
+        tau: float | None = None,
     ) -> None:
         if shortlist < 1:
             raise InvalidInput("the shortlist must hold at least one word")
+        if tau is not None and tau <= 0:
+            raise InvalidInput("tau must be positive")
         self.vocab = vocab
         self.backend = backend
         self.shortlist = shortlist
+        self.tau = vocab.tau if tau is None else tau
 
     @property
     def words(self) -> list[str]:
@@ -168,7 +174,7 @@ class ShortlistPosterior:
         prior = np.zeros(n) if log_prior is None else np.asarray(log_prior, dtype=np.float64)
         ranked = np.ones(n, dtype=bool) if mask is None else mask
         sims = self.clue_scores(clues) if scores is None else scores
-        stage1 = self._stage1(sims, prior, ranked)
+        stage1 = self.stage1(sims, prior, ranked)
         if self.backend is not None and rows is None:
             row_words = self.union(stage1, also)
             rows = self.backend.loglik(
@@ -196,12 +202,13 @@ class ShortlistPosterior:
             seen.update(dict.fromkeys(int(r) for r in self._top(log_q, self.shortlist)))
         return list(seen)
 
-    def _stage1(
+    def stage1(
         self, sims: NDArray[np.float64], prior: NDArray[np.float64], ranked: NDArray[np.bool_]
     ) -> list[NDArray[np.float64]]:
-        """log q after each clue (``-inf`` outside ``ranked``)."""
+        """log q after each clue (``-inf`` outside ``ranked``): ``sims`` the clues' cosines
+        (:meth:`clue_scores`), ``prior`` an unnormalised log-prior over the vocabulary."""
         base = np.where(ranked, prior, -np.inf)
-        cumulative = np.cumsum(sims, axis=0) / self.vocab.tau
+        cumulative = np.cumsum(sims, axis=0) / self.tau
         return [_log_normalise(base + cumulative[t]) for t in range(sims.shape[0])]
 
     @staticmethod
