@@ -79,6 +79,8 @@ def _fit_tau(vocab: Any, games: list[Any], prior: Any) -> tuple[float, dict[str,
             cos = (vocab.index.vectors @ np.stack([by_text[x] for x in heard]).T).sum(axis=1)
             lp = prior.log_prior(vocab, g.word_of(spy))
             items.append((lp, cos.astype(np.float64), vocab.index.position(g.words.civilian)))
+    # A civilians' word the seat rules out (the own word's inflection) has no log q: left out.
+    items = [x for x in items if np.isfinite(x[0][x[2]])]
     scores = {}
     for tau in TAUS:
         total = []

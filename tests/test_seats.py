@@ -49,6 +49,7 @@ def test_pair_prior_is_fitted_and_leaves_out_the_own_word(vocab):
     lp = prior.log_prior(vocab, "cello")
     index = vocab.index
     assert lp[index.position("cello")] == -np.inf and lp[index.position("cellos")] == -np.inf
+    assert np.isfinite(lp[index.position("violin")])
     finite = lp[np.isfinite(lp)]
     # related words first: violin beats a word of no relation
     assert lp[index.position("violin")] > np.quantile(finite, 0.99)

@@ -71,9 +71,10 @@ class PairPrior(BaseModel):
 
 
 def own_rows(vocab: OpenVocabulary, own: str) -> list[int]:
-    """Rows that cannot be the other word: ``own`` and its forms (``WordForms``: the other
-    word of a pair is not the own word's plural or derivation)."""
-    return [*vocab.index.positions(own), *vocab.forms.of(own)]
+    """Rows that cannot be the other word: ``own`` and the words of its stem
+    (``WordForms.inflections``: the other word of a pair is not the own word's plural or
+    derivation). Compounds stay: windsurfing / surfing is a CK-Arena pair."""
+    return [*vocab.index.positions(own), *vocab.forms.inflections(own)]
 
 
 def _log_rank(n: int) -> NDArray[np.float64]:

@@ -91,6 +91,15 @@ class WordForms:
     def _is_word(self, text: str) -> bool:
         return len(text) >= MIN_PART and text in self._by_word
 
+    def inflections(self, word: str) -> list[int]:
+        """Rows of the words with the same Snowball stem as ``word`` (rule 1 only: plurals,
+        inflections, most derivations), the word itself not included."""
+        w = word.strip().casefold()
+        if not w.isalpha():
+            return []
+        own = set(self._by_word.get(w, []))
+        return [r for r in self._by_stem.get(self.stem(w), []) if r not in own]
+
     def of(self, clue: str) -> list[int]:
         """Rows of the vocabulary words that are forms of ``clue`` (not the clue itself), in
         index order; none when the clue is not one alphabetic word."""
