@@ -24,7 +24,9 @@ times), so the dev/frozen split (``leakage.calibration``'s hash, one third froze
 by *pair* (id ``ck-arena-pair:<a>|<b>``, words sorted). Two things are fitted, on the dev
 side only: the pair prior's (β, γ) (``fit_pair_prior`` on the dev pairs) and the stage-1
 temperature τ (grid, the best mean log-probability of the civilians' word after round 1 on
-dev games). Every figure is given for dev, frozen and all games; the frozen games' pairs
+dev games), then stage 1's weight λ in the re-rank (``stage1_weight``, grid 0, 0.5, 1: the
+best mean log-probability of the civilians' word after round 1 on dev games). Every figure
+is given for dev, frozen and all games; the frozen games' pairs
 were seen by no fit. Intervals: 95% percentile bootstrap over games (400 resamples).
 
 ``python -m benchmarks.seats`` (``--write-prior`` writes the fitted prior to
@@ -48,6 +50,8 @@ from benchmarks._stats import bootstrap_ci, roc_auc
 
 SHORTLIST = 100
 TAUS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+LAMBDAS = (0.0, 0.5, 1.0)
+"""Grid of stage 1's weight in the re-rank (``ShortlistPosterior(stage1_weight=)``)."""
 SEED = 0
 PRIOR_FILE = Path(__file__).resolve().parents[1] / "leakage" / "data" / "pair_prior.json"
 
@@ -90,6 +94,31 @@ def _fit_tau(vocab: Any, games: list[Any], prior: Any) -> tuple[float, dict[str,
             total.append(z[row] - np.logaddexp.reduce(z[finite]))
         scores[str(tau)] = round(float(np.mean(total)), 4)
     best = max(TAUS, key=lambda t: scores[str(t)])
+    return best, scores
+
+
+def _fit_lambda(
+    vocab: Any, backend: Any, games: list[Any], prior: Any, tau: float, shortlist: int
+) -> tuple[float, dict[str, float]]:
+    """Stage 1's weight λ in the re-rank with the best mean log P(civilians' word) after
+    round 1, dev games only (a floor of 1e-12 for a word ruled out)."""
+    from leakage.seats import spy_seat
+    from leakage.vocab import ShortlistPosterior
+
+    scores = {}
+    for lam in LAMBDAS:
+        search = ShortlistPosterior(vocab, backend, shortlist=shortlist, tau=tau, stage1_weight=lam)
+        logs = [
+            np.log(max(seat.steps[-1].probability, 1e-12))
+            for g in games
+            for spy in sorted(g.spies())
+            if (seat := spy_seat(search, g, spy, prior, rounds=1)).steps
+        ]
+        scores[str(lam)] = round(float(np.mean(logs)), 4)
+        print(
+            f"  λ = {lam}: mean log P(civilians' word) on dev games {scores[str(lam)]}", flush=True
+        )
+    best = max(LAMBDAS, key=lambda x: scores[str(x)])
     return best, scores
 
 
@@ -306,7 +335,8 @@ def run(
         backend = create_backend("ensemble")
     else:
         backend = vocabulary_pool(vocab, [m.strip() for m in members.split(",")], kind="statement")
-    search = ShortlistPosterior(vocab, backend, shortlist=shortlist, tau=tau)
+    lam, lam_scores = _fit_lambda(vocab, backend, dev_games, prior, tau, shortlist)
+    search = ShortlistPosterior(vocab, backend, shortlist=shortlist, tau=tau, stage1_weight=lam)
     base = ShortlistPosterior(vocab, None, shortlist=shortlist, tau=tau)
     results: dict[str, Any] = {
         "games": len(games),
@@ -325,6 +355,8 @@ def run(
         "prior": prior.model_dump(),
         "stage1_tau": tau,
         "stage1_tau_mean_log_q_dev": tau_scores,
+        "stage1_weight": lam,
+        "stage1_weight_mean_log_p_dev": lam_scores,
         "members": members,
         "pool": backend.info() if hasattr(backend, "info") else None,
         "shortlist": shortlist,

@@ -335,6 +335,8 @@ def test_a_clues_own_forms_are_left_out(vocab5k: OpenVocabulary):
     assert {words[r] for r in forms.of("Net")} == {"nets", "netting", "network", "ethernet"}
     assert {words[r] for r in forms.of("basketball")} == {"basket", "ball"}
     assert forms.of("tennis") == [] and forms.of("ice cream") == [] and forms.of("3d") == []
+    # inflections: the same stem only (rule 1)
+    assert {words[r] for r in forms.inflections("net")} == {"nets", "netting"}
     # In a guess: left out by default and listed apart from the clues; ranks stay exact.
     result = vocab5k.guess(["water"], top=20)
     assert "waters" in result.forms and "water" in result.excluded

@@ -105,7 +105,9 @@ class ShortlistPosterior:
     ``backend``: any likelihood backend (``loglik(clues, candidates)``); None keeps stage 1
     (the embedding scores alone). ``shortlist``: how many words each step re-ranks. ``tau``:
     stage 1's temperature (default the vocabulary's; a sentence against a word needs a
-    higher one than a word does, see the seats).
+    higher one than a word does, see the seats). ``stage1_weight``: a weight λ for stage 1's
+    own evidence (Σ cos / τ) in the re-rank, beside the backend's rows (0: the backend's
+    rows alone; a log-linear pool of the two readers when fitted).
     """
 
     def __init__(
@@ -115,6 +117,7 @@ class ShortlistPosterior:
         *,
         shortlist: int = DEFAULT_SHORTLIST,
         tau: float | None = None,
+        stage1_weight: float = 0.0,
     ) -> None:
         if shortlist < 1:
             raise InvalidInput("the shortlist must hold at least one word")
@@ -124,6 +127,7 @@ class ShortlistPosterior:
         self.backend = backend
         self.shortlist = shortlist
         self.tau = vocab.tau if tau is None else tau
+        self.stage1_weight = stage1_weight
 
     @property
     def words(self) -> list[str]:
@@ -189,6 +193,8 @@ class ShortlistPosterior:
                 col = {r: j for j, r in enumerate(row_words)}
                 cols = np.array([col[int(r)] for r in short])
                 inside = prior[short] + np.asarray(rows)[: t + 1, cols].sum(axis=0)
+                if self.stage1_weight:
+                    inside = inside + self.stage1_weight * (log_q[short] - prior[short])
                 inside = inside - inside.max()
                 inside = inside - np.log(np.exp(inside).sum())
                 log_p[short] = np.log(mass) + inside
