@@ -279,12 +279,17 @@ def run(
     civilian: bool = True,
     outside: bool = True,
     write_prior: bool = False,
+    tau: float | None = None,
+    stage1_weight: float | None = None,
 ) -> dict[str, Any]:
+    """The seats on the CK-Arena dev logs. With ``games_limit`` (a seeded sample) the
+    shipped pair prior is used instead of a fit on the sample's pairs; ``tau`` and
+    ``stage1_weight`` given skip their fits (for a costly pool on a few games)."""
     from benchmarks._spygame import spy_round1
     from leakage import load_transcripts
     from leakage.backends import create_backend
     from leakage.encoders import CachedEncoder, open_encoder
-    from leakage.seats import fit_pair_prior
+    from leakage.seats import fit_pair_prior, read_pair_prior
     from leakage.vocab import (
         OpenVocabulary,
         ShortlistPosterior,
@@ -317,25 +322,35 @@ def run(
     dev_pairs = sorted(
         {(g.words.civilian, g.words.spy) for g, s in zip(games, sides, strict=True) if s == "dev"}
     )
-    prior = fit_pair_prior(
-        vocab,
-        dev_pairs,
-        fitted_on={
-            "data": "CK-Arena dev logs' pairs (../shared/data/ck-arena-dev/logs), dev side "
-            "of the frozen split by pair id ck-arena-pair:<a>|<b>",
-            "vocabulary": f"wordfreq:50000 ({size} words) + {added} pair words",
-            "command": "python -m benchmarks.seats --write-prior",
-        },
+    prior = (
+        read_pair_prior()
+        if games_limit
+        else fit_pair_prior(
+            vocab,
+            dev_pairs,
+            fitted_on={
+                "data": "CK-Arena dev logs' pairs (../shared/data/ck-arena-dev/logs), dev side "
+                "of the frozen split by pair id ck-arena-pair:<a>|<b>",
+                "vocabulary": f"wordfreq:50000 ({size} words) + {added} pair words",
+                "command": "python -m benchmarks.seats --write-prior",
+            },
+        )
     )
-    if write_prior:
+    if write_prior and not games_limit:
         PRIOR_FILE.write_text(prior.model_dump_json(indent=2) + "\n", "utf-8")
     dev_games = [g for g, s in zip(games, sides, strict=True) if s == "dev"]
-    tau, tau_scores = _fit_tau(vocab, dev_games, prior)
+    tau_scores: dict[str, float] = {}
+    if tau is None:
+        tau, tau_scores = _fit_tau(vocab, dev_games, prior)
     if members == "ensemble":
         backend = create_backend("ensemble")
     else:
         backend = vocabulary_pool(vocab, [m.strip() for m in members.split(",")], kind="statement")
-    lam, lam_scores = _fit_lambda(vocab, backend, dev_games, prior, tau, shortlist)
+    lam_scores: dict[str, float] = {}
+    if stage1_weight is None:
+        lam, lam_scores = _fit_lambda(vocab, backend, dev_games, prior, tau, shortlist)
+    else:
+        lam = stage1_weight
     search = ShortlistPosterior(vocab, backend, shortlist=shortlist, tau=tau, stage1_weight=lam)
     base = ShortlistPosterior(vocab, None, shortlist=shortlist, tau=tau)
     results: dict[str, Any] = {
@@ -387,7 +402,13 @@ def run(
                 "p_spy_auc_ci95": block["spy_posterior_auc_ci95"],
             }
             print(f"  {seat}: {results[seat]}")
-    params = {"members": members, "shortlist": shortlist, "games_limit": games_limit}
+    params = {
+        "members": members,
+        "shortlist": shortlist,
+        "games_limit": games_limit,
+        "tau": tau,
+        "stage1_weight": lam,
+    }
     tag = "" if members == "cooccurrence,embedding" else "_" + members.replace(",", "-")
     if games_limit:
         tag += f"_{games_limit}games"
@@ -425,8 +446,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-civilian", action="store_true")
     parser.add_argument("--no-outside", action="store_true")
     parser.add_argument("--write-prior", action="store_true")
+    parser.add_argument("--tau", type=float, default=None, help="stage 1's τ (default: fit)")
+    parser.add_argument(
+        "--stage1-weight", type=float, default=None, help="λ in the re-rank (default: fit)"
+    )
     a = parser.parse_args(argv)
-    run(a.members, a.shortlist, a.games, not a.no_civilian, not a.no_outside, a.write_prior)
+    run(
+        a.members,
+        a.shortlist,
+        a.games,
+        not a.no_civilian,
+        not a.no_outside,
+        a.write_prior,
+        a.tau,
+        a.stage1_weight,
+    )
     return 0
 
 
