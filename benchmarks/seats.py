@@ -123,6 +123,8 @@ def _fit_lambda(
 
 
 def _rank_figures(ranks: list[float], game_of: list[int], seed: int) -> dict[str, Any]:
+    if not ranks:
+        return {"seats": 0, "games": 0}
     r = np.array(ranks, dtype=np.float64)
     g = np.array(game_of)
     groups = np.unique(g)
@@ -419,6 +421,8 @@ def run(
 def _print_spy(block: dict[str, Any]) -> None:
     for side in ("all", "dev", "frozen"):
         for reader, f in block[side].items():
+            if not f["seats"]:
+                continue
             print(
                 f"  spy seat, {side:6s} {reader:6s}: top-10 {f['top10']} {f['top10_ci95']}, "
                 f"median rank {f['median_rank']} {f['median_rank_ci95']}, top-1 {f['top1']} "
