@@ -23,7 +23,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from benchmarks._spygame import spy_round1 as spy_round1  # re-exported for the studies
 from benchmarks._stats import bootstrap_ci as bootstrap_ci  # re-exported for the studies
+from benchmarks._stats import roc_auc as roc_auc  # re-exported for the studies
 from leakage.runtime import cpu_supports_bf16
 
 REPO = Path(__file__).resolve().parents[1]

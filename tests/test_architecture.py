@@ -52,6 +52,7 @@ LAYERS: dict[str, int] = {
     "games": 5,
     "splits": 5,
     "vocab": 5,
+    "seats": 5,
     # 6: the command line (the service is a distribution of its own, above it)
     "cli": 6,
     "inspect": 6,

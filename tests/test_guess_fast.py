@@ -30,6 +30,7 @@ from leakage.vocab import (
 from .numerics import reorder_tolerance
 
 EXTRA = ["puck", "hockey", "goalie", "rink", "skating", "zebra", "stripes", "mane"]
+EXTRA += ["racket", "rackets", "racquet", "tennis", "badminton", "net", "nets", "network"]
 MODEL_RUNTIME = ("torch", "transformers", "sentence_transformers")
 
 # One word's vector, embedded twice in batches of other shapes: all-MiniLM-L6-v2 has 6
@@ -199,6 +200,7 @@ def _guess(home: Path, *args: str) -> tuple[str, list[str]]:
 
 def test_cli_answers_vocabulary_clues_without_the_model(index_dir, index, minilm, tmp_path):
     args = ["--secret", "skating", "--exclude", "goalie", "--tau", "0.1", "--top", "5"]
+    args += ["--rerank", "none"]
     out, modules = _guess(tmp_path, "puck", "ice", "--vocab", str(index_dir), *args, "-f", "json")
     assert modules == []
     doc = json.loads(out)
@@ -212,7 +214,9 @@ def test_cli_answers_vocabulary_clues_without_the_model(index_dir, index, minilm
     )
     assert_same_result(doc, guess_document(index, slow), clues=2)
 
-    out, modules = _guess(tmp_path, "zebra", "--vocab", str(index_dir), "--keep-clues")
+    out, modules = _guess(
+        tmp_path, "zebra", "--vocab", str(index_dir), "--keep-clues", "--keep-forms"
+    )
     assert modules == []
     assert "│    1 │ zebra" in out and "left out" not in out
     assert not (tmp_path / "embeddings.sqlite").exists()  # nothing was embedded
@@ -220,6 +224,7 @@ def test_cli_answers_vocabulary_clues_without_the_model(index_dir, index, minilm
 
 def test_cli_embeds_other_clues_once_then_reads_the_cache(index_dir, index, minilm, tmp_path):
     args = ["ice rink", "puck", "--vocab", str(index_dir), "--secret", "zamboni", "-f", "json"]
+    args += ["--rerank", "none"]
     first, modules = _guess(tmp_path, *args)
     assert modules == list(MODEL_RUNTIME)  # the model was needed ...
     slow = OpenVocabulary(index, minilm, from_index=False)
@@ -231,3 +236,14 @@ def test_cli_embeds_other_clues_once_then_reads_the_cache(index_dir, index, mini
     again, modules = _guess(tmp_path, *args)
     assert modules == []  # ... once: the embedding cache holds both texts now
     assert again == first
+
+
+def test_cli_reranks_by_default_without_the_model(index_dir, index, shared_home):
+    """The default re-rank (co-occurrence counts and the index's own vectors) opens no
+    model either: ``racket`` + ``net`` put tennis in the top 5 (issue 39)."""
+    out, modules = _guess(shared_home, "racket", "net", "--vocab", str(index_dir), "-f", "json")
+    assert modules == []
+    doc = json.loads(out)
+    assert doc["reranked_by"] == "cooccurrence, embedding (shortlist of 200)"
+    assert "rackets" in doc["forms"] and "nets" in doc["forms"]
+    assert "tennis" in [g["word"] for g in doc["guesses"][:5]]

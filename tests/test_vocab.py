@@ -16,7 +16,9 @@ from leakage.errors import InvalidInput
 from leakage.vocab import (
     AUTO_RULE,
     OpenVocabulary,
+    ShortlistPosterior,
     VectorIndex,
+    WordForms,
     build_vocabulary,
     choose_kind,
     default_vocab_dir,
@@ -24,6 +26,8 @@ from leakage.vocab import (
     load_words,
     merge_words,
     read_meta,
+    reranked_guess,
+    vocabulary_pool,
     wordfreq_words,
 )
 
@@ -241,7 +245,7 @@ def test_puck_makes_an_adversary_guess_hockey(vocab5k: OpenVocabulary):
 
 
 def test_clue_words_are_left_out_unless_kept(vocab5k: OpenVocabulary):
-    left_out = vocab5k.guess(["Ice"], top=5, exclude=["hockey"])
+    left_out = vocab5k.guess(["Ice"], top=5, exclude=["hockey"], exclude_forms=False)
     assert left_out.excluded == ["ice", "hockey"]
     assert left_out.ranked == len(vocab5k.index) - 2
     assert not {"ice", "hockey"} & {g.word for g in left_out.guesses}
@@ -302,6 +306,88 @@ def test_every_kind_guesses_the_same(small, minilm):
     assert all(v == seen["numpy"] for v in seen.values()), seen
 
 
+def test_a_clues_own_forms_are_left_out(vocab5k: OpenVocabulary):
+    forms = WordForms(
+        [
+            "racket",
+            "rackets",
+            "rack",
+            "racking",
+            "racketeering",
+            "tennis",
+            "net",
+            "nets",
+            "netting",
+            "network",
+            "work",
+            "ethernet",
+            "ether",
+            "nettle",
+            "planet",
+            "ball",
+            "basketball",
+            "basket",
+        ]
+    )
+    words = forms.words
+    assert {words[r] for r in forms.of("racket")} == {"rackets", "rack", "racking", "racketeering"}
+    # network = net + work, ethernet = ether + net; nettle and planet only share letters
+    assert {words[r] for r in forms.of("Net")} == {"nets", "netting", "network", "ethernet"}
+    assert {words[r] for r in forms.of("basketball")} == {"basket", "ball"}
+    assert forms.of("tennis") == [] and forms.of("ice cream") == [] and forms.of("3d") == []
+    # inflections: the same stem only (rule 1)
+    assert {words[r] for r in forms.inflections("net")} == {"nets", "netting"}
+    # In a guess: left out by default and listed apart from the clues; ranks stay exact.
+    result = vocab5k.guess(["water"], top=20)
+    assert "waters" in result.forms and "water" in result.excluded
+    assert not {g.word for g in result.guesses} & set(result.forms)
+    assert result.ranked == len(vocab5k.index) - 1 - len(result.forms)
+    assert [g.rank for g in result.guesses] == list(range(1, 21))
+    kept = vocab5k.guess(["water"], top=3, exclude_forms=False)
+    assert kept.forms == [] and kept.ranked == len(vocab5k.index) - 1
+    # The word ranked is never left out, even when it is a clue's form.
+    assert vocab5k.rank_of("waters", ["water"]).of == result.ranked + 1
+
+
+def test_racket_net_guesses_tennis_once_reranked(vocab5k: OpenVocabulary, default_index):
+    """Issue 39: the clues' forms left out and the shortlist re-ranked by the word fit's
+    co-occurrence and embedding members put tennis in the top 5."""
+    pool = vocabulary_pool(vocab5k, cooccurrence={"index": default_index})
+    search = ShortlistPosterior(vocab5k, pool, shortlist=100)
+    result = reranked_guess(search, ["racket", "net"], top=5, secret="tennis")
+    assert result.secret is not None and result.secret.rank <= 5, result.guesses
+    assert "tennis" in [g.word for g in result.guesses]
+    assert result.reranked_by == "cooccurrence, embedding (shortlist of 100)"
+    alone = vocab5k.guess(["racket", "net"], top=5, secret="tennis")
+    assert alone.secret is not None and alone.secret.rank > result.secret.rank
+
+
+def test_shortlist_posterior_keeps_the_mass_left_out(vocab5k: OpenVocabulary, default_index):
+    pool = vocabulary_pool(vocab5k, cooccurrence={"index": default_index})
+    search = ShortlistPosterior(vocab5k, pool, shortlist=50)
+    clues = ["ice", "winter", "skate"]
+    mask = search.mask(clues)
+    steps = search.steps(clues, mask=mask)
+    assert len(steps) == 3
+    plain = ShortlistPosterior(vocab5k, None, shortlist=50).steps(clues, mask=mask)
+    for post, base in zip(steps, plain, strict=True):
+        p = np.exp(post.log_p)
+        assert p.sum() == pytest.approx(1.0, abs=1e-9) and np.all(p[~mask] == 0)
+        outside = np.ones(len(p), bool)
+        outside[post.shortlist] = False
+        # Words outside the shortlist keep their stage-1 probabilities; the shortlist keeps
+        # its stage-1 mass, shared out again by the members.
+        assert np.allclose(post.log_p[outside & mask], base.log_p[outside & mask])
+        assert p[post.shortlist].sum() == pytest.approx(post.shortlist_mass, rel=1e-9)
+        assert 0 < post.entropy_bits() < np.log2(mask.sum())
+        top = post.top(3)
+        assert post.rank(vocab5k.index.position(top[0][0])) == 1
+    # Without a backend the posterior is the open vocabulary's softmax.
+    g = vocab5k.guess(clues, top=1)
+    row = vocab5k.index.position(g.guesses[0].word)
+    assert plain[-1].probability(row) == pytest.approx(g.guesses[0].probability, rel=1e-6)
+
+
 def test_bad_guess_input(vocab5k: OpenVocabulary):
     with pytest.raises(InvalidInput, match="at least one clue"):
         vocab5k.guess([])
@@ -336,7 +422,18 @@ def test_cli_build_then_guess(tmp_path: Path):
     assert read_meta(out).kind == "hnsw"
 
     p = _run(
-        "guess", "puck", "ice", "--vocab", str(out), "--secret", "hockey", "-f", "json", home=home
+        "guess",
+        "puck",
+        "ice",
+        "--vocab",
+        str(out),
+        "--secret",
+        "hockey",
+        "-f",
+        "json",
+        "--rerank",
+        "none",
+        home=home,
     )
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
@@ -344,7 +441,19 @@ def test_cli_build_then_guess(tmp_path: Path):
     assert doc["guesses"][0]["word"] == "hockey" and doc["secret"]["rank"] == 1
     assert "ice" in doc["excluded"]
 
-    p = _run("guess", "puck", "--vocab", str(out), "--top", "3", "--secret", "tennis", home=home)
+    p = _run(
+        "guess",
+        "puck",
+        "--vocab",
+        str(out),
+        "--top",
+        "3",
+        "--secret",
+        "tennis",
+        "--rerank",
+        "none",
+        home=home,
+    )
     assert p.returncode == 0, p.stderr
     assert "hockey" in p.stdout and "secret 'tennis': rank" in p.stdout
 

@@ -13,7 +13,9 @@ command, figures and conclusion). They need ``../shared/data`` and skip, saying 
 - ``category_cards``: the word fit refitted on WordNet category cards;
 - ``answers``: clembench guesswhat's yes/no answers read by each member and the ``answers``
   member, and the ``question_answer`` fit it writes;
-- ``taboo_vocab``: clembench taboo first clues over the open vocabulary, bare and glossed.
+- ``taboo_vocab``: clembench taboo first clues over the open vocabulary, bare and glossed;
+- ``seats``: SpyGame / Undercover posteriors from each player's own seat (the spy's, a
+  civilian voter's) and the outside seats, and the pair prior it writes.
 
 Helpers they share with each other or with the benchmarks live in ``benchmarks.common``;
 ``_wordnet`` (WordNet read as the studies need it) is theirs alone.
@@ -27,6 +29,7 @@ STUDIES = (
     "category_cards",
     "answers",
     "taboo_vocab",
+    "seats",
 )
 
 __all__ = ["STUDIES"]

@@ -31,6 +31,10 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 """``leakage.encoders.DEFAULT_MODEL``."""
 DEFAULT_TAU = 0.05
 """``leakage.backends.embedding.DEFAULT_TAU``."""
+DEFAULT_RERANK = "cooccurrence,embedding"
+"""``leakage.vocab.WORD_MEMBERS`` (not imported here: the command line starts without numpy)."""
+DEFAULT_SHORTLIST = 200
+"""``leakage.vocab.DEFAULT_SHORTLIST``."""
 
 vocab_app = typer.Typer(
     help="Build and inspect open-vocabulary indexes (for `leakage guess`).", no_args_is_help=True
@@ -227,7 +231,24 @@ def guess(
     keep_clues: Annotated[
         bool, typer.Option("--keep-clues", help="Do not leave the clue words themselves out.")
     ] = False,
+    keep_forms: Annotated[
+        bool,
+        typer.Option(
+            "--keep-forms",
+            help="Do not leave out the clues' own forms (plurals, derivations, shared stems).",
+        ),
+    ] = False,
     tau: Annotated[float, typer.Option(help="Softmax temperature τ.", min=1e-6)] = DEFAULT_TAU,
+    rerank: Annotated[
+        str,
+        typer.Option(
+            help="Ensemble members that re-rank the shortlist (comma-separated, with their "
+            "fitted weights for word clues), or 'none' for the embedding scores alone.",
+        ),
+    ] = DEFAULT_RERANK,
+    shortlist: Annotated[
+        int, typer.Option(help="How many words the members re-rank.", min=1)
+    ] = DEFAULT_SHORTLIST,
     fmt: Annotated[GuessFormat, typer.Option("--format", "-f", help="Output format.")] = (
         GuessFormat.table
     ),
@@ -235,12 +256,22 @@ def guess(
 ) -> None:
     """What would an adversary guess from these clues, without the candidate list?
 
-    Ranks every word of the vocabulary by Σ cos(clue, word) / τ and prints the top guesses
-    with their probabilities (a softmax over the whole vocabulary). Clues that are words of
-    the vocabulary take their vectors from the index; the embedding model is loaded only for
-    other clues (and a secret outside the vocabulary) not already in the embedding cache.
+    Ranks every word of the vocabulary by Σ cos(clue, word) / τ, then re-ranks the
+    --shortlist best with the ensemble's --rerank members (their mass kept, so the
+    probabilities are over the whole vocabulary), and prints the top guesses. The clues and
+    their own forms (plurals, derivations, shared stems) are left out. Clues that are words
+    of the vocabulary take their vectors from the index; the embedding model is loaded only
+    for other clues (and a secret outside the vocabulary) not already in the embedding cache.
     """
-    from leakage.vocab import OpenVocabulary, VectorIndex, default_vocab_dir, read_meta
+    from leakage.vocab import (
+        OpenVocabulary,
+        ShortlistPosterior,
+        VectorIndex,
+        default_vocab_dir,
+        read_meta,
+        reranked_guess,
+        vocabulary_pool,
+    )
 
     err = Console(stderr=True)
     paths = cli_paths()
@@ -269,9 +300,30 @@ def guess(
         # Check the model before loading it: a mismatch is the user's to fix (exit 2).
         index = VectorIndex.load(vocab, model=_model_ref(model)[0] if model else None)
         encoder = _lazy_encoder(index, model or meta.model_ref or meta.model, paths, device)
-    result = OpenVocabulary(index, encoder, tau=tau).guess(
-        clues, top=top, exclude=exclude or (), exclude_clues=not keep_clues, secret=secret
-    )
+    open_vocab = OpenVocabulary(index, encoder, tau=tau)
+    members = [m.strip() for m in rerank.split(",") if m.strip()]
+    if members == ["none"]:
+        result = open_vocab.guess(
+            clues,
+            top=top,
+            exclude=exclude or (),
+            exclude_clues=not keep_clues,
+            exclude_forms=not keep_forms,
+            secret=secret,
+        )
+    else:
+        search = ShortlistPosterior(
+            open_vocab, vocabulary_pool(open_vocab, members), shortlist=shortlist
+        )
+        result = reranked_guess(
+            search,
+            clues,
+            top=top,
+            exclude=exclude or (),
+            exclude_clues=not keep_clues,
+            exclude_forms=not keep_forms,
+            secret=secret,
+        )
     if fmt is GuessFormat.json:
         doc = guess_document(index, result)
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
@@ -279,7 +331,9 @@ def guess(
     out = Console()
     out.print(
         f"guesses from {', '.join(repr(c) for c in result.clues)} among {result.ranked:,} "
-        f"words ({index.meta.source}, {index.model})",
+        f"words ({index.meta.source}, {index.model}"
+        + (f"; re-ranked by {result.reranked_by}" if result.reranked_by else "")
+        + ")",
         highlight=False,
         soft_wrap=True,
     )
@@ -296,6 +350,12 @@ def guess(
     out.print(table)
     if result.excluded:
         out.print(f"left out: {', '.join(result.excluded)}", highlight=False, soft_wrap=True)
+    if result.forms:
+        out.print(
+            f"left out as the clues' forms ({len(result.forms)}): {', '.join(result.forms)}",
+            highlight=False,
+            soft_wrap=True,
+        )
     if result.secret is not None:
         s = result.secret
         where = "" if s.in_vocabulary else " (not in the vocabulary; ranked as if it were)"

@@ -5,11 +5,15 @@
 ``OpenVocabulary`` ranks a whole vocabulary (``wordfreq:50000`` by default) given clues:
 the top guesses, and the rank of the secret without the candidate list; a clue that is a
 vocabulary word takes its vector from the index, and ``LazyEncoder`` opens the model only
-for the others. See docs/vocab.md.
+for the others; a clue's own forms (``WordForms``) are left out with it.
+``ShortlistPosterior`` is the open vocabulary as a seat's candidate set: a shortlist from the
+index re-ranked by a likelihood backend (the calibrated ensemble or some of its members,
+``vocabulary_pool``), the words left out keeping their mass. See docs/vocab.md.
 
 Importing this package imports neither FAISS nor torch.
 """
 
+from leakage.vocab._forms import WordForms
 from leakage.vocab._index import (
     AUTO_RULE,
     INDEX_KINDS,
@@ -30,6 +34,15 @@ from leakage.vocab._open import (
     default_vocab_dir,
     embed_words,
 )
+from leakage.vocab._shortlist import (
+    DEFAULT_SHORTLIST,
+    WORD_MEMBERS,
+    IndexEmbedding,
+    OpenPosterior,
+    ShortlistPosterior,
+    reranked_guess,
+    vocabulary_pool,
+)
 from leakage.vocab._texts import VOCAB_TEXTS, VocabTexts, gloss_text, word_texts
 from leakage.vocab._words import (
     DEFAULT_WORDS,
@@ -43,16 +56,22 @@ from leakage.vocab._words import (
 
 __all__ = [
     "AUTO_RULE",
+    "DEFAULT_SHORTLIST",
     "DEFAULT_WORDS",
     "INDEX_KINDS",
     "VOCAB_TEXTS",
+    "WORD_MEMBERS",
     "Guess",
     "GuessResult",
+    "IndexEmbedding",
     "LazyEncoder",
+    "OpenPosterior",
     "OpenVocabulary",
+    "ShortlistPosterior",
     "VectorIndex",
     "VocabMeta",
     "VocabTexts",
+    "WordForms",
     "WordList",
     "WordRank",
     "build_vocabulary",
@@ -67,6 +86,8 @@ __all__ = [
     "merge_words",
     "read_meta",
     "read_word_file",
+    "reranked_guess",
+    "vocabulary_pool",
     "word_texts",
     "wordfreq_words",
 ]

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from leakage.encoders import DEFAULT_TAU, CachedEncoder, Encoder
 from leakage.errors import InvalidInput
+from leakage.vocab._forms import WordForms
 from leakage.vocab._index import DEFAULT_SEED, VectorIndex
 from leakage.vocab._texts import VocabTexts, word_texts
 from leakage.vocab._words import DEFAULT_WORDS, WORDFREQ_PREFIX, WordList
@@ -67,11 +68,17 @@ class GuessResult(BaseModel):
     clues: list[str]
     excluded: list[str]
     """Vocabulary words left out of the ranking (by default the clues themselves)."""
+    forms: list[str] = []
+    """Vocabulary words left out as forms of a clue (plurals, derivations, shared stems,
+    compounds: ``leakage.vocab.WordForms``), unless ``exclude_forms=False``."""
     tau: float
     ranked: int
     """How many vocabulary words were ranked."""
     guesses: list[Guess]
     secret: WordRank | None = None
+    reranked_by: str | None = None
+    """The members that re-ranked a shortlist (``leakage.vocab.reranked_guess``); None when
+    the probabilities are the embedding scores' softmax over the vocabulary."""
 
 
 def _slug(text: str) -> str:
@@ -231,6 +238,14 @@ class OpenVocabulary:
         self.tau = tau
         # a glossed index holds the vectors of glosses, not of the words a clue may be
         self.from_index = from_index and index.meta.texts == "word"
+        self._forms: WordForms | None = None
+
+    @property
+    def forms(self) -> WordForms:
+        """The clue-forms finder of this vocabulary (its stems computed on first use)."""
+        if self._forms is None or len(self._forms.words) != len(self.index):
+            self._forms = WordForms(self.index.words)
+        return self._forms
 
     def _clue_vector(self, clues: Sequence[str]) -> tuple[list[str], NDArray[np.float32]]:
         texts = [c.strip() for c in clues]
@@ -257,8 +272,13 @@ class OpenVocabulary:
         return (self.index.vectors @ query).astype(np.float64)
 
     def _ranked_mask(
-        self, clues: Sequence[str], exclude: Iterable[str], exclude_clues: bool
-    ) -> tuple[NDArray[np.bool_], list[str]]:
+        self,
+        clues: Sequence[str],
+        exclude: Iterable[str],
+        exclude_clues: bool,
+        exclude_forms: bool = False,
+    ) -> tuple[NDArray[np.bool_], list[str], list[str]]:
+        """(rows ranked, words excluded by name, words excluded as forms of a clue)."""
         mask = np.ones(len(self.index), dtype=bool)
         names = [*(clues if exclude_clues else ()), *exclude]
         excluded: list[str] = []
@@ -267,9 +287,16 @@ class OpenVocabulary:
                 if mask[row]:
                     mask[row] = False
                     excluded.append(self.index.words[row])
+        forms: list[str] = []
+        if exclude_forms:
+            for clue in clues:
+                for row in self.forms.of(clue):
+                    if mask[row]:
+                        mask[row] = False
+                        forms.append(self.index.words[row])
         if not mask.any():
             raise InvalidInput("every vocabulary word is excluded; nothing left to rank")
-        return mask, excluded
+        return mask, excluded, forms
 
     def guess(
         self,
@@ -278,18 +305,21 @@ class OpenVocabulary:
         top: int = 10,
         exclude: Iterable[str] = (),
         exclude_clues: bool = True,
+        exclude_forms: bool = True,
         secret: str | None = None,
     ) -> GuessResult:
         """The ``top`` most probable vocabulary words given ``clues``.
 
         The clue words themselves are left out unless ``exclude_clues=False`` (a clue is its
-        own nearest neighbour); ``exclude`` leaves out more. Matching ignores case. With
-        ``secret``, also where that word ranks (see ``rank_of``).
+        own nearest neighbour), and so are their forms (``WordForms``: plurals, derivations,
+        shared stems, compounds) unless ``exclude_forms=False``; ``exclude`` leaves out more.
+        Matching ignores case. With ``secret``, also where that word ranks (see ``rank_of``).
+        Ranks are exact among the words ranked: every word's score is computed.
         """
         if top < 1:
             raise InvalidInput("top must be at least 1")
         texts, query = self._clue_vector(clues)
-        mask, excluded = self._ranked_mask(texts, exclude, exclude_clues)
+        mask, excluded, forms = self._ranked_mask(texts, exclude, exclude_clues, exclude_forms)
         sims = (self.index.vectors @ query).astype(np.float64)
         ranked = sims[mask]
         log_z = _logsumexp(ranked / self.tau)
@@ -303,7 +333,7 @@ class OpenVocabulary:
             # Fetch twice as many as shown: an approximate index (hnsw, ivf) that misses one
             # of the true top words then rarely changes what is shown.
             norm = float(np.linalg.norm(query))
-            want = min(len(self.index), 2 * top + len(excluded))
+            want = min(len(self.index), 2 * top + len(excluded) + len(forms))
             _, found_rows = self.index.search(query / (norm or 1.0), want)
             found = [int(r) for r in found_rows[0] if r >= 0 and mask[r]]
         found.sort(key=lambda r: -sims[r])
@@ -317,7 +347,12 @@ class OpenVocabulary:
             for r in found[:top]
         ]
         result = GuessResult(
-            clues=texts, excluded=excluded, tau=self.tau, ranked=int(mask.sum()), guesses=guesses
+            clues=texts,
+            excluded=excluded,
+            forms=forms,
+            tau=self.tau,
+            ranked=int(mask.sum()),
+            guesses=guesses,
         )
         if secret is not None:
             result.secret = self._rank(secret, query, sims, mask)
@@ -330,15 +365,17 @@ class OpenVocabulary:
         *,
         exclude: Iterable[str] = (),
         exclude_clues: bool = True,
+        exclude_forms: bool = True,
     ) -> WordRank:
         """Where ``word`` ranks among the vocabulary given ``clues`` (1 = the top guess).
 
         How far an adversary without the candidate list is from the secret. A word outside
         the vocabulary is embedded and ranked as if it were in it (``in_vocabulary`` False).
-        The word itself is never excluded.
+        The word itself is never excluded, even when it is a clue or a clue's form: its rank
+        counts it and the words ranked (those not excluded), and no other.
         """
         texts, query = self._clue_vector(clues)
-        mask, _ = self._ranked_mask(texts, exclude, exclude_clues)
+        mask, _, _ = self._ranked_mask(texts, exclude, exclude_clues, exclude_forms)
         sims = (self.index.vectors @ query).astype(np.float64)
         return self._rank(word, query, sims, mask)
 

@@ -1,0 +1,336 @@
+"""SpyGame / Undercover from a player's own seat: what the spy learns of the civilians' word,
+and whom a voter who knows only its own word suspects.
+
+**The spy's seat** (it knows its own word s, hears every other player; it does not know who
+is a civilian). Over an open vocabulary V (``ShortlistPosterior``), after each statement of
+another player::
+
+    P(c | statements so far, s)  ∝  π(c | s) · Π_i [(1 − ρ) e^{L[i, c]} + ρ e^{L[i, s]}]
+
+π is the pair prior (``PairPrior``: pairs are chosen related); L the backend's row for
+statement i (a calibrated ensemble's, re-ranking the shortlist); ρ = (k − 1)/(n − 1), the
+chance that another speaker is the other spy, who describes s (k spies of n players, known
+from the rules). The mixture is what the spy can do without knowing the speakers' roles. The
+words outside the shortlist keep their stage-1 mass (the prior and the statements' cosines),
+so P is a distribution over V. Figures per statement: the rank of the civilians' word, its
+probability, the entropy over V, the gain in bits (entropy drop; the first from the prior's
+entropy).
+
+**A voter's seat** (it knows its own word w, not the other word, not its own role). Each
+other player j's statements give A_j(x) = Σ_{i ∈ j} L[i, x] for any word x. With spies a set
+S of k players, either I am a civilian (w is the civilians' word; the spies share an unknown
+x) or I am a spy (w is the spies' word; the civilians share an unknown c)::
+
+    P(civilian, S) ∝ (n−k)/n / C(n−1, k)   · Σ_x π(x | w) e^{Σ_{j∈S} A_j(x)} · e^{Σ_{j∉S} A_j(w)}
+    P(spy, S ∪ me) ∝ k/n / C(n−1, k−1)     · Σ_c π(c | w) e^{Σ_{j∉S} A_j(c)} · e^{Σ_{j∈S} A_j(w)}
+
+The unknown word is marginalised over a shortlist of V (the union of the stage-1 shortlists
+after each statement, under the prior π(· | w)), with π renormalised over it: the mass of
+the words left out of that shortlist is not in the sum (an approximation the docs state).
+P(j is a spy) sums the hypotheses where j is in S. Every statement appears once in every
+hypothesis, so a backend's per-row constants cancel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from math import comb, log
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from leakage.errors import InvalidInput
+from leakage.seats._prior import PairPrior
+from leakage.transcripts import SpyGameTranscript
+from leakage.vocab import OpenPosterior, ShortlistPosterior
+
+LOG2 = log(2.0)
+
+
+@dataclass
+class SpySeatStep:
+    """The spy's posterior over the civilians' word after one statement of another player."""
+
+    turn: int
+    """Position of the statement in the transcript's turns."""
+    player: str
+    round: int | None
+    rank: int | None
+    """Rank of the civilians' word among the words ranked (None: outside the vocabulary)."""
+    probability: float
+    entropy_bits: float
+    gain_bits: float
+    shortlist_mass: float
+    top: list[tuple[str, float]] = field(default_factory=list)
+
+
+@dataclass
+class SpySeat:
+    """The spy's seat through one game."""
+
+    game: str
+    spy: str
+    own_word: str
+    civilian_word: str
+    prior_rank: int | None
+    prior_entropy_bits: float
+    steps: list[SpySeatStep]
+
+
+def _entropy_bits(log_p: NDArray[np.float64]) -> float:
+    lp = log_p[np.isfinite(log_p)]
+    return float(-(np.exp(lp) * lp).sum() / LOG2)
+
+
+def _normalise(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    finite = np.isfinite(x)
+    m = float(x[finite].max())
+    return x - (m + float(np.log(np.exp(x[finite] - m).sum())))
+
+
+def _rank(log_p: NDArray[np.float64], row: int | None) -> int | None:
+    if row is None or not np.isfinite(log_p[row]):
+        return None
+    return int((log_p >= log_p[row]).sum())
+
+
+def _statements(game: SpyGameTranscript, seat: str, rounds: int | None) -> list[tuple[int, Any]]:
+    first = min((t.round for t in game.turns if t.round is not None), default=None)
+    out = []
+    for i, t in enumerate(game.turns):
+        if t.player == seat:
+            continue
+        late = rounds is not None and first is not None and t.round is not None
+        if late and t.round >= first + rounds:  # type: ignore[operator]
+            continue
+        out.append((i, t))
+    return out
+
+
+def spy_seat(
+    search: ShortlistPosterior,
+    game: SpyGameTranscript,
+    spy: str,
+    prior: PairPrior,
+    *,
+    rounds: int | None = None,
+    top: int = 5,
+) -> SpySeat:
+    """The posterior over the civilians' word from ``spy``'s seat after every statement of
+    another player (of the first ``rounds`` rounds; default all). See the module docstring."""
+    if spy not in game.spies():
+        raise InvalidInput(f"game {game.id}: player {spy!r} is not a spy")
+    vocab = search.vocab
+    own = game.word_of(spy)
+    truth = game.words.civilian
+    log_prior = prior.log_prior(vocab, own)
+    mask = np.isfinite(log_prior)  # the own word and its forms are out
+    truth_row = vocab.index.position(truth)
+    prior_lp = _normalise(np.where(mask, log_prior, -np.inf))
+    said = _statements(game, spy, rounds)
+    texts = [t.text for _, t in said]
+    seat = SpySeat(
+        game=game.id,
+        spy=spy,
+        own_word=own,
+        civilian_word=truth,
+        prior_rank=_rank(prior_lp, truth_row),
+        prior_entropy_bits=_entropy_bits(prior_lp),
+        steps=[],
+    )
+    if not texts:
+        return seat
+    posts = _posteriors(search, texts, log_prior, mask, own, rho=_rho(game))
+    before = seat.prior_entropy_bits
+    for (i, turn), post in zip(said, posts, strict=True):
+        h = post.entropy_bits()
+        seat.steps.append(
+            SpySeatStep(
+                turn=i,
+                player=turn.player,
+                round=turn.round,
+                rank=post.rank(truth_row) if truth_row is not None else None,
+                probability=post.probability(truth_row) if truth_row is not None else 0.0,
+                entropy_bits=h,
+                gain_bits=before - h,
+                shortlist_mass=post.shortlist_mass,
+                top=post.top(top),
+            )
+        )
+        before = h
+    return seat
+
+
+def _rho(game: SpyGameTranscript) -> float:
+    n, k = len(game.players), len(game.spies())
+    return (k - 1) / (n - 1) if n > 1 else 0.0
+
+
+def _posteriors(
+    search: ShortlistPosterior,
+    texts: Sequence[str],
+    log_prior: NDArray[np.float64],
+    mask: NDArray[np.bool_],
+    own: str,
+    *,
+    rho: float,
+) -> list[OpenPosterior]:
+    sims = search.clue_scores(texts)
+    if search.backend is None:
+        return search.steps(texts, log_prior=log_prior, mask=mask, scores=sims)
+    stage1 = search.stage1(sims, log_prior, mask)
+    union = search.union(stage1)
+    words = [search.words[r] for r in union]
+    own_col = len(words)
+    rows = np.asarray(search.backend.loglik(list(texts), [*words, own]), dtype=np.float64)
+    if rho > 0:
+        rows = np.logaddexp(log(1 - rho) + rows, log(rho) + rows[:, own_col : own_col + 1])
+    return search.steps(
+        texts, log_prior=log_prior, mask=mask, scores=sims, rows=rows[:, :own_col], row_words=union
+    )
+
+
+# -- a voter's seat ------------------------------------------------------------------------
+
+
+@dataclass
+class VoterSeat:
+    """P(player is a spy) from one player's seat after the statements it has heard."""
+
+    game: str
+    seat: str
+    own_word: str
+    p_spy: dict[str, float]
+    """Every other player's probability of being a spy."""
+    p_self_spy: float
+    """The seat's probability that it is a spy itself."""
+    statements: int
+    marginal_words: int
+    """How many words the unknown other word was marginalised over."""
+
+
+@dataclass
+class GameRows:
+    """A backend's rows for a game's statements over one set of words (one call, so that
+    per-row constants are the same for every seat that reads them)."""
+
+    texts: list[str]
+    words: list[str]
+    values: NDArray[np.float64]
+    """(statements, words)."""
+
+    def table(self, texts: Sequence[str], words: Sequence[str]) -> NDArray[np.float64]:
+        row = {t: i for i, t in enumerate(self.texts)}
+        col = {w: j for j, w in enumerate(self.words)}
+        return self.values[np.ix_([row[t] for t in texts], [col[w] for w in words])]
+
+
+def game_rows(
+    search: ShortlistPosterior,
+    game: SpyGameTranscript,
+    prior: PairPrior,
+    *,
+    seats: Sequence[str] | None = None,
+    rounds: int | None = 1,
+) -> GameRows:
+    """The backend's rows for every statement of the first ``rounds`` rounds over the words
+    every seat of ``seats`` (default: every player) needs: its own word and its shortlist."""
+    if search.backend is None:
+        raise InvalidInput("a voter's seat needs a backend to score the statements")
+    vocab = search.vocab
+    texts = list(dict.fromkeys(t.text for _, t in _statements(game, "", rounds)))
+    words: dict[str, None] = {}
+    for seat in seats if seats is not None else [p.id for p in game.players]:
+        own = game.word_of(seat)
+        heard = [t.text for _, t in _statements(game, seat, rounds)]
+        log_prior = prior.log_prior(vocab, own)
+        short = seat_shortlist(search, heard, log_prior, np.isfinite(log_prior))
+        words.update(dict.fromkeys([own, *(vocab.index.words[r] for r in short)]))
+    listed = list(words)
+    values = np.asarray(search.backend.loglik(texts, listed), dtype=np.float64)
+    return GameRows(texts, listed, values)
+
+
+def voter_seat(
+    search: ShortlistPosterior,
+    game: SpyGameTranscript,
+    seat: str,
+    prior: PairPrior,
+    *,
+    rounds: int | None = 1,
+    rows: GameRows | None = None,
+) -> VoterSeat:
+    """``seat``'s P(j is a spy) for every other player j after the statements of the first
+    ``rounds`` rounds (module docstring). ``rows``: the game's rows when already computed
+    (:func:`game_rows`, with this seat among its seats)."""
+    vocab = search.vocab
+    own = game.word_of(seat)
+    others = [p.id for p in game.players if p.id != seat]
+    n, k = len(game.players), len(game.spies())
+    said = _statements(game, seat, rounds)
+    texts = [t.text for _, t in said]
+    speakers = [t.player for _, t in said]
+    log_prior = prior.log_prior(vocab, own)
+    shortlist = seat_shortlist(search, texts, log_prior, np.isfinite(log_prior))
+    words = [vocab.index.words[r] for r in shortlist]
+    if rows is None:
+        rows = game_rows(search, game, prior, seats=[seat], rounds=rounds)
+    table = rows.table(texts, [*words, own]) if texts else np.zeros((0, len(words) + 1))
+    rows_x, rows_w = table[:, :-1], table[:, -1]
+    px = np.array([log_prior[r] for r in shortlist])
+    px = px - np.logaddexp.reduce(px)
+    a = {j: np.zeros(len(words)) for j in others}  # A_j(x)
+    b = dict.fromkeys(others, 0.0)  # A_j(w)
+    for s, rx, rw in zip(speakers, rows_x, rows_w, strict=True):
+        a[s] = a[s] + rx
+        b[s] += float(rw)
+    hyps: list[tuple[float, set[str], bool]] = []
+    if n - k >= 1 and len(others) >= k:
+        base = log((n - k) / n) - log(comb(len(others), k))
+        for spies in combinations(others, k):
+            ax = px + sum((a[j] for j in spies), np.zeros(len(words)))
+            ll = float(np.logaddexp.reduce(ax)) + sum(b[j] for j in others if j not in spies)
+            hyps.append((base + ll, set(spies), False))
+    if k >= 1 and len(others) >= k - 1:
+        base = log(k / n) - log(comb(len(others), k - 1))
+        for partners in combinations(others, k - 1):
+            civ = [j for j in others if j not in partners]
+            ac = px + sum((a[j] for j in civ), np.zeros(len(words)))
+            ll = float(np.logaddexp.reduce(ac)) + sum(b[j] for j in partners)
+            hyps.append((base + ll, set(partners), True))
+    logs = np.array([h[0] for h in hyps])
+    post = np.exp(logs - np.logaddexp.reduce(logs))
+    p_spy = {j: float(sum(p for p, h in zip(post, hyps, strict=True) if j in h[1])) for j in others}
+    p_self = float(sum(p for p, h in zip(post, hyps, strict=True) if h[2]))
+    return VoterSeat(
+        game=game.id,
+        seat=seat,
+        own_word=own,
+        p_spy=p_spy,
+        p_self_spy=p_self,
+        statements=len(texts),
+        marginal_words=len(words),
+    )
+
+
+def seat_shortlist(
+    search: ShortlistPosterior,
+    texts: Sequence[str],
+    log_prior: NDArray[np.float64],
+    mask: NDArray[np.bool_],
+) -> list[int]:
+    """The words an unknown other word is marginalised over from a seat: the prior's
+    shortlist and every step's stage-1 shortlist (``ShortlistPosterior.union``)."""
+    sims = search.clue_scores(texts) if texts else np.zeros((0, len(search.vocab.index)))
+    stage = [_normalise(np.where(mask, log_prior, -np.inf))]
+    if len(texts):
+        stage += search.stage1(sims, log_prior, mask)
+    return search.union(stage)
+
+
+def game_texts(game: SpyGameTranscript, rounds: int | None) -> list[str]:
+    """The statements of the first ``rounds`` rounds, in order."""
+    return [t.text for _, t in _statements(game, "", rounds)]
