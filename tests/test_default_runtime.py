@@ -117,12 +117,23 @@ def test_both_shipped_fits_pool_the_same_members():
     torch_fit = read_weights(default_weights_path())
     int8_fit = read_weights(default_weights_path("int8"))
     assert int8_fit.members == torch_fit.members
-    assert set(int8_fit.item_types) == set(torch_fit.item_types) == {"word", "sentence_card"}
+    assert (
+        set(int8_fit.item_types)
+        == set(torch_fit.item_types)
+        == {
+            "word",
+            "sentence_card",
+            "question_answer",
+        }
+    )
     assert int8_fit.weights["judge"] == 0 and int8_fit.weights["listener"] > 0
-    assert all(w > 0 for w in int8_fit.item_types["word"].weights.values())
+    # the answers member reads question-answer clues only (weight 0 on the other types)
+    four = [n for n in int8_fit.members if n != "answers"]
+    assert all(int8_fit.item_types["word"].weights[n] > 0 for n in four)
+    assert int8_fit.item_types["word"].weights["answers"] == 0
     card, torch_card = int8_fit.item_types["sentence_card"], torch_fit.item_types["sentence_card"]
-    assert all(w > 0 for w in card.weights.values())
-    assert all(w > 0 for w in torch_card.weights.values())
+    assert all(card.weights[n] > 0 for n in four) and card.weights["answers"] == 0
+    assert all(torch_card.weights[n] > 0 for n in four) and torch_card.weights["answers"] == 0
     assert card.fitted_on["member_info"]["judge"]["llm"]["precision"] == "int8"
     assert torch_card.fitted_on["member_info"]["judge"]["llm"]["precision"] == "fp32"
     assert card.fitted_on["member_info"]["listener"]["llm"]["precision"] == "int8"

@@ -191,7 +191,7 @@ def test_score_ensemble_uses_the_shipped_weights(
     assert info["weights"] == shipped["weights"] and info["scales"] == shipped["scales"]
     assert info["notes"] == []
     assert list(info["members"]) == shipped["members"]
-    assert shipped["members"] == ["cooccurrence", "embedding", "listener", "judge"]
+    assert shipped["members"] == ["cooccurrence", "embedding", "listener", "judge", "answers"]
     assert info["members"]["judge"]["model"] == "gemma-3-270m"
     assert info["members"]["listener"]["direction"] == "listener"
     assert info["members"]["cooccurrence"]["count_source"]["index"] == str(
