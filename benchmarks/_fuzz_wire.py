@@ -49,7 +49,7 @@ def _head(port: int, path: str, extra: bytes = b"") -> bytes:
     )
 
 
-def _answer(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
+def read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
     """Status, headers and body of one response (read until the server closes, or the
     declared length has come)."""
     data = b""
@@ -105,7 +105,7 @@ def run_wire(url: str, body_timeout: float) -> dict[str, Any]:
         with socket.create_connection(("127.0.0.1", port), timeout=body_timeout + 30) as sock:
             sock.sendall(_head(port, path, b"Content-Length: 1000\r\n") + STALLED)
             start = time.monotonic()
-            status, headers, body = _answer(sock)
+            status, headers, body = read_response(sock)
             seconds = round(time.monotonic() - start, 2)
         kind = None
         with contextlib.suppress(ValueError, KeyError, TypeError):
@@ -125,7 +125,7 @@ def run_wire(url: str, body_timeout: float) -> dict[str, Any]:
             _head(port, "/v1/score", b"Transfer-Encoding: chunked\r\n")
             + b'5\r\n{"a":\r\nzz-not-a-size\r\n\r\n'
         )
-        chunked_status, _, _ = _answer(sock)
+        chunked_status, _, _ = read_response(sock)
     want = closed + len(POST_ROUTES) + 1
     now_closed, now_errors = _wait_for(url, want, errors)
     if now_closed < want:

@@ -17,6 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from benchmarks._fuzz_wire import read_response
+
 from .test_service_server import SPORTS, Server, server_env
 
 BODY_TIMEOUT = 2.0
@@ -45,28 +47,6 @@ def _connect(server: Server) -> socket.socket:
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
     sock.settimeout(30)
     return sock
-
-
-def _read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
-    """Status, headers and body of one HTTP/1.1 response (read until the server closes, or
-    the declared length has come)."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split()[1])
-    headers = {k.strip().lower(): v.strip() for k, v in (ln.split(":", 1) for ln in lines[1:])}
-    length = int(headers.get("content-length", "-1"))
-    while length < 0 or len(body) < length:
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        body += chunk
-    return status, headers, body
 
 
 def _metrics(server: Server) -> str:
@@ -102,7 +82,7 @@ def test_a_stalled_body_gets_its_503_within_the_deadline(server: Server, path: s
             'Content-Length: 1000\r\n\r\n{"a":'.encode()
         )
         start = time.monotonic()
-        status, headers, body = _read_response(sock)
+        status, headers, body = read_response(sock)
         seconds = time.monotonic() - start
     assert status == 503, body
     error = json.loads(body)["error"]
@@ -124,7 +104,7 @@ def test_a_body_that_keeps_arriving_slowly_is_read(server: Server):
         for part in (SPORTS[:third], SPORTS[third : 2 * third], SPORTS[2 * third :]):
             time.sleep(BODY_TIMEOUT * 0.6)
             sock.sendall(part)
-        status, _, body = _read_response(sock)
+        status, _, body = read_response(sock)
     assert status == 200, body
 
 
@@ -159,7 +139,7 @@ def test_a_malformed_chunked_body_is_no_server_error(server: Server):
             b"POST /v1/score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             b'Transfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\nzz-not-a-size\r\n\r\n'
         )
-        status, _, _ = _read_response(sock)
+        status, _, _ = read_response(sock)
     assert status == 400  # uvicorn's own answer, before it closes the connection
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and _count(_metrics(server), "/v1/score", "499") == before:
