@@ -20,7 +20,14 @@ from leakage.batch._rows import (
     steps_schema,
 )
 from leakage.batch._runner import BatchJob, BatchStats, run_batch
-from leakage.batch._worker import fewer_collections, peak_rss_mb, report_json
+from leakage.batch._worker import (
+    ChunkResult,
+    PrepareGame,
+    RecordOutcome,
+    fewer_collections,
+    peak_rss_mb,
+    report_json,
+)
 from leakage.transcripts import RawRecord, expand_inputs, iter_records, to_transcript
 
 __all__ = [
@@ -30,7 +37,10 @@ __all__ = [
     "STEPS_FORMAT",
     "BatchJob",
     "BatchStats",
+    "ChunkResult",
+    "PrepareGame",
     "RawRecord",
+    "RecordOutcome",
     "StepColumns",
     "StepNumbers",
     "checkpoints",

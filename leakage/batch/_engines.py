@@ -21,9 +21,11 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import AbstractContextManager
 from functools import partial
 from typing import Any, Protocol
 
+from leakage.backends.base import LikelihoodBackend
 from leakage.batch._worker import (
     Assembler,
     ChunkResult,
@@ -52,8 +54,15 @@ class InProcessEngine:
 
     name = "local"
 
-    def __init__(self, spec: ScorerSpec) -> None:
-        self._scorer = SafeScorer(spec)
+    def __init__(
+        self,
+        spec: ScorerSpec,
+        backend: LikelihoodBackend | None = None,
+        lock: AbstractContextManager[Any] | None = None,
+    ) -> None:
+        """``backend``: score with this one (built by the caller, who closes it) rather than
+        one built from ``spec``; ``lock`` held while each chunk is scored."""
+        self._scorer = SafeScorer(spec, backend, lock)
 
     def run(self, chunks: Iterable[Sequence[RawRecord]]) -> Iterator[ChunkResult]:
         for chunk in chunks:

@@ -15,11 +15,13 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from leakage import errors as leakage_errors
+from leakage.backends.base import LikelihoodBackend
 from leakage.batch._manifest import (
     backend_summary,
     check_resumable,
@@ -29,10 +31,23 @@ from leakage.batch._manifest import (
     write_manifest,
 )
 from leakage.batch._output import ResultsDir
-from leakage.batch._worker import ChunkResult, ScorerSpec, fewer_collections, peak_rss_mb
+from leakage.batch._worker import (
+    ChunkResult,
+    PrepareGame,
+    ScorerSpec,
+    fewer_collections,
+    peak_rss_mb,
+)
 from leakage.errors import InvalidInput, LeakageError
-from leakage.scoring import ScoreOptions
-from leakage.transcripts._files import RawRecord, count_records, expand_inputs, iter_file
+from leakage.scoring import ReportShape, ScoreOptions
+from leakage.transcripts._files import (
+    DEFAULT_LIMITS,
+    RawRecord,
+    ReadLimits,
+    count_records,
+    expand_inputs,
+    iter_file,
+)
 from leakage.transcripts._load import check_input_format
 
 
@@ -67,6 +82,27 @@ class BatchJob:
     endpoint's ``LEAKAGE_LLM_*``) as the caller read them, given to the backend as its
     ``variables`` option (``leakage.backends.base.with_variables``); never written to the
     manifest. ``None``: the backend reads the environment (``from_env``)."""
+    shape: ReportShape | None = None
+    """How each report is written (``top_k``, extra settings, redaction); None: as scored."""
+    prepare: PrepareGame | None = field(default=None, repr=False)
+    """Applied to each game between reading and scoring; an ``InvalidInput`` it returns is
+    the record's error line (a server's distractors and size limits). Picklable for the
+    process and Ray engines."""
+    limits: ReadLimits = field(default=DEFAULT_LIMITS, repr=False)
+    """What a compressed input (``.gz``, an Inspect log) may expand to (local engine)."""
+    backend_object: LikelihoodBackend | None = field(default=None, repr=False)
+    """Score with this backend, built and closed by the caller (a server's loaded one),
+    instead of building one from ``backend``; only in the calling process (``workers=0``,
+    engine ``local``). ``backend`` still names it in the manifest."""
+    backend_lock: Any = field(default=None, repr=False)
+    """A context manager (a ``threading.Lock``) held while each chunk is scored with
+    ``backend_object``, which other threads use too."""
+    on_chunk: Callable[[ChunkResult], bool] | None = field(default=None, repr=False)
+    """Called with each chunk's outputs before they are added to the results; False stops
+    the run without adding them (a caller's job cancelled). Every record's outcome:
+    :meth:`ChunkResult.outcomes`."""
+    stop: Callable[[], bool] | None = field(default=None, repr=False)
+    """Asked before each chunk is taken: True stops the run there (``stats.stopped``)."""
 
 
 @dataclass
@@ -135,10 +171,12 @@ def _chunks(records: Iterable[RawRecord], size: int) -> Iterator[list[RawRecord]
         yield chunk
 
 
-def _pending(files: list[Path], results: ResultsDir, resume: bool) -> Iterator[RawRecord]:
+def _pending(
+    files: list[Path], results: ResultsDir, resume: bool, limits: ReadLimits = DEFAULT_LIMITS
+) -> Iterator[RawRecord]:
     for f in files:
         done = results.committed_records(str(f)) if resume else set()
-        for rec in iter_file(f):
+        for rec in iter_file(f, limits=limits):
             if rec.record not in done:
                 yield rec
 
@@ -201,7 +239,11 @@ def run_batch(
         write_reports=job.write_reports,
         variables=None if job.variables is None else dict(job.variables),
         device=job.device,
+        shape=job.shape,
+        prepare=job.prepare,
     )
+    if job.backend_object is not None and (job.engine != "local" or job.workers != 0):
+        raise InvalidInput("a backend object scores only in the calling process (workers=0)")
     results, manifest = _prepare(job, files)
     stats = BatchStats()
     games_before, failed_before = results.committed_count()
@@ -223,6 +265,9 @@ def run_batch(
             if result.fatal is not None:
                 stats.stopped = f"{result.fatal[0]}: {result.fatal[1]}"
                 raise _fatal(*result.fatal)
+            if job.on_chunk is not None and not job.on_chunk(result):
+                stats.stopped = "stopped by the caller"
+                break
             if manifest["backend_info"] is None and result.backend_info:
                 manifest["backend_info"] = result.backend_info
                 manifest.update(backend_summary(result.backend_info))
@@ -243,13 +288,18 @@ def run_batch(
                 last_commit = now_s
             if on_progress is not None:
                 on_progress(stats.games + stats.failed, expected)
+            if job.stop is not None and job.stop():
+                stats.stopped = "stopped by the caller"
+                break
     except BaseException as err:  # noted in the manifest, then re-raised
         stats.stopped = stats.stopped or f"{type(err).__name__}: {err}".rstrip(": ")
         raise
     finally:
-        results.commit()
-        games, failed = results.committed_count()
-        results.close()
+        try:
+            results.commit()
+            games, failed = results.committed_count()
+        finally:
+            results.close()  # its files closed even when the last commit failed
         stats.seconds = time.perf_counter() - start
         stats.parent_peak_rss_mb = peak_rss_mb()
         run_record.update(finished_at=now(), **stats.as_dict())
@@ -276,11 +326,18 @@ def _results(
         return
     if job.engine != "local":
         raise InvalidInput(f"unknown engine {job.engine!r}; choose local or ray")
-    from leakage.batch._engines import local_engine
+    from leakage.batch._engines import InProcessEngine, LocalEngine, local_engine
 
-    engine = local_engine(spec, job.workers)
+    engine: LocalEngine
+    if job.backend_object is not None:
+        engine = InProcessEngine(spec, job.backend_object, job.backend_lock)
+    else:
+        engine = local_engine(spec, job.workers)
+    pending = _pending(files, results, job.resume, job.limits)
+    # A caller's backend lives in a caller's process (a server): its collector is left alone.
+    tuned = fewer_collections() if job.backend_object is None else nullcontext()
     try:
-        with fewer_collections():
-            yield from engine.run(_chunks(_pending(files, results, job.resume), job.chunk_size))
+        with tuned:
+            yield from engine.run(_chunks(pending, job.chunk_size))
     finally:
         engine.close()

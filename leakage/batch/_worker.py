@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from multiprocessing.util import Finalize
-from typing import Any
+from typing import Any, NamedTuple
 
 from leakage.backends.base import LikelihoodBackend, SupportsClose
 from leakage.batch._rows import RowContext, StepColumns, StepNumbers, row_context
@@ -36,6 +36,7 @@ from leakage.errors import ErrorRecord, InvalidInput, LeakageError
 from leakage.scoring import (
     GameInput,
     ReportContext,
+    ReportShape,
     ScoreOptions,
     game_input,
     prepare_inputs,
@@ -43,7 +44,14 @@ from leakage.scoring import (
     score_inputs,
     shape_report,
 )
+from leakage.transcripts import AnyTranscript
 from leakage.transcripts._files import RawRecord, to_transcript
+
+PrepareGame = Callable[[AnyTranscript], "AnyTranscript | InvalidInput"]
+"""A caller's step between reading a record and scoring it (the service: its distractors and
+size limits): the game to score, or the :class:`~leakage.errors.InvalidInput` that becomes
+the record's error line. Picklable when the engine runs in other processes (a module-level
+function, or a ``functools.partial`` of one)."""
 
 
 def peak_rss_mb() -> float | None:
@@ -88,6 +96,34 @@ class ChunkResult:
     backend_info: dict[str, Any] = field(default_factory=dict)
     pid: int = 0
     peak_rss_mb: float | None = None
+
+    def outcomes(self) -> Iterator[RecordOutcome]:
+        """Every record of the chunk, in order: its report line, or its error line (a report
+        line per scored game is written unless ``write_reports`` is off: then ``body`` is
+        empty for a scored game)."""
+        import json
+
+        failed: dict[tuple[str, int], str] = {}
+        for text in self.errors.splitlines():
+            doc = json.loads(text)
+            failed[(doc["source"], doc["record"])] = text
+        reports = iter(self.reports.splitlines())
+        for source, record in self.keys:
+            error = failed.get((source, record))
+            if error is not None:
+                yield RecordOutcome(source, record, False, error)
+            else:
+                yield RecordOutcome(source, record, True, next(reports, b"").decode())
+
+
+class RecordOutcome(NamedTuple):
+    """One record of a chunk: where it is, whether it was scored, and its report or error
+    line (JSON text)."""
+
+    source: str
+    record: int
+    ok: bool
+    body: str
 
 
 def error_line(source: str, record: int, label: int | str, err: InvalidInput | ErrorRecord) -> str:
@@ -150,6 +186,11 @@ class ScorerSpec:
     gets its own, ``worker_devices``). Given to the backend as its ``device`` option unless
     ``auto`` (every backend's default), outside ``backend_options``: a job resumed on other
     hardware is the same job."""
+    shape: ReportShape | None = None
+    """How each report is written (``leakage.scoring.ReportShape``: the service's ``top_k``,
+    its distractors recorded, server paths redacted); None: as scored."""
+    prepare: PrepareGame | None = field(default=None, repr=False)
+    """Applied to each record's game before it is scored (:data:`PrepareGame`)."""
 
 
 def loads_models(backend: str) -> bool:
@@ -197,10 +238,16 @@ class Assembler:
         parsed = Parsed([(r.source, r.record) for r in chunk], [], [], [], [])
         for raw in chunk:
             item = to_transcript(raw, spec.input_format)
+            if spec.prepare is not None and not isinstance(item, InvalidInput):
+                item = spec.prepare(item)
             if isinstance(item, InvalidInput):
                 parsed.errors.append(error_line(raw.source, raw.record, raw.label, item))
                 continue
-            inp = game_input(item, spec.options)
+            try:
+                inp = game_input(item, spec.options)
+            except InvalidInput as err:
+                parsed.errors.append(error_line(raw.source, raw.record, raw.label, err))
+                continue
             parsed.good.append(raw)
             parsed.inputs.append(inp)
             parsed.contexts.append(
@@ -235,12 +282,19 @@ class Assembler:
 class Scorer:
     """One backend, created once, scoring chunk after chunk; :meth:`close` closes it."""
 
-    def __init__(self, spec: ScorerSpec, backend: LikelihoodBackend | None = None) -> None:
+    def __init__(
+        self,
+        spec: ScorerSpec,
+        backend: LikelihoodBackend | None = None,
+        lock: AbstractContextManager[Any] | None = None,
+    ) -> None:
         """``backend`` is built from the spec unless one is given (then its caller closes
-        it)."""
+        it); ``lock``, held while a chunk is scored, guards a backend that other threads use
+        too (a server's)."""
         from leakage.backends import create_backend
 
         self.spec = spec
+        self._lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
         self._owns = backend is None
         if backend is None:
             from leakage.backends.base import with_variables
@@ -273,13 +327,16 @@ class Scorer:
         """Score a chunk's parsed games: the backend stage, then the numbers of their step
         rows and their report lines, from the plain values the parent sends (no transcript
         needed)."""
-        try:
-            if inputs:
-                prepare_inputs(inputs, self.backend)
-            found = score_inputs(inputs, self.backend)
-        except LeakageError as err:
-            return ScoredChunk(fatal=(type(err).__name__, str(err)), pid=os.getpid())
-        spec, name, info = self.spec, self.backend.name, self.info()
+        with self._lock:
+            try:
+                if inputs:
+                    prepare_inputs(inputs, self.backend)
+                found = score_inputs(inputs, self.backend)
+            except LeakageError as err:
+                return ScoredChunk(fatal=(type(err).__name__, str(err)), pid=os.getpid())
+            info = self.info()
+        spec, name = self.spec, self.backend.name
+        shape = spec.shape or ReportShape()
         scored = ScoredChunk(backend=name, backend_info=info, pid=os.getpid())
         step_numbers = StepNumbers()
         reports: list[bytes] = []
@@ -289,7 +346,7 @@ class Scorer:
                 continue
             step_numbers.add(trace)
             if spec.write_reports:
-                data = shape_report(inp, ctx, trace, name, info, spec.options)
+                data = shape_report(inp, ctx, trace, name, info, spec.options, shape)
                 reports.append(report_json(data) + b"\n")
         scored.numbers = step_numbers.arrays() if step_numbers else None
         scored.reports = b"".join(reports)
@@ -311,11 +368,16 @@ class SafeScorer:
     the pool, so it is returned as ``fatal`` instead.
     """
 
-    def __init__(self, spec: ScorerSpec) -> None:
+    def __init__(
+        self,
+        spec: ScorerSpec,
+        backend: LikelihoodBackend | None = None,
+        lock: AbstractContextManager[Any] | None = None,
+    ) -> None:
         self.scorer: Scorer | None = None
         self.failed: tuple[str, str] = ("LeakageError", "no scorer")
         try:
-            self.scorer = Scorer(spec)
+            self.scorer = Scorer(spec, backend, lock)
         except LeakageError as err:
             self.failed = (type(err).__name__, str(err))
 

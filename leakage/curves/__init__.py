@@ -9,10 +9,23 @@ Importing this package imports neither pyarrow nor matplotlib; building a report
 from leakage.curves._colours import colour_of, group_colour
 from leakage.curves._compare import paired_difference
 from leakage.curves._compute import curves
-from leakage.curves._data import NONE_GROUP, UNKNOWN_DIFFICULTY, StepTable
-from leakage.curves._plane import group_of, plane_groups, reference_points, reveal_values
+from leakage.curves._data import (
+    NONE_GROUP,
+    UNKNOWN_DIFFICULTY,
+    StepTable,
+    load_steps,
+    steps_from_table,
+)
+from leakage.curves._plane import (
+    clue_points,
+    group_of,
+    plane_groups,
+    reference_points,
+    reveal_values,
+)
 from leakage.curves._report import ReportFiles, build_report, build_site
 from leakage.curves._stats import Estimate, bootstrap_mean, bootstrap_ratio
+from leakage.curves._views import game_list, models_present, plane_view
 
 __all__ = [
     "NONE_GROUP",
@@ -24,12 +37,18 @@ __all__ = [
     "bootstrap_ratio",
     "build_report",
     "build_site",
+    "clue_points",
     "colour_of",
     "curves",
+    "game_list",
     "group_colour",
     "group_of",
+    "load_steps",
+    "models_present",
     "paired_difference",
     "plane_groups",
+    "plane_view",
     "reference_points",
     "reveal_values",
+    "steps_from_table",
 ]

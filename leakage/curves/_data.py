@@ -70,7 +70,11 @@ class StepTable:
         """Selected rows (by position in the table), with the columns asked."""
         if len(indices) == 0:
             return []
-        table = self.dataset.take(np.asarray(indices, dtype=np.int64), columns=columns)
+        at = np.asarray(indices, dtype=np.int64)
+        if hasattr(self.dataset, "to_table"):  # a pyarrow dataset
+            table = self.dataset.take(at, columns=columns)
+        else:  # a pyarrow table
+            table = self.dataset.select(columns).take(at)
         return list(table.to_pylist())
 
 
@@ -101,7 +105,6 @@ def load_steps(
 ) -> StepTable:
     """Read what the curves need, grouped ``by`` one of :data:`GROUPINGS`."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.dataset as ds
 
     if by not in GROUPINGS:
@@ -116,8 +119,7 @@ def load_steps(
         if manifest is not None and errors.is_file():
             raise InvalidInput(f"{where}: no step rows: the run scored no game (see {errors})")
         raise InvalidInput(f"{where}: no Parquet files here (a step table is expected)")
-    curve_col, clue_col = GROUPINGS[by]
-    columns = [] if by == "speaker" else [curve_col, clue_col]
+    columns = [] if by == "speaker" else list(GROUPINGS[by])
     wanted = ["source", "record", *_NUMERIC, *columns, "model", "role", "pair"]
     missing = [c for c in wanted if c not in dataset.schema.names]
     if missing:
@@ -125,6 +127,32 @@ def load_steps(
             f"{where}: not a leakage.steps/1 table (missing columns {', '.join(missing)})"
         )
     table = dataset.to_table(columns=list(dict.fromkeys(wanted)))
+    return steps_from_table(
+        table, by, difficulty=difficulty, rows=dataset, manifest=manifest, location=where
+    )
+
+
+def steps_from_table(
+    table: Any,
+    by: str,
+    *,
+    difficulty: dict[str, str] | None = None,
+    rows: Any = None,
+    manifest: dict[str, Any] | None = None,
+    location: Path = Path("<step table>"),
+) -> StepTable:
+    """The :class:`StepTable` of a ``leakage.steps/1`` table held in memory (a
+    ``pyarrow.Table`` with at least the columns :func:`load_steps` reads), grouped ``by``
+    one of :data:`GROUPINGS`: what a caller that keeps a job's rows (the service, reading a
+    running job's new parts only) gives the curves, the plane and the comparison. A game is
+    a distinct ``(source, record)``, numbered in the order its rows come. ``rows``: where
+    :meth:`StepTable.rows` fetches whole rows (default: ``table``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if by not in GROUPINGS:
+        raise InvalidInput(f"unknown grouping {by!r}; choose one of {', '.join(GROUPINGS)}")
+    curve_col, clue_col = GROUPINGS[by]
     key = pc.binary_join_element_wise(
         table["source"], pc.cast(table["record"], pa.string()), "\x1f"
     )
@@ -163,7 +191,7 @@ def load_steps(
         model=model,
         role=role,
         n_games=len(encoded.dictionary),
-        dataset=dataset,
+        dataset=table if rows is None else rows,
         manifest=manifest,
-        location=where,
+        location=location,
     )

@@ -170,7 +170,7 @@ def plane_figure(
     fig = _figure(9, 6)
     ax = fig.subplots()
     data = [r for r in groups if r["kind"] == "data"][:MAX_GROUPS]
-    shown = {r["group"] for r in data}
+    shown = [r["group"] for r in data]  # in order: a set's order changes from run to run
     x, y, g = clues["x"], clues["y"], clues["group"]
     if len(x) > max_points:  # a fixed, seeded subsample keeps the SVG small
         pick = np.random.default_rng(0).choice(len(x), max_points, replace=False)

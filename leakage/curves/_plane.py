@@ -288,16 +288,22 @@ _TABLE_COLUMNS = [
 
 
 def clue_points(dataset: Any) -> dict[str, Any]:
-    """Every counted clue of a step table (a ``pyarrow.dataset``) with its x and y.
+    """Every counted clue of a step table (a ``pyarrow.dataset``, or a ``pyarrow.Table``
+    held in memory) with its x and y.
 
     Returns numpy arrays ``game`` (a number per source file and record), ``group``
-    (``model · role``), ``x``, ``y`` and the per-clue rows of :data:`CLUE_COLUMNS`
-    (``rows``). y is NaN where :func:`reveal_values` leaves it undefined.
+    (``model · role``), ``x``, ``y``, ``index`` (each clue's row in the table) and the
+    per-clue rows of :data:`CLUE_COLUMNS` (``rows``). y is NaN where :func:`reveal_values`
+    leaves it undefined; the spy's word is the pair's (``pair`` column), never a position
+    among the candidates.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    table = dataset.to_table(columns=_TABLE_COLUMNS)
+    if hasattr(dataset, "to_table"):
+        table = dataset.to_table(columns=_TABLE_COLUMNS)
+    else:
+        table = dataset.select(_TABLE_COLUMNS)
     key = pc.binary_join_element_wise(
         table["source"], pc.cast(table["record"], pa.string()), "\x1f"
     )
@@ -345,6 +351,7 @@ def clue_points(dataset: Any) -> dict[str, Any]:
         "group": group,
         "x": gain[keep],
         "y": y[keep],
+        "index": keep,
         "rows": rows_out,
         "undefined": int((counted & ~np.isfinite(y)).sum()),
     }
