@@ -207,20 +207,20 @@ def test_no_game_is_stored_after_the_cancel_answered(
 ) -> None:
     """The worker checked the cancel between games but stored the game in hand after it, so
     a job could store one more game after ``POST .../cancel`` had answered. Here the worker
-    is held after scoring game g2, before storing it, until the cancel has answered."""
-    api = Api(settings_for(tmp_path, default_index))
-    backends = api.state.backends
-    score = backends.score
+    (one game a chunk) is held after scoring game g2, before storing it, until the cancel has
+    answered."""
+    api = Api(settings_for(tmp_path, default_index, job_chunk_size=1))
+    store = api.state.store
+    add_result = store.add_result
     in_hand, release = threading.Event(), threading.Event()
 
-    def score_then_wait(*args: Any, **kw: Any) -> Any:
-        data = score(*args, **kw)
-        if args[1].id == "g2":  # (slot, game, options)
+    def wait_then_store(job: Any, idx: int, **kw: Any) -> Any:
+        if idx == 2:
             in_hand.set()
             release.wait(30)
-        return data
+        return add_result(job, idx, **kw)
 
-    monkeypatch.setattr(backends, "score", score_then_wait)
+    monkeypatch.setattr(store, "add_result", wait_then_store)
     db = api.state.settings.jobs_path
     try:
         job_id = submit(api, many_games(6))

@@ -8,6 +8,13 @@ as one JSONL file and scored with the co-occurrence backend on the default index
 moved onto the step table (issue 40), so this file holds the views to what they answered
 then: the comparison is exact but for floating-point numbers, which agree to 1e-9 relative.
 
+One change was recorded on purpose, with the move: ``report.html``'s plane. The page was drawn
+from step rows the service rebuilt from its reports without the SpyGame pair, so every
+CK-Arena clue had "no reveal value" and the page's plane was empty while ``/plane`` (which
+took the spy's word as ``candidates[1]``) drew it. Both now read the spy's word from the
+pair in the one step table, and the page's plane is the endpoint's
+(:func:`test_the_pages_plane_is_the_plane_view`).
+
 To record again after a deliberate change, run this file with
 ``LEAKAGE_TEST_RECORD_GOLDEN=1`` and review the diff of tests/golden/ck_arena_job.json.
 """
@@ -145,3 +152,14 @@ def test_a_stored_ck_arena_jobs_views_are_as_recorded(job: tuple[Any, str, bytes
             _html_same(got[name], value, name)
         else:
             _same(got[name], value, name)
+
+
+def test_the_pages_plane_is_the_plane_view(job: tuple[Any, str, bytes]):
+    api, job_id, _ = job
+    want = api.get(f"/v1/jobs/{job_id}/plane", params=REPLICATES).json()["groups"]
+    assert want, "the plane has no group"
+    page = api.get(f"/v1/jobs/{job_id}/report.html", params=REPLICATES).text
+    table = page[page.index("<h2>Reveal") :] if "<h2>Reveal" in page else page
+    for g in want:
+        row = f'<td>{g["group"]}</td><td class="n">{g["clues"]}</td><td class="n">{g["games"]}</td>'
+        assert row in table, g["group"]

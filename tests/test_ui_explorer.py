@@ -409,7 +409,7 @@ def test_job_views_need_the_key(keyed: Api):
         assert_error(keyed.get(url), 401, "unauthorized")
 
 
-def test_a_job_whose_input_is_gone_keeps_its_reports(api: Api):
+def test_a_job_whose_input_is_gone_keeps_its_reports_and_figures(api: Api):
     job = _finished_job(api, (EXAMPLES / "chameleon_batch.jsonl").read_bytes())
     upload = api.state.settings.uploads_dir / f"{job}.jsonl"
     assert upload.is_file()
@@ -417,8 +417,11 @@ def test_a_job_whose_input_is_gone_keeps_its_reports(api: Api):
     got = api.get(f"/v1/jobs/{job}/games/example-chameleon-kitchen").json()
     assert got["report"]["game_id"] == "example-chameleon-kitchen"
     assert got["transcript"] is None and "no longer on the server" in got["transcript_note"]
+    # the figures come from the job's step table, which holds each speaker's model: the
+    # grouping by model stays (it used to become "(none)", read again from the gone input)
     by_model = api.get(f"/v1/jobs/{job}/curves", params={"by": "model"}).json()
-    assert by_model["groups"] == ["(none)"] and "no longer on the server" in by_model["notes"][0]
+    assert "(none)" not in by_model["groups"] and by_model["notes"] == []
+    assert any("claude" in g for g in by_model["groups"])
     by_matchup = api.get(f"/v1/jobs/{job}/curves", params={"by": "matchup"}).json()
     assert len(by_matchup["groups"]) == 6 and by_matchup["notes"] == []
 

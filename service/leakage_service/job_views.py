@@ -1,39 +1,32 @@
-"""What the explorer shows of a job: its curves (``GET /v1/jobs/{id}/curves``) and one game
-with its transcript (``GET /v1/jobs/{id}/games/{game_id}``), read from the stored reports and
-the job's input files. Blocking (reads the store and files): run on a thread.
+"""What the explorer shows of a job: its curves (``GET /v1/jobs/{id}/curves``), plane,
+model comparison and one game with its transcript (``GET /v1/jobs/{id}/games/{game_id}``).
+Blocking (reads the store and files): run on a thread.
 
-The curves are ``leakage report``'s (``leakage.curves``: mean entropy after m counted clues,
-P(secret in the top k) after m clues, bootstrap intervals over games), computed from the
-stored reports rather than a batch's step table: each report step is one row of the table the
-library's ``curves`` reads. Grouping follows the step table's columns: ``model`` is the
-models of the players whose clues are counted ('+'-joined, as ``leakage batch``'s
-``game_model``, from the transcript's players, so it needs the job's input), ``matchup`` and
-``difficulty`` the transcript's ``meta`` (kept in each report).
+Every figure is a call to ``leakage.curves`` on the job's step table (``leakage.steps/1``,
+written by ``leakage.batch``'s engine as the job ran, held by :mod:`job_steps`): the curves
+are ``leakage report``'s (mean entropy after m counted clues, P(secret in the top k) after m
+clues, bootstrap intervals over games), grouped by the table's columns (``game_model``,
+``matchup``, ``difficulty``, each clue's speaker's ``model`` and ``role``), which the engine
+took from each transcript when it scored it. Only a game's transcript is read again from the
+job's input.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from leakage.curves import (
-    NONE_GROUP,
-    UNKNOWN_DIFFICULTY,
-    StepTable,
     colour_of,
     curves,
+    game_list,
     group_colour,
-    group_of,
+    models_present,
     paired_difference,
-    plane_groups,
-    reference_points,
-    reveal_values,
+    plane_view,
+    steps_from_table,
 )
 from leakage.errors import InvalidInput
 from leakage.transcripts import (
@@ -44,6 +37,7 @@ from leakage.transcripts import (
     to_transcript,
 )
 from leakage_service.errors import ServiceError
+from leakage_service.job_steps import JobSteps
 from leakage_service.jobs import Job
 from leakage_service.state import ServiceState
 
@@ -84,33 +78,6 @@ def _transcripts(
         if i >= last:
             break
     return out
-
-
-def _player_models(
-    files: list[Path], input_format: str, limits: ReadLimits
-) -> dict[int, dict[str, str]]:
-    """Each record's players' models (player id -> model, as ``leakage batch``'s
-    ``game_model`` reads them: the player's ``agent``, else ``meta.models``), in one pass
-    over the job's input, keeping no transcript; a record that is not one has none."""
-    out: dict[int, dict[str, str]] = {}
-    for i, raw in enumerate(iter_records(files, limits=limits)):
-        t = to_transcript(raw, input_format)
-        if isinstance(t, InvalidInput):
-            continue
-        listed = t.meta.get("models")
-        listed = listed if isinstance(listed, dict) else {}
-        out[i] = {
-            p.id: model
-            for p in t.players
-            if (model := p.agent or (str(listed[p.id]) if listed.get(p.id) else None))
-        }
-    return out
-
-
-def _game_model(models: dict[str, str], steps: list[dict[str, Any]]) -> str:
-    """The counted speakers' models, sorted, '+'-joined (``leakage batch``'s ``game_model``)."""
-    names = sorted({m for s in steps if s["counted"] and (m := models.get(s["player"]))})
-    return "+".join(names) or NONE_GROUP
 
 
 @dataclass
@@ -166,127 +133,39 @@ class JobCurves:
     notes: list[str]
 
 
+def _steps(state: ServiceState, job: Job) -> JobSteps:
+    assert state.store is not None
+    return state.steps.get(job.id, state.store.results_dir(job.id))
+
+
 def job_curves(
     state: ServiceState, job: Job, by: str, *, max_clues: int, replicates: int, seed: int = 0
 ) -> JobCurves:
-    """The curves of the reports stored so far, read in one pass: each report gives its rows
-    of the step table and its line of the game list, and is then dropped, so a large job
-    holds its step table (a few numbers per clue) but never its reports."""
-    assert state.store is not None
-    notes: list[str] = []
-    models: dict[int, dict[str, str]] | None = None  # by model: read at the first report
-    table = _Columns()
-    game_list: list[dict[str, Any]] = []
-    failed = 0
-    for idx, ok, body in state.store.results(job.id):
-        if not ok:
-            failed += 1
-            continue
-        rep = json.loads(body)
-        steps = rep.get("steps") or []
-        group: str | list[str]
-        if by in ("model", "speaker"):
-            if models is None:
-                files, why = job_files(state, job)
-                if why:
-                    notes.append(f"{why}: no model grouping, every game is in {NONE_GROUP}")
-                models = (
-                    {}
-                    if why
-                    else _player_models(
-                        files, job.params.input_format, state.settings.read_limits()
-                    )
-                )
-            own = models.get(idx)
-            if by == "speaker":
-                group = [group_of((own or {}).get(s["player"]), s.get("role")) for s in steps]
-            else:
-                group = _game_model(own, steps) if own is not None else NONE_GROUP
-        else:
-            value = (rep.get("meta") or {}).get(by)
-            group = str(value) if value not in (None, "") else NONE_GROUP
-            if by == "difficulty" and group == NONE_GROUP:
-                group = UNKNOWN_DIFFICULTY
-        clues = table.add(len(game_list), rep, steps, group)
-        speakers = None
-        if isinstance(group, list):  # by speaker: the game's counted speakers' groups
-            speakers = sorted({g for g, s in zip(group, steps, strict=True) if s["counted"]})
-            group = "+".join(speakers) or NONE_GROUP
-        game_list.append(
-            {
-                "record": idx,
-                "game_id": rep.get("game_id"),
-                "game": rep.get("game"),
-                "group": group,
-                "clues": clues,
-                "speakers": speakers,
-            }
-        )
-    rows = curves(
-        table.step_table(len(game_list), Path(job.id)),
-        max_clues=max_clues,
-        replicates=replicates,
-        seed=seed,
-    )
+    """The curves of the rows committed so far (``leakage.curves.curves`` on the job's step
+    table) and every scored game with its group and counted clues."""
+    held = _steps(state, job)
+    key = ("curves", by, max_clues, replicates, seed)
+    rows, games = held.view(key, lambda: _curves(held, job, by, max_clues, replicates, seed))
     groups = list(dict.fromkeys(r["group"] for r in rows))
     if by != "speaker":
-        groups += sorted({g["group"] for g in game_list} - set(groups))  # games without clues
+        groups += sorted({g["group"] for g in games} - set(groups))  # games without clues
     colours = {g: group_colour(g) for g in groups}
-    return JobCurves(by, len(game_list), failed, groups, colours, rows, game_list, notes)
+    return JobCurves(by, len(games), job.failed, groups, colours, rows, games, [])
 
 
-class _Columns:
-    """The step table's columns, filled report by report (typed arrays: 8 bytes a number)."""
-
-    def __init__(self) -> None:
-        self.game, self.clues, self.k = array("q"), array("q"), array("q")
-        self.counted = array("b")
-        self.entropy, self.prior, self.gain, self.rank = (array("d") for _ in range(4))
-        self.group: list[str] = []
-
-    def add(
-        self, game: int, rep: dict[str, Any], steps: list[dict[str, Any]], group: str | list[str]
-    ) -> int:
-        """One report's rows (``group``: the game's, or one per step); returns its number of
-        counted clues."""
-        prior = rep["summary"]["prior_entropy_bits"]
-        k = len(rep["candidates"])
-        m = 0
-        for i, s in enumerate(steps):
-            counted = bool(s["counted"])
-            m += counted
-            rank = s.get("secret_rank")
-            self.game.append(game)
-            self.clues.append(m)
-            self.counted.append(counted)
-            self.entropy.append(s["entropy_bits"])
-            self.prior.append(prior)
-            self.gain.append(s["information_gain_bits"])
-            self.rank.append(math.nan if rank is None else float(rank))
-            self.k.append(k)
-            self.group.append(group[i] if isinstance(group, list) else group)
-        return m
-
-    def step_table(self, games: int, location: Path) -> StepTable:
-        groups = np.array(self.group, dtype=object)
-        return StepTable(
-            game=np.array(self.game, dtype=np.int64),
-            clues=np.array(self.clues, dtype=np.int64),
-            counted=np.array(self.counted, dtype=bool),
-            entropy=np.array(self.entropy, dtype=np.float64),
-            prior=np.array(self.prior, dtype=np.float64),
-            gain=np.array(self.gain, dtype=np.float64),
-            rank=np.array(self.rank, dtype=np.float64),
-            n_candidates=np.array(self.k, dtype=np.int64),
-            curve_group=groups,
-            clue_group=groups,
-            model=np.full(len(groups), NONE_GROUP, dtype=object),
-            role=np.full(len(groups), NONE_GROUP, dtype=object),
-            n_games=games,
-            dataset=None,
-            manifest=None,
-            location=location,
-        )
+def _curves(
+    held: JobSteps, job: Job, by: str, max_clues: int, replicates: int, seed: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    table = steps_from_table(held.table, by, location=Path(job.id))
+    games = [
+        {
+            "record": held.index(g["source"], g["record"]), "game_id": g["game_id"],
+            "game": g["game"], "group": g["group"], "clues": g["clues"],
+            "speakers": g["speakers"],
+        }
+        for g in game_list(table, by)
+    ]  # fmt: skip
+    return curves(table, max_clues=max_clues, replicates=replicates, seed=seed), games
 
 
 @dataclass
@@ -301,91 +180,52 @@ class JobPlane:
     notes: list[str]
 
 
-def _posterior_matrix(candidates: list[str], steps: list[dict[str, Any]]) -> np.ndarray:
-    """Steps x candidates; NaN where a report kept only the top candidates (``top_k``)."""
-    out = np.full((len(steps), len(candidates)), np.nan)
-    for i, s in enumerate(steps):
-        post = s.get("posterior") or {}
-        for j, w in enumerate(candidates):
-            if w in post:
-                out[i, j] = post[w]
-    return out
-
-
 def job_plane(
     state: ServiceState, job: Job, *, replicates: int, max_points: int, seed: int = 0
 ) -> JobPlane:
-    """The reveal-vs-conceal plane (:mod:`leakage.curves._plane`) of the reports stored so
+    """The reveal-vs-conceal plane (``leakage.curves.plane_view``) of the rows committed so
     far: per clue its leakage and reveal value, per model and role the means with bootstrap
     intervals over games, and Karabag & Topcu's reference strategies for the job's K."""
-    assert state.store is not None
+    held = _steps(state, job)
+    view = held.view(
+        ("plane", replicates, max_points, seed),
+        lambda: plane_view(held.table, replicates=replicates, max_points=max_points, seed=seed),
+    )
     notes: list[str] = []
-    models: dict[int, dict[str, str]] | None = None
-    game, group, xs, ys = array("q"), [], array("d"), array("d")
-    points: list[dict[str, Any]] = []
-    ks: set[int] = set()
-    games = failed = undefined = 0
-    for idx, ok, body in state.store.results(job.id):
-        if not ok:
-            failed += 1
-            continue
-        if models is None:
-            files, why = job_files(state, job)
-            if why:
-                notes.append(f"{why}: every clue's model is {NONE_GROUP}")
-            models = (
-                {}
-                if why
-                else _player_models(files, job.params.input_format, state.settings.read_limits())
-            )
-        rep = json.loads(body)
-        steps = rep.get("steps") or []
-        candidates = list(rep.get("candidates") or [])
-        ks.add(len(candidates))
-        kind = rep.get("game")
-        spy_word = candidates[1] if kind == "spygame" and len(candidates) > 1 else None
-        counted = [bool(s.get("counted")) for s in steps]
-        y = reveal_values(
-            str(kind), candidates, _posterior_matrix(candidates, steps), counted,
-            secret=rep.get("secret"), spy_word=spy_word,
-        )  # fmt: skip
-        own = models.get(idx) or {}
-        for i, s in enumerate(steps):
-            x = s.get("information_gain_bits")
-            if not counted[i] or x is None or not math.isfinite(x):
-                continue
-            if not math.isfinite(y[i]):
-                undefined += 1
-                continue
-            g = group_of(own.get(s.get("player", "")), s.get("role"))
-            game.append(games)
-            group.append(g)
-            xs.append(float(x))
-            ys.append(float(y[i]))
-            if len(points) < max_points:
-                points.append(
-                    {
-                        "record": idx, "game_id": rep.get("game_id"), "step": i, "group": g,
-                        "leakage_bits": float(x), "reveal_bits": float(y[i]),
-                    }
-                )  # fmt: skip
-        games += 1
-    if undefined:
+    if view["undefined"]:
         notes.append(
-            f"{undefined} counted clues have no reveal value (a report kept only the top "
-            "candidates of each posterior, a probability underflowed, or no secret)"
+            f"{view['undefined']} counted clues have no reveal value (a probability "
+            "underflowed, or no secret)"
         )
-    groups = plane_groups(
-        np.array(game, dtype=np.int64), np.array(group, dtype=object),
-        np.array(xs, dtype=np.float64), np.array(ys, dtype=np.float64),
-        replicates=replicates, seed=seed,
-    )  # fmt: skip
-    k = next(iter(ks)) if len(ks) == 1 else 16
-    if len(ks) > 1:
-        notes.append("the games have different numbers of candidates: references use K = 16")
-    refs = reference_points(k=k, seed=seed) if games else []
+    if view["mixed_k"]:
+        notes.append(
+            f"the games have different numbers of candidates: references use K = {view['k']}"
+        )
+    points = [
+        {
+            "record": held.index(p["source"], p["record"]), "game_id": p["game_id"],
+            "step": p["step"], "group": p["group"], "leakage_bits": p["leakage_bits"],
+            "reveal_bits": p["reveal_bits"],
+        }
+        for p in view["points"]
+    ]  # fmt: skip
+    groups = view["groups"]
     colours = {r["group"]: group_colour(r["group"]) for r in groups}
-    return JobPlane(games, failed, groups, refs, points, len(xs), colours, notes)
+    games = _games(held)
+    return JobPlane(
+        games, job.failed, groups, view["references"], points, view["points_total"], colours,
+        notes,
+    )  # fmt: skip
+
+
+def _games(held: JobSteps) -> int:
+    """The games in the table (distinct source and record)."""
+    import pyarrow as pa
+
+    if held.table.num_rows == 0:
+        return 0
+    pairs = pa.table({"s": held.table["source"], "r": held.table["record"]})
+    return int(pairs.group_by(["s", "r"]).aggregate([]).num_rows)
 
 
 @dataclass
@@ -409,50 +249,17 @@ def job_compare(
     replicates: int,
     seed: int = 0,
 ) -> JobCompare:
-    """Two models' paired difference (``leakage.curves._compare.paired_difference``, the
-    figures of ``leakage report --compare A B``) over the reports stored so far: the step
-    table with each clue's speaker's own model and role. Without both models, the models
-    present and no rows (what a picker offers). A model that gave no counted clue is a 404
+    """Two models' paired difference (``leakage.curves.paired_difference``, the figures of
+    ``leakage report --compare A B``) over the rows committed so far: the step table with
+    each clue's speaker's own model and role. Without both models, the models present and no
+    rows (what a picker offers). A model that gave no counted clue is a 404
     ``model_not_found`` naming those that did; one model compared with itself a 422."""
-    assert state.store is not None
-    notes: list[str] = []
-    models: dict[int, dict[str, str]] | None = None
-    table = _Columns()
-    model_col: list[str] = []
-    role_col: list[str] = []
-    games = failed = 0
-    for idx, ok, body in state.store.results(job.id):
-        if not ok:
-            failed += 1
-            continue
-        if models is None:
-            files, why = job_files(state, job)
-            if why:
-                notes.append(f"{why}: every clue's model is {NONE_GROUP}")
-            models = (
-                {}
-                if why
-                else _player_models(files, job.params.input_format, state.settings.read_limits())
-            )
-        rep = json.loads(body)
-        steps = rep.get("steps") or []
-        own = models.get(idx) or {}
-        step_models = [own.get(s.get("player", "")) or NONE_GROUP for s in steps]
-        roles = [str(s.get("role")) for s in steps]
-        table.add(
-            games, rep, steps, [group_of(m, r) for m, r in zip(step_models, roles, strict=True)]
-        )
-        model_col += step_models
-        role_col += roles
-        games += 1
-    steps_table = table.step_table(games, Path(f"job {job.id}"))
-    steps_table.model = np.array(model_col, dtype=object)
-    steps_table.role = np.array(role_col, dtype=object)
-    usable = steps_table.counted & np.isfinite(steps_table.gain)
-    names, counts = np.unique(steps_table.model[usable].astype(str), return_counts=True)
-    present = [
-        str(n) for n, _ in sorted(zip(names, counts, strict=True), key=lambda t: (-t[1], t[0]))
-    ]
+    held = _steps(state, job)
+    table = held.view(
+        "speaker table",
+        lambda: steps_from_table(held.table, "speaker", location=Path(f"job {job.id}")),
+    )
+    present = held.view("models", lambda: models_present(table))
     rows: list[dict[str, Any]] = []
     if model_a is not None and model_b is not None:
         listed = ", ".join(present) or "none"
@@ -470,6 +277,9 @@ def job_compare(
                 f"(models here: {listed})",
                 field="b",
             )  # fmt: skip
-        rows = paired_difference(steps_table, model_a, model_b, replicates=replicates, seed=seed)
+        rows = held.view(
+            ("compare", model_a, model_b, replicates, seed),
+            lambda: paired_difference(table, model_a, model_b, replicates=replicates, seed=seed),
+        )
     colours = {m: colour_of(m) for m in present}
-    return JobCompare(games, failed, present, colours, rows, notes)
+    return JobCompare(table.n_games, job.failed, present, colours, rows, [])

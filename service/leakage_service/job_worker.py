@@ -8,26 +8,30 @@ a queued job never reads a file the server's current ``LEAKAGE_ALLOWED_PATHS`` e
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
-from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
+from leakage.batch import BatchJob, ChunkResult, run_batch
+from leakage.errors import ErrorRecord, InvalidInput, LeakageError
 from leakage.transcripts import (
     AnyTranscript,
-    RawRecord,
     ReadLimits,
     check_input_format,
     expand_inputs,
     iter_records,
     kind_of,
-    to_transcript,
 )
-from leakage_service.inputs import ScoreParams, with_distractors
+from leakage_service.inputs import check_size, with_distractors
 from leakage_service.jobs import Job, JobStore, Retention, housekeeping
-from leakage_service.runtime import Backends, score_records
+from leakage_service.runtime import Backends, BackendSlot
+from leakage_service.settings import Settings
 
 log = logging.getLogger("leakage.service")
 
@@ -97,8 +101,15 @@ class JobWorker:
         allowed: list[Path] | None = None,
         retention: Retention | None = None,
         limits: ReadLimits | None = None,
+        ray_address: str | None = None,
+        chunk_size: int = 16,
     ) -> None:
         self.store = store
+        self.ray_address = ray_address
+        """A Ray cluster to score on (``LEAKAGE_RAY_ADDRESS``; ``auto``: the one this machine
+        belongs to); None: in this process, with the server's loaded backend."""
+        self.chunk_size = chunk_size
+        """Records scored (and stored, and committed to the step table) together."""
         self.limits = limits or ReadLimits()
         """What an Inspect log or ``.gz`` file of a job may expand to (``max_log_*``)."""
         self.backends = backends
@@ -197,6 +208,9 @@ class JobWorker:
         return files
 
     def _run(self, job: Job) -> str:
+        """Score the job's records with ``leakage batch``'s engine (:func:`run_batch`) into
+        the job's results folder, storing each record's report or error line as its chunk
+        comes back; resumed after a restart from the engine's own ledger."""
         params = job.params
         check_input_format(params.input_format)
         slot = self.backends.get(params.backend)
@@ -208,48 +222,157 @@ class JobWorker:
         def why() -> str:
             return "cancelled" if job.id in self._cancelled else "stopped"
 
-        if job.total is None:
-            total = 0
-            for _ in iter_records(
-                files, limits=self.limits
-            ):  # one record each, parsed or not: a quick count
-                total += 1
-                if total % 1000 == 0 and halted():
-                    return why()
-            self.store.set_total(job.id, total)
-        stored = self.store.stored(job.id)
+        out = self.store.results_dir(job.id)
+        offsets = self._offsets(job, files, out, halted)
+        if offsets is None:
+            return why()
         # An upload is one file the server wrote: its path is left out of error messages.
         upload = str(files[0]) if job.upload else None
-        games = (
-            (i, _game(raw, params, upload=upload))
-            for i, raw in enumerate(iter_records(files, limits=self.limits))
-            if i not in stored
-        )
-        for r in score_records(self.backends, slot, games, params, stop=halted):
-            if not self.store.add_result(job, r.index, ok=r.ok, game_id=r.game_id, body=r.body):
-                return "cancelled"  # cancelled or deleted meanwhile: this result not stored
+        stored = self.store.stored(job.id)
+        cancelled = False
+
+        def store(chunk: ChunkResult) -> bool:
+            nonlocal cancelled
+            for o in chunk.outcomes():
+                idx = offsets[o.source] + o.record
+                if idx in stored:  # stored by a run that stopped before the engine committed
+                    continue
+                if o.ok:
+                    body, game_id = o.body, json.loads(o.body).get("game_id")
+                else:
+                    body, game_id = job_error_line(o.body, idx, upload), None
+                if not self.store.add_result(job, idx, ok=o.ok, game_id=game_id, body=body):
+                    cancelled = True  # cancelled or deleted meanwhile: nothing more stored
+                    return False
             self._housekeeping()
+            return True
+
+        ray = self.ray_address is not None
+        try:
+            self._batch(job, files, out, slot, store, ray)
+        except (OSError, sqlite3.Error):
+            if cancelled or self.store.get(job.id) is None:  # deleted under it
+                return "cancelled"
+            raise
+        if cancelled:
+            return "cancelled"
         return why() if halted() else "done"
 
+    def _batch(
+        self,
+        job: Job,
+        files: list[Path],
+        out: Path,
+        slot: BackendSlot,
+        store: Callable[[ChunkResult], bool],
+        ray: bool,
+    ) -> None:
+        params = job.params
 
-def _game(raw: RawRecord, params: ScoreParams, *, upload: str | None) -> AnyTranscript | Exception:
-    return _with_distractors(to_transcript(raw, params.input_format), params, upload=upload)
+        def halted() -> bool:
+            return self._stop.is_set() or job.id in self._cancelled
+
+        options: dict[str, Any] = {}
+        if ray:  # the actors build the backend as this server does, its files included
+            options = _plain(self.backends.options(slot.name))
+        run_batch(
+            BatchJob(
+                inputs=files,
+                out=out,
+                backend=params.backend,
+                backend_options=options,
+                variables=self.backends.settings.variables() if ray else None,
+                input_format=params.input_format,
+                options=params.options(),
+                engine="ray" if ray else "local",
+                ray_address=self.ray_address,
+                workers=None if ray else 0,
+                resume=True,
+                chunk_size=self.chunk_size,
+                checkpoint_games=1,  # every chunk committed: a view sees it at once
+                shape=params.shape(),
+                prepare=partial(
+                    prepare_job_game,
+                    distractors=tuple(params.distractors),
+                    settings=self.backends.settings,
+                    backend=slot.name,
+                    model=None if ray else slot.backend,
+                ),
+                limits=self.limits,
+                backend_object=None if ray else slot.backend,
+                backend_lock=None if ray else slot.lock,
+                on_chunk=store,
+                stop=halted,
+            ),
+            command=["leakage-service", "job", job.id],
+        )
+
+    def _offsets(
+        self, job: Job, files: list[Path], out: Path, halted: Callable[[], bool]
+    ) -> dict[str, int] | None:
+        """Where each file's records start among the job's records (a record's number in
+        the job is its file's offset plus its position in the file), counted once and kept
+        in the results folder; None when the job was halted while counting."""
+        kept = out / "offsets.json"
+        if kept.is_file():
+            return {str(k): int(v) for k, v in json.loads(kept.read_text("utf-8")).items()}
+        offsets: dict[str, int] = {}
+        total = 0
+        for f in files:
+            offsets[str(f)] = total
+            for _ in iter_records([f], limits=self.limits):  # parsed or not: a quick count
+                total += 1
+                if total % 1000 == 0 and halted():
+                    return None
+        if job.total is None:
+            self.store.set_total(job.id, total)
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = out / "offsets.json.tmp"
+        tmp.write_text(json.dumps(offsets), encoding="utf-8")
+        tmp.replace(kept)
+        return offsets
 
 
-def _with_distractors(
-    item: AnyTranscript | InvalidInput, params: ScoreParams, *, upload: str | None
-) -> AnyTranscript | Exception:
-    """A job's record ready to score, or its error (``upload``, the path of an uploaded file,
-    left out: it is the server's, not the client's)."""
-    if isinstance(item, InvalidTranscript) and upload:
-        return InvalidTranscript(item.problems, record=item.record)
-    if isinstance(item, InvalidInput) and upload:
-        # Other errors begin with the file: "<path>: record <label>: <what>".
-        message, prefix = str(item), f"{upload}: "
-        return type(item)(message[len(prefix) :]) if message.startswith(prefix) else item
-    if isinstance(item, InvalidInput):
-        return item
+def _plain(options: dict[str, Any]) -> dict[str, Any]:
+    """Backend options as the manifest records them: paths as text, and no ``variables``
+    (the keys of web count sources: given to the actors apart, never written)."""
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        if key == "variables":
+            continue
+        if isinstance(value, dict):
+            value = _plain(value)
+        out[key] = str(value) if isinstance(value, Path) else value
+    return out
+
+
+def job_error_line(batch_line: str, idx: int, upload: str | None) -> str:
+    """The stored error of record ``idx`` (``{"record": idx, "error": {...}}``, as
+    :func:`leakage_service.errors.error_line` writes it) from the engine's error line
+    (which names the file and the record's place in it); an upload's path, the server's
+    and not the client's, is left out of the message."""
+    err = json.loads(batch_line)["error"]
+    message = err["message"]
+    if upload:
+        message = message.replace(f"{upload}, ", "").replace(f"{upload}: ", "")
+    problems = tuple((p["field"] or "", p["message"]) for p in err.get("problems", ()))
+    return ErrorRecord(idx, err["type"], message, err.get("field"), problems).to_json()
+
+
+def prepare_job_game(
+    game: AnyTranscript,
+    *,
+    distractors: tuple[str, ...],
+    settings: Settings,
+    backend: str,
+    model: object | None = None,
+) -> AnyTranscript | InvalidInput:
+    """A job's game ready to score (its distractors added), or why not: a duplicate
+    distractor, or a game over this server's size limits (``check_size``, before any
+    backend sees it; ``model``, the loaded backend, counts its language model's tokens)."""
     try:
-        return with_distractors(item, params.distractors)
+        game = with_distractors(game, list(distractors))
+        check_size(game, settings, backend, model)
     except InvalidInput as err:
         return err
+    return game

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import sqlite3
 import threading
 import time
@@ -124,6 +125,9 @@ class JobStore:
     def __init__(self, path: Path, uploads: Path | None = None) -> None:
         self.path = Path(path)
         self.uploads = Path(uploads) if uploads is not None else self.path.parent / "uploads"
+        self.results_root = self.path.parent / "job-results"
+        """One folder per job: what ``leakage batch`` writes (``steps/`` parts of the step
+        table ``leakage.steps/1``, its checkpoint ledger, manifest, reports and errors)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         con = self._con()
@@ -410,7 +414,18 @@ class JobStore:
         con.execute("COMMIT")
         if job is not None and job.upload:
             self._remove_upload(Path(job.paths[0]))
+        if job is not None:
+            self._remove_results(job_id)
         return job
+
+    def results_dir(self, job_id: str) -> Path:
+        """The job's results folder (:attr:`results_root`; may not exist yet)."""
+        return self.results_root / job_id
+
+    def _remove_results(self, job_id: str) -> None:
+        folder = self.results_dir(job_id)
+        if folder.parent == self.results_root:  # a job id is hex: never a path of its own
+            shutil.rmtree(folder, ignore_errors=True)
 
     def _remove_upload(self, path: Path) -> None:
         """Remove an upload file: only ever one inside the uploads folder."""
@@ -483,19 +498,31 @@ class JobStore:
         job) and saved uploads whose job is gone, both left by a crash. Only at start-up,
         when no upload is in flight. How many were removed."""
         if not self.uploads.is_dir():
-            return 0
+            return self._sweep_results()
         with self._short() as con:
             known = {
                 Path(json.loads(p)[0]).name
                 for (p,) in con.execute("SELECT paths FROM jobs WHERE upload")
             }
-        removed = 0
+        removed = self._sweep_results()
         for f in self.uploads.iterdir():
             if f.name in known or not f.is_file():
                 continue
             f.unlink(missing_ok=True)
             removed += 1
         return removed
+
+    def _sweep_results(self) -> int:
+        """Remove the results folders of jobs that are gone (deleted while a crash was
+        writing to them); how many."""
+        if not self.results_root.is_dir():
+            return 0
+        with self._short() as con:
+            known = {i for (i,) in con.execute("SELECT id FROM jobs")}
+        gone = [d for d in self.results_root.iterdir() if d.is_dir() and d.name not in known]
+        for d in gone:
+            shutil.rmtree(d, ignore_errors=True)
+        return len(gone)
 
     def close(self) -> None:
         con = getattr(self._local, "con", None)

@@ -230,6 +230,14 @@ class Settings(LibraryVariables):
     """Most games one ``/v1/score/batch`` request may carry (more: use a job)."""
     on_restart: Literal["resume", "fail"] = "resume"
     """What happens to a job that was running when the server stopped."""
+    ray_address: str | None = None
+    """A Ray cluster that scores the jobs (``ray://host:10001``, ``host:6379``, or ``auto``:
+    the cluster this machine belongs to), with the engine of ``leakage batch --engine ray``;
+    its actors build their own backend. Unset: jobs are scored in the server's process with
+    its loaded backend. Needs the ``batch`` extra (Ray) on the server and the cluster."""
+    job_chunk_size: int = Field(default=16, ge=1, le=10_000)
+    """Records a job scores, stores and commits to its step table together: a running
+    job's views and progress move by this many records."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """The service's log level, in either case (``INFO`` is ``info``)."""
 

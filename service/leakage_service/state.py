@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from leakage.errors import BackendUnavailable
+from leakage_service.job_steps import StepCache
 from leakage_service.job_worker import JobWorker
 from leakage_service.jobs import JobStore, Retention, housekeeping
 from leakage_service.runtime import Backends, ReportCache, ScoringPool
@@ -28,6 +29,8 @@ class ServiceState:
         self.slow = ScoringPool(settings.slow_workers, settings.slow_queue, self.metrics, slow=True)
         self.cache = ReportCache(settings.report_cache_bytes, self.metrics)
         self.store: JobStore | None = None
+        self.steps = StepCache()
+        """The step tables of the jobs viewed last (``job_steps``)."""
         self.worker: JobWorker | None = None
         self.ready = False
         self.describer: Any = None
@@ -48,6 +51,7 @@ class ServiceState:
                 if name == "cooccurrence":
                     raise
                 log.warning("backend %s not loaded: %s", name, err)
+        _load_step_readers()
         self.store = JobStore(s.jobs_path, s.uploads_dir)
         recovered = self.store.recover(s.on_restart)
         if recovered:
@@ -63,6 +67,8 @@ class ServiceState:
             allowed=s.allowed_paths,
             retention=retention,
             limits=s.read_limits(),
+            ray_address=s.ray_address,
+            chunk_size=s.job_chunk_size,
         )
         self.worker.start()
 
@@ -94,3 +100,15 @@ class ServiceState:
         if "cooccurrence" not in self.backends.slots:
             problems.append("backend cooccurrence not loaded")
         return problems
+
+
+def _load_step_readers() -> None:
+    """Import what reads and writes the jobs' step tables (pyarrow: about a second) at
+    start-up, as the backends are loaded, rather than in the first job view a client opens;
+    nothing when the ``batch`` extra is not installed (jobs then say what is missing)."""
+    try:
+        import pyarrow.compute
+        import pyarrow.dataset
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        pass

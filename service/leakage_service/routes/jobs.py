@@ -7,91 +7,42 @@ from __future__ import annotations
 import codecs
 import datetime as dt
 import json
-import math
 import os
-import tempfile
 from collections.abc import AsyncIterator
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response
-from fastapi import Path as PathParam
-from fastapi.responses import FileResponse, HTMLResponse, StreamingResponse
-from fastapi.routing import APIRoute
+from fastapi import Query, Request, Response
+from fastapi.responses import FileResponse, StreamingResponse
 from pydantic import ValidationError
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile as StarletteUploadFile
 from starlette.exceptions import HTTPException
-from starlette.routing import Match
-from starlette.types import Receive, Scope, Send
 
 from leakage.errors import InvalidTranscript, validation_problems
 from leakage.transcripts import TOO_DEEP, json_problems, jsonl_lines, loads
 from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import JSONL_TYPES
-from leakage_service.job_report import job_records, job_report_html
-from leakage_service.job_views import (
-    find_game,
-    game_transcript,
-    job_compare,
-    job_curves,
-    job_plane,
-)
 from leakage_service.job_worker import JobPathError, PathNotAllowed, path_job_files
 from leakage_service.jobs import Job, new_job_id
 from leakage_service.logs import HEAD_BYTES, ZIP_MAGIC, check_log, log_format
+from leakage_service.routes.job_export import results_jsonl, results_parquet
+from leakage_service.routes.job_route import JobId, router
+from leakage_service.routes.job_route import job_or_404 as _job
 from leakage_service.schemas import (
     TRANSCRIPT_REF,
-    CompareRow,
-    CurveGame,
-    CurvePoint,
     ErrorBody,
-    JobCompare,
-    JobCurves,
-    JobGame,
     JobList,
     JobPathRequest,
-    JobPlane,
-    JobRecord,
-    JobRecords,
     JobStatus,
-    PlaneGroup,
-    PlanePoint,
     error_responses,
 )
 from leakage_service.state import ServiceState
 
-
-class _JobRoute(APIRoute):
-    """A route whose 405 names every method its path accepts. Starlette answers a 405 from
-    the first route whose path matches, which knows its own methods only (a PUT on
-    ``/v1/jobs/{id}`` would say ``Allow: GET`` though DELETE is served too)."""
-
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.methods and scope["method"] not in self.methods:
-            methods: set[str] = set()
-            for route in router.routes:
-                if isinstance(route, APIRoute) and route.matches(scope)[0] is not Match.NONE:
-                    methods |= route.methods or set()
-            allowed = sorted(methods)
-            raise HTTPException(
-                405,
-                f"{scope['method']} is not allowed on {self.path}; it accepts {', '.join(allowed)}",
-                headers={"Allow": ", ".join(allowed)},
-            )
-        await super().handle(scope, receive, send)
-
-
-router = APIRouter(prefix="/v1/jobs", tags=["jobs"], route_class=_JobRoute)
-
-JobId = Annotated[
-    str,
-    PathParam(pattern=r"^[0-9a-f]{32}$", description="The id POST /v1/jobs returned."),
-]
 _PATH_PEEK = 8 * 1024 * 1024
 """Largest JSON body read at submission (a possible ``{"path": ...}`` request, or one line of
 malformed JSON to refuse at once); larger is an upload, read record by record by the job."""
@@ -136,14 +87,6 @@ def _status(state: ServiceState, job: Job) -> JobStatus:
             "cancel": f"/v1/jobs/{job.id}/cancel",
         },
     )
-
-
-def _job(state: ServiceState, job_id: str) -> Job:
-    assert state.store is not None
-    job = state.store.get(job_id)
-    if job is None:
-        raise ServiceError(404, "job_not_found", f"no job {job_id!r} on this server", field="id")
-    return job
 
 
 async def _chunks(request: Request) -> AsyncIterator[bytes]:
@@ -490,64 +433,6 @@ class ResultFormat(StrEnum):
     parquet = "parquet"
 
 
-async def _jsonl(state: ServiceState, job_id: str) -> AsyncIterator[bytes]:
-    """The stored results as JSONL, a page per chunk. Each page is one short query on a
-    pool thread with a connection of its own (a sync generator here would be advanced on
-    whichever pool thread is free, and SQLite objects must stay on the thread that made
-    them)."""
-    store = state.store
-    assert store is not None
-    last = -1
-    while rows := await run_in_threadpool(store.results_page, job_id, last, _PAGE):
-        yield "".join(f"{body}\n" for _, _, body in rows).encode()
-        last = rows[-1][0]
-    if store.get(job_id) is None:  # deleted meanwhile: cut the stream, do not end it cleanly
-        raise RuntimeError(f"job {job_id} was deleted while its results were being sent")
-
-
-def _parquet(state: ServiceState, job_id: str) -> Path:
-    """The results as a Parquet file (a temporary file, removed after sending)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    assert state.store is not None
-    columns: dict[str, list[Any]] = {
-        k: []
-        for k in (
-            "record", "ok", "game_id", "game", "backend", "final_entropy_bits",
-            "final_secret_probability", "final_secret_rank", "error_type", "error_message",
-            "body",
-        )
-    }  # fmt: skip
-    for idx, ok, body in state.store.results(job_id):
-        doc = json.loads(body)
-        summary = doc.get("summary", {}) if ok else {}
-        err = {} if ok else doc.get("error", {})
-        row = {
-            "record": idx, "ok": ok, "game_id": doc.get("game_id"), "game": doc.get("game"),
-            "backend": doc.get("backend"),
-            "final_entropy_bits": summary.get("final_entropy_bits"),
-            "final_secret_probability": summary.get("final_secret_probability"),
-            "final_secret_rank": summary.get("final_secret_rank"),
-            "error_type": err.get("type"), "error_message": err.get("message"), "body": body,
-        }  # fmt: skip
-        for k, v in row.items():
-            columns[k].append(v)
-    schema = pa.schema(
-        [
-            ("record", pa.int64()), ("ok", pa.bool_()), ("game_id", pa.string()),
-            ("game", pa.string()), ("backend", pa.string()),
-            ("final_entropy_bits", pa.float64()), ("final_secret_probability", pa.float64()),
-            ("final_secret_rank", pa.int64()), ("error_type", pa.string()),
-            ("error_message", pa.string()), ("body", pa.string()),
-        ]
-    )  # fmt: skip
-    fd, name = tempfile.mkstemp(prefix=f"leakage-{job_id}-", suffix=".parquet")
-    os.close(fd)
-    pq.write_table(pa.table(columns, schema=schema), name)
-    return Path(name)
-
-
 @router.get(
     "/{job_id}/results",
     summary="A job's results (JSONL or Parquet)",
@@ -574,7 +459,7 @@ async def results(
     job = _job(state, job_id)
     headers = {"X-Job-State": job.state}
     if format is ResultFormat.parquet:
-        path = await state.slow.run(_parquet, state, job_id)
+        path = await state.slow.run(results_parquet, state, job_id)
         return FileResponse(
             path,
             media_type="application/vnd.apache.parquet",
@@ -583,7 +468,7 @@ async def results(
             background=BackgroundTask(path.unlink, missing_ok=True),
         )
     return StreamingResponse(
-        _jsonl(state, job_id), media_type="application/x-ndjson", headers=headers
+        results_jsonl(state, job_id), media_type="application/x-ndjson", headers=headers
     )
 
 
@@ -635,272 +520,5 @@ async def delete(job_id: JobId, state: State) -> Response:
     return Response(status_code=204)
 
 
-# -- what the explorer shows of a job -------------------------------------------------------
-
-
-class CurveGrouping(StrEnum):
-    model = "model"
-    matchup = "matchup"
-    difficulty = "difficulty"
-    speaker = "speaker"
-
-
-@router.get(
-    "/{job_id}/curves",
-    summary="A job's leakage curves (as leakage report draws them)",
-    response_model=JobCurves,
-    responses=error_responses(401, 404, 422, 429, 503),
-)
-async def curves(
-    job_id: JobId,
-    state: State,
-    by: Annotated[
-        CurveGrouping,
-        Query(
-            description="Group the games by the models of the counted speakers, the "
-            "matchup or the difficulty (meta.matchup, meta.difficulty); speaker: each clue by "
-            "its speaker's own model and role (a point (group, m) averages the games whose "
-            "m-th counted clue that model said in that role)."
-        ),
-    ] = CurveGrouping.model,
-    max_clues: Annotated[int, Query(ge=1, le=64, description="Last m drawn.")] = 16,
-    replicates: Annotated[
-        int, Query(ge=100, le=10_000, description="Bootstrap replicates of the intervals.")
-    ] = 1000,
-) -> JobCurves:
-    """Mean entropy after m counted clues and P(secret among the top 1, 3, 5) after m clues,
-    per group, each with a 95% bootstrap interval over games (``leakage.curves``, the figures
-    of ``leakage report``), from the results stored so far; and every scored game with its
-    group and counted clues, so that a point (group, m) lists its games: those of its group
-    with at least m clues."""  # fmt: skip
-    job = _job(state, job_id)
-    out = await state.slow.run(
-        partial(job_curves, max_clues=max_clues, replicates=replicates), state, job, by.value
-    )
-    return JobCurves(
-        job=job.id,
-        state=job.state,
-        by=by.value,  # type: ignore[arg-type]
-        games=out.games,
-        failed=out.failed,
-        groups=out.groups,
-        colours=out.colours,
-        curves=[CurvePoint(**r) for r in out.rows],
-        game_list=[CurveGame(**g) for g in out.game_list],
-        notes=out.notes,
-    )
-
-
-@router.get(
-    "/{job_id}/plane",
-    summary="A job's reveal-vs-conceal plane (as leakage report draws it)",
-    response_model=JobPlane,
-    responses=error_responses(401, 404, 422, 429, 503),
-)
-async def plane(
-    job_id: JobId,
-    state: State,
-    replicates: Annotated[
-        int, Query(ge=100, le=10_000, description="Bootstrap replicates of the intervals.")
-    ] = 1000,
-    max_points: Annotated[
-        int, Query(ge=0, le=100_000, description="Most clues listed one by one.")
-    ] = 5000,
-) -> JobPlane:
-    """Each counted clue's leakage (information gain about the secret, bits) against its
-    reveal value (log2 likelihood ratio that its speaker knows the secret, bits), per
-    model and role the means with 95% bootstrap intervals over games, and Karabag & Topcu's
-    reference strategies (trivial, concealing, revealing, pi_amb) simulated on the same axes
-    (``leakage.curves._plane``), from the results stored so far."""
-    job = _job(state, job_id)
-    out = await state.slow.run(
-        partial(job_plane, replicates=replicates, max_points=max_points), state, job
-    )
-    return JobPlane(
-        job=job.id,
-        state=job.state,
-        games=out.games,
-        failed=out.failed,
-        groups=[PlaneGroup(**r) for r in out.groups],
-        references=[PlaneGroup(**r) for r in out.references],
-        points=[PlanePoint(**p) for p in out.points],
-        points_total=out.points_total,
-        colours=out.colours,
-        notes=out.notes,
-    )
-
-
-def _finite(v: Any) -> Any:
-    return None if isinstance(v, float) and not math.isfinite(v) else v
-
-
-_MODEL = Query(min_length=1, max_length=500, description="A model (as the players' agent).")
-
-
-@router.get(
-    "/{job_id}/compare",
-    summary="Two models compared in the games where both spoke (leakage report --compare)",
-    response_model=JobCompare,
-    responses=error_responses(401, 404, 422, 429, 503),
-)
-async def compare(
-    job_id: JobId,
-    state: State,
-    a: Annotated[str | None, _MODEL] = None,
-    b: Annotated[str | None, _MODEL] = None,
-    replicates: Annotated[
-        int, Query(ge=100, le=10_000, description="Bootstrap replicates of the intervals.")
-    ] = 1000,
-) -> JobCompare:
-    """Per role, in the games where models ``a`` and ``b`` both gave counted clues in it:
-    each one's mean information gain per clue and their paired difference (a minus b), with
-    95% bootstrap intervals over those games (``leakage report --compare A B``), from the
-    results stored so far. Without ``a`` and ``b``: the models there are to compare. A model
-    with no counted clue is a 404 that lists the models present."""
-    job = _job(state, job_id)
-    if (a is None) != (b is None):
-        raise ServiceError(
-            422, "invalid_input", "name two models to compare, a and b (or neither for the "
-            "list of models)", field="b" if b is None else "a",
-        )  # fmt: skip
-    out = await state.slow.run(partial(job_compare, replicates=replicates), state, job, a, b)
-    return JobCompare(
-        job=job.id,
-        state=job.state,
-        games=out.games,
-        failed=out.failed,
-        models=out.models,
-        colours=out.colours,
-        rows=[CompareRow(**{k: _finite(v) for k, v in r.items()}) for r in out.rows],
-        notes=out.notes,
-    )
-
-
-_RECORD = Query(
-    ge=0,
-    le=_MAX_RECORD,
-    description="The record (position in the job's input, from 0), when several games "
-    "share the id.",
-)
-
-
-@router.get(
-    "/{job_id}/games/{game_id:path}",
-    summary="One game of a job: its report and its transcript",
-    response_model=JobGame,
-    responses=error_responses(401, 404, 422, 429),
-)
-async def game(
-    job_id: JobId,
-    game_id: Annotated[
-        str,
-        PathParam(
-            min_length=1,
-            max_length=1000,
-            description="The game's id, percent-encoded (encodeURIComponent); a '/' in it "
-            "may be sent as is. The ids '.' and '..' are dot segments, which URL parsers "
-            "remove: ask for those with GET /v1/jobs/{job_id}/games?game_id=.",
-        ),
-    ],
-    state: State,
-    record: Annotated[int | None, _RECORD] = None,
-) -> JobGame:
-    """The stored report of a job's game and its transcript, read again from the job's
-    input (to score it with another backend, or try a clue on it). The game id is matched
-    exactly, whatever its characters."""  # fmt: skip
-    return await _game(state, job_id, game_id, record)
-
-
-@router.get(
-    "/{job_id}/games",
-    summary="One game of a job, its id in the query (any id, '.' and '..' included)",
-    response_model=JobGame,
-    responses=error_responses(401, 404, 422, 429),
-)
-async def game_by_query(
-    job_id: JobId,
-    game_id: Annotated[
-        str, Query(min_length=1, max_length=1000, description="The game's id, exactly.")
-    ],
-    state: State,
-    record: Annotated[int | None, _RECORD] = None,
-) -> JobGame:
-    """As ``GET /v1/jobs/{job_id}/games/{game_id}``, with the id as a query parameter, where
-    no URL parser rewrites it (the explorer asks this way)."""
-    return await _game(state, job_id, game_id, record)
-
-
-async def _game(state: ServiceState, job_id: str, game_id: str, record: int | None) -> JobGame:
-    job = _job(state, job_id)
-    found = await run_in_threadpool(find_game, state, job, game_id, record)
-    if found is None or found.game_id != game_id:
-        where = f"at record {record}" if record is not None else "among its results"
-        had = f" (record {record} is {found.game_id!r})" if found is not None else ""
-        raise ServiceError(
-            404, "game_not_found", f"job {job_id} has no game {game_id!r} {where}{had}",
-            field="record" if found is not None else "game_id",
-        )  # fmt: skip
-    transcript, note = await run_in_threadpool(game_transcript, state, job, found.record)
-    return JobGame(
-        job=job.id,
-        record=found.record,
-        game_id=found.game_id,
-        ok=found.ok,
-        report=found.body if found.ok else None,
-        error=None if found.ok else found.body.get("error"),
-        transcript=transcript,
-        transcript_note=note,
-        params=job.params,
-    )
-
-
-@router.get(
-    "/{job_id}/records",
-    summary="One line per record of a job: its games and failed records",
-    response_model=JobRecords,
-    responses=error_responses(401, 404, 422, 429),
-)
-async def records(job_id: JobId, state: State) -> JobRecords:
-    """Every record stored so far, in record order: a game's final entropy, P(secret) and
-    rank, or a failed record's error (the explorer's sortable table of a job's games)."""
-    job = _job(state, job_id)
-    rows = await run_in_threadpool(job_records, state, job)
-    return JobRecords(job=job.id, state=job.state, records=[JobRecord(**r) for r in rows])
-
-
-@router.get(
-    "/{job_id}/report.html",
-    summary="A job's figures as one HTML page (as leakage report writes it)",
-    # Response, not HTMLResponse: the errors are JSON, and the schema says so (with
-    # HTMLResponse FastAPI would document every response of the route as text/html)
-    response_class=Response,
-    responses={
-        200: {
-            "description": "report.html of leakage report, from the results stored so far.",
-            "content": {"text/html": {"schema": {"type": "string"}}},
-        },
-        **error_responses(401, 404, 409, 422, 429, 503),
-    },
-)
-async def report_html(
-    job_id: JobId,
-    state: State,
-    by: Annotated[
-        CurveGrouping, Query(description="Group as leakage report --by does.")
-    ] = CurveGrouping.model,
-    replicates: Annotated[
-        int, Query(ge=100, le=10_000, description="Bootstrap replicates of the intervals.")
-    ] = 1000,
-) -> HTMLResponse:
-    """``leakage report --by BY``'s self-contained page (figures, tables, intervals) of the
-    job's results stored so far; a job with no scored game yet is a 409 (``job_not_ready``:
-    the request is right, the job has nothing to report yet)."""
-    job = _job(state, job_id)
-    html, _ = await state.slow.run(
-        partial(job_report_html, replicates=replicates), state, job, by.value
-    )
-    name = f"leakage-report-{job.id}-{by.value}.html"
-    return HTMLResponse(
-        html,
-        headers={"X-Job-State": job.state, "Content-Disposition": f'inline; filename="{name}"'},
-    )
+# The explorer's views of a job, registered on the same router after the routes above.
+from leakage_service.routes import job_views  # noqa: E402, F401

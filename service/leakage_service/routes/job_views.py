@@ -1,0 +1,312 @@
+"""What the explorer shows of a job (under ``/v1/jobs``): its curves, plane, model
+comparison, one game with its transcript, its records and ``report.html``, each a thin
+wrapping of a ``job_views`` / ``job_report`` call (``leakage.curves`` on the job's step
+table) run on the slow pool."""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+from functools import partial
+from typing import Annotated, Any
+
+from fastapi import Path as PathParam
+from fastapi import Query
+from fastapi.responses import HTMLResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from leakage_service.deps import State
+from leakage_service.errors import ServiceError
+from leakage_service.job_report import job_records, job_report_html
+from leakage_service.job_views import (
+    find_game,
+    game_transcript,
+    job_compare,
+    job_curves,
+    job_plane,
+)
+from leakage_service.routes.job_route import JobId, router
+from leakage_service.routes.job_route import job_or_404 as _job
+from leakage_service.schemas import (
+    CompareRow,
+    CurveGame,
+    CurvePoint,
+    JobCompare,
+    JobCurves,
+    JobGame,
+    JobPlane,
+    JobRecord,
+    JobRecords,
+    PlaneGroup,
+    PlanePoint,
+    error_responses,
+)
+from leakage_service.state import ServiceState
+
+Replicates = Annotated[
+    int, Query(ge=100, le=10_000, description="Bootstrap replicates of the intervals.")
+]
+"""The bootstrap option of every view with intervals, written once."""
+_MAX_RECORD = 2**53 - 1
+"""Largest record number a request may name: the largest integer a browser's JSON numbers
+hold exactly, far below SQLite's 64-bit integers (a larger one would not fit the query)."""
+
+
+class CurveGrouping(StrEnum):
+    model = "model"
+    matchup = "matchup"
+    difficulty = "difficulty"
+    speaker = "speaker"
+
+
+@router.get(
+    "/{job_id}/curves",
+    summary="A job's leakage curves (as leakage report draws them)",
+    response_model=JobCurves,
+    responses=error_responses(401, 404, 422, 429, 503),
+)
+async def curves(
+    job_id: JobId,
+    state: State,
+    by: Annotated[
+        CurveGrouping,
+        Query(
+            description="Group the games by the models of the counted speakers, the "
+            "matchup or the difficulty (meta.matchup, meta.difficulty); speaker: each clue by "
+            "its speaker's own model and role (a point (group, m) averages the games whose "
+            "m-th counted clue that model said in that role)."
+        ),
+    ] = CurveGrouping.model,
+    max_clues: Annotated[int, Query(ge=1, le=64, description="Last m drawn.")] = 16,
+    replicates: Replicates = 1000,
+) -> JobCurves:
+    """Mean entropy after m counted clues and P(secret among the top 1, 3, 5) after m clues,
+    per group, each with a 95% bootstrap interval over games (``leakage.curves``, the figures
+    of ``leakage report``), from the results stored so far; and every scored game with its
+    group and counted clues, so that a point (group, m) lists its games: those of its group
+    with at least m clues."""  # fmt: skip
+    job = _job(state, job_id)
+    out = await state.slow.run(
+        partial(job_curves, max_clues=max_clues, replicates=replicates), state, job, by.value
+    )
+    return JobCurves(
+        job=job.id,
+        state=job.state,
+        by=by.value,  # type: ignore[arg-type]
+        games=out.games,
+        failed=out.failed,
+        groups=out.groups,
+        colours=out.colours,
+        curves=[CurvePoint(**r) for r in out.rows],
+        game_list=[CurveGame(**g) for g in out.game_list],
+        notes=out.notes,
+    )
+
+
+@router.get(
+    "/{job_id}/plane",
+    summary="A job's reveal-vs-conceal plane (as leakage report draws it)",
+    response_model=JobPlane,
+    responses=error_responses(401, 404, 422, 429, 503),
+)
+async def plane(
+    job_id: JobId,
+    state: State,
+    replicates: Replicates = 1000,
+    max_points: Annotated[
+        int, Query(ge=0, le=100_000, description="Most clues listed one by one.")
+    ] = 5000,
+) -> JobPlane:
+    """Each counted clue's leakage (information gain about the secret, bits) against its
+    reveal value (log2 likelihood ratio that its speaker knows the secret, bits), per
+    model and role the means with 95% bootstrap intervals over games, and Karabag & Topcu's
+    reference strategies (trivial, concealing, revealing, pi_amb) simulated on the same axes
+    (``leakage.curves._plane``), from the results stored so far."""
+    job = _job(state, job_id)
+    out = await state.slow.run(
+        partial(job_plane, replicates=replicates, max_points=max_points), state, job
+    )
+    return JobPlane(
+        job=job.id,
+        state=job.state,
+        games=out.games,
+        failed=out.failed,
+        groups=[PlaneGroup(**r) for r in out.groups],
+        references=[PlaneGroup(**r) for r in out.references],
+        points=[PlanePoint(**p) for p in out.points],
+        points_total=out.points_total,
+        colours=out.colours,
+        notes=out.notes,
+    )
+
+
+def _finite(v: Any) -> Any:
+    return None if isinstance(v, float) and not math.isfinite(v) else v
+
+
+_MODEL = Query(min_length=1, max_length=500, description="A model (as the players' agent).")
+
+
+@router.get(
+    "/{job_id}/compare",
+    summary="Two models compared in the games where both spoke (leakage report --compare)",
+    response_model=JobCompare,
+    responses=error_responses(401, 404, 422, 429, 503),
+)
+async def compare(
+    job_id: JobId,
+    state: State,
+    a: Annotated[str | None, _MODEL] = None,
+    b: Annotated[str | None, _MODEL] = None,
+    replicates: Replicates = 1000,
+) -> JobCompare:
+    """Per role, in the games where models ``a`` and ``b`` both gave counted clues in it:
+    each one's mean information gain per clue and their paired difference (a minus b), with
+    95% bootstrap intervals over those games (``leakage report --compare A B``), from the
+    results stored so far. Without ``a`` and ``b``: the models there are to compare. A model
+    with no counted clue is a 404 that lists the models present."""
+    job = _job(state, job_id)
+    if (a is None) != (b is None):
+        raise ServiceError(
+            422, "invalid_input", "name two models to compare, a and b (or neither for the "
+            "list of models)", field="b" if b is None else "a",
+        )  # fmt: skip
+    out = await state.slow.run(partial(job_compare, replicates=replicates), state, job, a, b)
+    return JobCompare(
+        job=job.id,
+        state=job.state,
+        games=out.games,
+        failed=out.failed,
+        models=out.models,
+        colours=out.colours,
+        rows=[CompareRow(**{k: _finite(v) for k, v in r.items()}) for r in out.rows],
+        notes=out.notes,
+    )
+
+
+_RECORD = Query(
+    ge=0,
+    le=_MAX_RECORD,
+    description="The record (position in the job's input, from 0), when several games "
+    "share the id.",
+)
+
+
+@router.get(
+    "/{job_id}/games/{game_id:path}",
+    summary="One game of a job: its report and its transcript",
+    response_model=JobGame,
+    responses=error_responses(401, 404, 422, 429),
+)
+async def game(
+    job_id: JobId,
+    game_id: Annotated[
+        str,
+        PathParam(
+            min_length=1,
+            max_length=1000,
+            description="The game's id, percent-encoded (encodeURIComponent); a '/' in it "
+            "may be sent as is. The ids '.' and '..' are dot segments, which URL parsers "
+            "remove: ask for those with GET /v1/jobs/{job_id}/games?game_id=.",
+        ),
+    ],
+    state: State,
+    record: Annotated[int | None, _RECORD] = None,
+) -> JobGame:
+    """The stored report of a job's game and its transcript, read again from the job's
+    input (to score it with another backend, or try a clue on it). The game id is matched
+    exactly, whatever its characters."""  # fmt: skip
+    return await _game(state, job_id, game_id, record)
+
+
+@router.get(
+    "/{job_id}/games",
+    summary="One game of a job, its id in the query (any id, '.' and '..' included)",
+    response_model=JobGame,
+    responses=error_responses(401, 404, 422, 429),
+)
+async def game_by_query(
+    job_id: JobId,
+    game_id: Annotated[
+        str, Query(min_length=1, max_length=1000, description="The game's id, exactly.")
+    ],
+    state: State,
+    record: Annotated[int | None, _RECORD] = None,
+) -> JobGame:
+    """As ``GET /v1/jobs/{job_id}/games/{game_id}``, with the id as a query parameter, where
+    no URL parser rewrites it (the explorer asks this way)."""
+    return await _game(state, job_id, game_id, record)
+
+
+async def _game(state: ServiceState, job_id: str, game_id: str, record: int | None) -> JobGame:
+    job = _job(state, job_id)
+    found = await run_in_threadpool(find_game, state, job, game_id, record)
+    if found is None or found.game_id != game_id:
+        where = f"at record {record}" if record is not None else "among its results"
+        had = f" (record {record} is {found.game_id!r})" if found is not None else ""
+        raise ServiceError(
+            404, "game_not_found", f"job {job_id} has no game {game_id!r} {where}{had}",
+            field="record" if found is not None else "game_id",
+        )  # fmt: skip
+    transcript, note = await run_in_threadpool(game_transcript, state, job, found.record)
+    return JobGame(
+        job=job.id,
+        record=found.record,
+        game_id=found.game_id,
+        ok=found.ok,
+        report=found.body if found.ok else None,
+        error=None if found.ok else found.body.get("error"),
+        transcript=transcript,
+        transcript_note=note,
+        params=job.params,
+    )
+
+
+@router.get(
+    "/{job_id}/records",
+    summary="One line per record of a job: its games and failed records",
+    response_model=JobRecords,
+    responses=error_responses(401, 404, 422, 429),
+)
+async def records(job_id: JobId, state: State) -> JobRecords:
+    """Every record stored so far, in record order: a game's final entropy, P(secret) and
+    rank, or a failed record's error (the explorer's sortable table of a job's games)."""
+    job = _job(state, job_id)
+    rows = await run_in_threadpool(job_records, state, job)
+    return JobRecords(job=job.id, state=job.state, records=[JobRecord(**r) for r in rows])
+
+
+@router.get(
+    "/{job_id}/report.html",
+    summary="A job's figures as one HTML page (as leakage report writes it)",
+    # Response, not HTMLResponse: the errors are JSON, and the schema says so (with
+    # HTMLResponse FastAPI would document every response of the route as text/html)
+    response_class=Response,
+    responses={
+        200: {
+            "description": "report.html of leakage report, from the results stored so far.",
+            "content": {"text/html": {"schema": {"type": "string"}}},
+        },
+        **error_responses(401, 404, 409, 422, 429, 503),
+    },
+)
+async def report_html(
+    job_id: JobId,
+    state: State,
+    by: Annotated[
+        CurveGrouping, Query(description="Group as leakage report --by does.")
+    ] = CurveGrouping.model,
+    replicates: Replicates = 1000,
+) -> HTMLResponse:
+    """``leakage report --by BY``'s self-contained page (figures, tables, intervals) of the
+    job's results stored so far; a job with no scored game yet is a 409 (``job_not_ready``:
+    the request is right, the job has nothing to report yet)."""
+    job = _job(state, job_id)
+    html, _ = await state.slow.run(
+        partial(job_report_html, replicates=replicates), state, job, by.value
+    )
+    name = f"leakage-report-{job.id}-{by.value}.html"
+    return HTMLResponse(
+        html,
+        headers={"X-Job-State": job.state, "Content-Disposition": f'inline; filename="{name}"'},
+    )
