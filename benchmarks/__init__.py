@@ -19,6 +19,7 @@ BENCHMARKS = (
     "judge",
     "games",
     "service_load",
+    "service_job_views",
     "adversary",
     "guess_cli",
     "reader",

@@ -40,7 +40,7 @@ import httpx
 
 from benchmarks._archives import eval_log
 from benchmarks._big_records import ck_arena
-from benchmarks._common import Server, default_index, write_result
+from benchmarks.common import Server, default_index, write_result
 
 REPO = Path(__file__).resolve().parents[1]
 GAME = json.loads((REPO / "corpora" / "examples" / "chameleon_sports.json").read_text("utf-8"))
