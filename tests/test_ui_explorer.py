@@ -251,6 +251,21 @@ def test_preview_spygame_statement(api: Api):
     assert by_spy_round == 3
 
 
+def test_preview_spygame_before_is_the_new_speakers_word(api: Api):
+    """The figures before the statement are about the word of whoever says it: after p4
+    (the spy, Papaya), p1's "before" is P(Mango) after p4's statement, not P(Papaya)."""
+    spy = json.loads((EXAMPLES / "spygame_fruit.json").read_bytes())
+    last = api.post("/v1/score", json=spy).json()["steps"][-1]
+    assert last["speaker_word"] == "Papaya"
+    res = api.post("/v1/score/preview", json={"transcript": spy, "clue": "It is sweet."}).json()
+    assert res["speaker_word"] == "Mango"
+    before = res["before"]
+    assert before["secret_probability"] == pytest.approx(last["posterior"]["Mango"])
+    post = last["posterior"]
+    assert before["secret_rank"] == 1 + sum(q > post["Mango"] for q in post.values())
+    assert before["entropy_bits"] == pytest.approx(last["entropy_bits"])
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [
