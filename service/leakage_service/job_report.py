@@ -97,7 +97,21 @@ def job_report_html(
         pq.write_table(table.select(list(COLUMN_NAMES)), steps)
         build_site(steps, Path(tmp) / "site", by=by, replicates=replicates, max_clues=max_clues)
         html = (Path(tmp) / "site" / "report.html").read_text(encoding="utf-8")
+        html = _with_csvs(html, Path(tmp) / "site")
     return html.replace(str(steps), f"job {job.id}"), games
+
+
+def _with_csvs(html: str, site: Path) -> str:
+    """The page names the CSVs ``build_site`` writes beside it ("Data: curves.csv"), but is
+    served alone: each name becomes a link holding that CSV (a ``data:`` URL), so that the
+    numbers it promises come with it."""
+    import base64
+
+    for csv in sorted(site.glob("*.csv")):
+        data = base64.b64encode(csv.read_bytes()).decode("ascii")
+        link = f'<a download="{csv.name}" href="data:text/csv;base64,{data}">{csv.name}</a>'
+        html = html.replace(csv.name, link)
+    return html
 
 
 def job_records(state: ServiceState, job: Job) -> list[dict[str, Any]]:

@@ -196,7 +196,7 @@ async def _save_upload(request: Request, dest: Path, *, field: str) -> int:
     archive: an Inspect ``.eval`` log, checked once saved); bytes written. ``field`` is what
     an error names (``body``, or the multipart ``file`` part)."""
     utf8 = codecs.getincrementaldecoder("utf-8-sig")()
-    size = 0
+    size = before = 0  # bytes written; where the last decode started (an error's offset)
     start = b""  # the first bytes, until they tell a zip archive from text
     text: bool | None = None
     try:
@@ -208,17 +208,23 @@ async def _save_upload(request: Request, dest: Path, *, field: str) -> int:
                         continue
                     text, chunk, start = not start.startswith(ZIP_MAGIC), start, b""
                 if text:
+                    before = size - len(utf8.getstate()[0])  # where this decode starts
                     utf8.decode(chunk)
                 fh.write(chunk)
                 size += len(chunk)
             if start:  # fewer bytes than a zip's signature: text
+                before = size
                 utf8.decode(start)
                 fh.write(start)
                 size += len(start)
+            before = size - len(utf8.getstate()[0])
             utf8.decode(b"", final=True)
     except UnicodeDecodeError as err:
         dest.unlink(missing_ok=True)
-        raise InvalidTranscript([(field, f"not UTF-8 text ({err.reason}); send UTF-8")]) from None
+        at = before + err.start
+        raise InvalidTranscript(
+            [(field, f"not UTF-8 text (byte {at}: {err.reason}); send UTF-8")]
+        ) from None
     except BaseException:
         dest.unlink(missing_ok=True)
         raise

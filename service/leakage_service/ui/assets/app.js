@@ -7,6 +7,7 @@ import {
   renderCurveFilter, renderCurveGames, renderGame, renderJobCurves, renderPreview,
 } from "./views.js";
 import { decorate } from "./export.js";
+import { namedStyles } from "./charts.js";
 import { fillModelPickers, renderCompare, renderPlane, renderSpeakerPicker, speakerHidden } from "./models.js";
 import { downloads, initJobs, loadRecords, showJobsPanel } from "./jobs.js";
 
@@ -27,7 +28,10 @@ const app = {
   pastes: [], // every pasted or uploaded text's games, by the number its history entry holds
   timer: null, // the next reading of a job still queued or running
   seen: null, // what the job view shows: job, grouping, state and records done (seenKey)
+  styleOf: namedStyles([]), // the open job's colour of each model and group (namedStyles)
 };
+
+const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 const FINAL_STATES = new Set(["done", "failed", "cancelled"]);
 const REFRESH_MS = 2000;
@@ -56,7 +60,11 @@ async function act(label, fn, { clears = false } = {}) {
       $("api-key").focus();
       message = apiKey() ? "The server refused this API key: enter another." : "This server needs an API key: enter it below.";
     }
-    if (clears) clearGame();
+    if (clears) {
+      clearGame();
+      // the pasted or uploaded view is gone: the address no longer names it
+      if (app.state.pasted) setState({ pasted: undefined, game: undefined });
+    }
     status(message);
     document.body.dataset.state = "error";
   } finally {
@@ -203,17 +211,24 @@ async function openJobGame(job, game, record, push = false) {
 async function openJob(id, by, push = false) {
   stopRefresh();
   clearGame(); // a job's curves, not the game shown before
-  const { job, data } = await readJob(id, by);
+  const same = app.state.job === id && app.state.by === by; // the URL's view: its groups unticked kept
+  const [{ job, data }, listed] = await Promise.all([readJob(id, by), api.compareModels(id)]);
+  // one colour per model of the job, the same in its curves, plane and comparison
+  app.styleOf = namedStyles(listed.models);
+  app.models = listed.models;
   const pick = by === "speaker" ? { model: app.state.model, role: app.state.role } : { model: undefined, role: undefined };
   app.hidden = by === "speaker" ? speakerHidden(data.groups, pick.model, pick.role) : new Set();
+  const hide = same ? (app.state.hide || []).filter((g) => data.groups.includes(g)) : [];
+  for (const g of hide) app.hidden.add(g);
   $("job-input").value = id;
+  app.state.hide = hide;
   showCurves(job, data);
   app.seen = seenKey(job, by);
-  setState({ job: id, by, ...pick, example: undefined, game: undefined, record: undefined, pasted: undefined }, { push });
+  setState({ job: id, by, ...pick, hide, example: undefined, game: undefined, record: undefined, pasted: undefined }, { push });
   $("job-actions").replaceChildren("Download: ", ...downloads(id));
   await Promise.all([loadRecords(id), loadModels(id)]);
   refreshLater(job, by);
-  return data.curves.length ? `Curves of job ${id} by ${by}: ${data.groups.length} groups.` : `Job ${id} has no counted clues to draw yet.`;
+  return data.curves.length ? `Curves of job ${id} by ${by}: ${plural(data.groups.length, "group")}.` : `Job ${id} has no counted clues to draw yet.`;
 }
 
 // The plane and the models to compare (the two compared: the URL's, else the two with the
@@ -221,18 +236,18 @@ async function openJob(id, by, push = false) {
 async function loadModels(id) {
   const [plane, listed] = await Promise.all([api.plane(id), api.compareModels(id)]);
   app.plane = plane;
-  renderPlane(plane, app.state.model, app.state.role);
+  renderPlane(plane, app.state.model, app.state.role, app.styleOf);
   const [a, b] = fillModelPickers(listed.models, app.state.a, app.state.b);
   if (!a || !b) return;
   if (app.state.job === id) setState({ a, b }); // the pair shown, in the address
-  renderCompare(await api.compareModels(id, a, b));
+  renderCompare(await api.compareModels(id, a, b), app.styleOf);
 }
 
 async function compareModels() {
   const id = app.state.job, a = $("model-a").value, b = $("model-b").value;
   setState({ a, b });
   const data = await api.compareModels(id, a, b);
-  renderCompare(data);
+  renderCompare(data, app.styleOf);
   const all = data.rows[data.rows.length - 1];
   return all.difference_bits === null
     ? `${a} and ${b} never gave counted clues in the same game.`
@@ -296,7 +311,7 @@ async function refreshJob(id, by) {
 // returns to the job).
 async function closeJob() {
   stopRefresh();
-  setState({ job: undefined, by: undefined, model: undefined, role: undefined, a: undefined, b: undefined, game: undefined, record: undefined }, { push: true });
+  setState({ job: undefined, by: undefined, model: undefined, role: undefined, a: undefined, b: undefined, hide: undefined, game: undefined, record: undefined }, { push: true });
   return "The jobs on this server.";
 }
 
@@ -335,12 +350,16 @@ function drawCurves() {
     const has = (g) => (g.speakers ? g.speakers.includes(point.group) : g.group === point.group);
     const games = data.game_list.filter((g) => has(g) && g.clues >= Math.max(1, point.x));
     renderCurveGames(id, point, games, (g) => act(`Opening ${g.game_id}`, () => openJobGame(id, g.game_id, g.record, true), { clears: true }));
-  });
+  }, app.styleOf);
   renderCurveFilter(data, app.hidden, colours, (g, on) => {
     if (on) app.hidden.delete(g); else app.hidden.add(g);
+    // in the address: the groups unticked beyond those the model and role picked hide
+    const picked = data.by === "speaker" ? speakerHidden(data.groups, app.state.model, app.state.role) : new Set();
+    setState({ hide: [...app.hidden].filter((x) => !picked.has(x)) });
     drawCurves();
   });
   restoreFocus(was);
+  decorate(); // the figures drawn anew get their export buttons (a redraw outside act())
 }
 
 // "said by": the next player, chosen as POST /v1/score/preview chooses it by default (after
@@ -513,11 +532,12 @@ function wire() {
   for (const id of ["speaker-model", "speaker-role"]) {
     $(id).addEventListener("change", () => {
       const model = $("speaker-model").value || undefined, role = $("speaker-role").value || undefined;
-      setState({ model, role });
+      setState({ model, role, hide: [] });
       if (app.curves) {
         app.hidden = speakerHidden(app.curves.groups, model, role);
         drawCurves();
-        if (app.plane) renderPlane(app.plane, model, role);
+        if (app.plane) renderPlane(app.plane, model, role, app.styleOf);
+        decorate();
         $(id).focus();
       }
     });
@@ -539,6 +559,8 @@ function wire() {
     openJob: (id) => openJob(id, $("curve-group").value, true),
     openJobGame: (id, game, record) => openJobGame(id, game, record, true),
     backend: () => $("backend-select").value,
+    // the options row, as every score of the page sends it (defaults left out)
+    options: () => ({ ...options(), input_format: $("input-format").value === "auto" ? undefined : $("input-format").value }),
   });
 }
 

@@ -1,8 +1,9 @@
 // Models compared and the reveal-vs-conceal plane, in a job's view: the model and role picker
 // of the curves by speaker, two models side by side with their paired difference
-// (GET /v1/jobs/{id}/compare), and the plane (GET /v1/jobs/{id}/plane). Colours are the
-// server's (a model's from its name alone, the same in every job); the roles without the
-// secret (chameleon, spy) are dashed, their marks hollow squares. Nothing here fetches.
+// (GET /v1/jobs/{id}/compare), and the plane (GET /v1/jobs/{id}/plane). Colours: one per
+// model of the job (charts.js namedStyles, the same in every view of the job); the roles
+// without the secret (chameleon, spy) are dashed, their marks hollow squares. Nothing here
+// fetches.
 
 import { fmt, intervalChart, planeChart } from "./charts.js";
 import { h } from "./dom.js";
@@ -21,11 +22,11 @@ export function splitGroup(group) {
 
 const lacksSecret = (role) => NO_SECRET.has(String(role).trim().toLowerCase());
 
-// The style of a group by speaker: its model's colour from the server, dashed for a role
-// without the secret.
-export function speakerStyle(group, colours) {
+// The style of a group by speaker: its model's colour (styleOf: the job's, namedStyles),
+// dashed for a role without the secret.
+export function speakerStyle(group, styleOf) {
   const [model, role] = splitGroup(group);
-  return { colour: colours[group] || colours[model] || "#000000", dash: lacksSecret(role) ? "6 3" : null };
+  return { colour: styleOf(model).colour, dash: lacksSecret(role) ? "6 3" : null };
 }
 
 // The model and role picker of the curves by speaker: "every model" / a model, "every role" /
@@ -67,11 +68,11 @@ export function fillModelPickers(models, a, b) {
 
 const interval = (v, lo, hi) => `${fmt(v)} [${fmt(lo)}, ${fmt(hi)}]`;
 
-export function renderCompare(data) {
+export function renderCompare(data, styleOf) {
   const rows = data.rows;
   if (!rows.length) return;
   const { model_a: a, model_b: b } = rows[0];
-  const ca = data.colours[a] || "#000000", cb = data.colours[b] || "#000000";
+  const ca = styleOf(a).colour, cb = styleOf(b).colour;
   const side = [];
   for (const r of rows) {
     const games = `${r.shared_games} ${r.shared_games === 1 ? "game" : "games"}`;
@@ -118,7 +119,7 @@ const MEAN_GROUPS = 10;
 
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))];
 
-export function renderPlane(data, model, role) {
+export function renderPlane(data, model, role, styleOf) {
   const box = $("plane-section");
   box.hidden = !data.groups.length;
   if (box.hidden) return;
@@ -135,7 +136,7 @@ export function renderPlane(data, model, role) {
   const yb = span([...drawn.flatMap((g) => [g.reveal_bits, g.reveal_low, g.reveal_high]), ...data.references.map((r) => r.reveal_bits)], ys);
   const inside = data.points.filter((p) => p.leakage_bits >= xb[0] && p.leakage_bits <= xb[1] && p.reveal_bits >= yb[0] && p.reveal_bits <= yb[1]);
   const outside = data.points.length - inside.length;
-  const style = (g) => speakerStyle(g, data.colours);
+  const style = (g) => speakerStyle(g, styleOf);
   const places = new Map();
   for (const r of data.references) {
     const at = `${r.leakage_bits.toFixed(3)},${r.reveal_bits.toFixed(3)}`;
