@@ -1388,7 +1388,8 @@ def test_a_job_is_submitted_watched_downloaded_and_deleted_from_the_page(
     from selenium.webdriver.support.ui import Select
 
     Select(by_id(driver, "records-show")).select_by_value("failed")
-    assert column(0) == ["6"] and "unknown_input_format" in column(10)[0]
+    # the last column: the error (the columns no record fills are left out)
+    assert column(0) == ["6"] and "unknown_input_format" in column(-1)[0]
     Select(by_id(driver, "records-show")).select_by_value("all")
     by_id(driver, "records-filter").send_keys("kitchen")
     assert len(column(0)) == 1 and column(1) == ["example-chameleon-kitchen"]
@@ -1447,9 +1448,9 @@ def test_charts_and_tables_export_as_png_svg_and_csv(driver: Any, server: Server
     box = driver.find_element(By.CSS_SELECTOR, '.exports[data-for="turns"] button')
     box.click()
     rows = list(csv.reader(io.StringIO(_downloaded(folder, "turns.csv").decode())))
-    assert rows[0][:3] == ["turn", "player", "clue"]
+    assert rows[0][:4] == ["turn", "player", "model", "clue"]  # the speaker's model
     assert len(rows) == len(game["turns"]) + 1
-    assert [r[2].removesuffix(" (not counted)") for r in rows[1:]] == [
+    assert [r[3].removesuffix(" (not counted)") for r in rows[1:]] == [
         t["text"] for t in game["turns"]
     ]
 

@@ -217,6 +217,38 @@ def test_a_job_submitted_from_the_page_keeps_the_options_row(
     assert params["include_chameleon"] is True
 
 
+# -- 4. several files uploaded are one job, each keeping its name --------------------------
+
+
+def test_several_files_uploaded_from_the_page_are_one_job_with_their_names(
+    driver: Any, server: Server, shared_data: Path
+):
+    logs = sorted(CK_ARENA.glob("*.json"))[:3]
+    open_page(driver, server.url + "/ui")
+    pick(driver, "input-format", "ck-arena")
+    before = {j["id"] for j in get(server, "/v1/jobs")["jobs"]}
+    by_id(driver, "job-file").send_keys("\n".join(map(str, logs)))
+    act(driver, by_id(driver, "job-submit").click)
+    assert "Submitted 1 job:" in status_text(driver), status_text(driver)
+    job = get(server, "/v1/jobs")["jobs"][0]
+    assert job["id"] not in before and job["files"] == [p.name for p in logs]
+    assert job["params"]["input_format"] == "ck-arena"
+    wait_done(server, job["id"])
+    games = [r["game_id"] for r in get(server, f"/v1/jobs/{job['id']}/records")["records"]]
+    assert [g.split("@")[1] for g in games] == [p.stem for p in logs]  # the names kept
+    source = wait_until(
+        "the job's files in the list",
+        lambda: js(
+            driver,
+            "const r = document.querySelector("
+            "`#job-list tr[data-job='${arguments[0]}'] td.source`);"
+            " return r && r.textContent",
+            job["id"],
+        ),
+    )
+    assert source == ", ".join(p.name for p in logs)
+
+
 # -- 5. the SpyGame preview: "before" of the new speaker's word; a tie is rank 1 -------------
 
 

@@ -9,6 +9,7 @@ a queued job never reads a file the server's current ``LEAKAGE_ALLOWED_PATHS`` e
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -26,7 +27,7 @@ from leakage.transcripts import (
     to_transcript,
 )
 from leakage_service.inputs import ScoreParams, with_distractors
-from leakage_service.jobs import Job, JobStore, Retention, housekeeping
+from leakage_service.jobs import Job, JobStore, Retention, housekeeping, named_upload
 from leakage_service.runtime import Backends, score_records
 
 log = logging.getLogger("leakage.service")
@@ -186,8 +187,8 @@ class JobWorker:
     def _files(self, job: Job) -> list[Path]:
         """The files the job reads; a path job's are checked against the allowed folders
         again (the settings, or a link, may have changed since it was submitted)."""
-        if job.upload:
-            return [Path(job.paths[0]).resolve()]
+        if job.upload:  # a multipart upload may be several files
+            return [Path(p).resolve() for p in job.paths]
         files = self.store.files(job.id) or expand_inputs(job.paths)  # older stores: folders
         for f in files:
             if not _inside(f.resolve(), self.allowed):
@@ -218,8 +219,11 @@ class JobWorker:
                     return why()
             self.store.set_total(job.id, total)
         stored = self.store.stored(job.id)
-        # An upload is one file the server wrote: its path is left out of error messages.
-        upload = str(files[0]) if job.upload else None
+        # An upload's files are the server's: their path is left out of error messages (the
+        # files of a multipart upload keep their own names).
+        upload = None
+        if job.upload:
+            upload = f"{files[0].parent}{os.sep}" if named_upload(job) else str(files[0])
         games = (
             (i, _game(raw, params, upload=upload))
             for i, raw in enumerate(iter_records(files, limits=self.limits))
@@ -239,13 +243,16 @@ def _game(raw: RawRecord, params: ScoreParams, *, upload: str | None) -> AnyTran
 def _with_distractors(
     item: AnyTranscript | InvalidInput, params: ScoreParams, *, upload: str | None
 ) -> AnyTranscript | Exception:
-    """A job's record ready to score, or its error (``upload``, the path of an uploaded file,
-    left out: it is the server's, not the client's)."""
+    """A job's record ready to score, or its error (``upload``, the path of an uploaded file
+    or the folder of a multipart upload's files ending in a separator, left out: it is the
+    server's, not the client's; such files keep their own names)."""
+    folder = upload is not None and upload.endswith(os.sep)
     if isinstance(item, InvalidTranscript) and upload:
-        return InvalidTranscript(item.problems, record=item.record)
+        name = Path(item.source).name if folder and item.source else None
+        return InvalidTranscript(item.problems, record=item.record, source=name)
     if isinstance(item, InvalidInput) and upload:
         # Other errors begin with the file: "<path>: record <label>: <what>".
-        message, prefix = str(item), f"{upload}: "
+        message, prefix = str(item), upload if folder else f"{upload}: "
         return type(item)(message[len(prefix) :]) if message.startswith(prefix) else item
     if isinstance(item, InvalidInput):
         return item

@@ -106,9 +106,10 @@ const job = (id, tail = "") => `v1/jobs/${encodeURIComponent(id)}${tail}`;
 
 export const api = {
   jobs: async () => (await request("GET", "v1/jobs")).data,
-  submitFile: async (file, params) => {
+  // several files, one job: each a 'file' part under its own name (which the job keeps)
+  submitFiles: async (files, params) => {
     const form = new FormData();
-    form.append("file", file, file.name);
+    for (const f of files) form.append("file", f, f.name);
     return (await request("POST", "v1/jobs", { params, body: form })).data;
   },
   submitPaths: async (paths, params) =>

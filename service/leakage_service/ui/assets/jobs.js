@@ -52,12 +52,15 @@ export function renderJobList(data) {
       });
     });
     actions.push(del, ...downloads(j.id));
-    const source = j.source === "path" ? (j.paths || []).join(", ") : "upload";
-    return h("tr", { "data-job": j.id, "data-state": j.state },
+    // an upload's files by name (a multipart upload keeps them); a body upload has none
+    const source = j.source === "path" ? (j.paths || []).join(", ")
+      : j.files && j.files.length ? (j.files.length > 3 ? `${j.files.slice(0, 3).join(", ")} and ${j.files.length - 3} more` : j.files.join(", "))
+      : "upload";
+    return h("tr", { "data-job": j.id, "data-state": j.state, "data-files": j.files ? j.files.length : null },
       h("td", {}, h("code", { title: j.id }, j.id.slice(0, 8))),
       h("td", { class: "state" }, j.state + (j.error ? `: ${j.error}` : "")),
       h("td", {}, bar, " ", progressText(j)),
-      h("td", {}, source), h("td", {}, j.params.backend), h("td", {}, when(j.created_at)),
+      h("td", { class: "source", title: j.files ? j.files.join("\n") : null }, source), h("td", {}, j.params.backend), h("td", {}, when(j.created_at)),
       h("td", { class: "actions" }, actions));
   });
   table.replaceChildren(h("thead", {}, head), h("tbody", {}, rows));
@@ -113,7 +116,7 @@ async function submit() {
   // the backend and the options row (input format, spy posterior, the chameleon's clues)
   const params = { backend: ctx.backend(), ...ctx.options() };
   const made = [];
-  for (const f of files) made.push(await api.submitFile(f, params));
+  if (files.length) made.push(await api.submitFiles(files, params)); // the files: one job
   if (paths.length) made.push(await api.submitPaths(paths, params));
   $("job-file").value = "";
   $("job-paths").value = "";
