@@ -586,3 +586,76 @@ def test_one_group_is_one_group(driver: Any, server: Server):
     job_id = wait_done(server, r.json()["id"])
     open_page(driver, f"{server.url}/ui?job={job_id}&by=model")
     assert status_text(driver).endswith(": 1 group."), status_text(driver)
+
+
+# -- item 2: several models at once --------------------------------------------------------------
+
+
+def test_three_models_picked_drive_the_curves_plane_pairs_and_exports(
+    driver: Any, server: Server, ck_job: str, tmp_path: Path
+):
+    import csv
+    import io
+    from itertools import combinations
+
+    from selenium.webdriver.common.by import By
+
+    folder = _downloads(driver, tmp_path / "dl")
+    open_page(driver, f"{server.url}/ui?job={ck_job}&by=speaker")
+    models = sorted(get(server, f"/v1/jobs/{ck_job}/compare")["models"])
+    three = models[:3]
+    for m in three:
+        act(
+            driver,
+            lambda m=m: js(
+                driver,
+                "Array.from(document.querySelectorAll('#model-select input'))"
+                ".find(i => i.value === arguments[0]).click()",
+                m,
+            ),
+        )
+    assert sorted(query(driver)["models"]) == three
+    drawn = set(
+        js(
+            driver,
+            "return Array.from(document.querySelectorAll('#curves circle.point'),"
+            " c => c.dataset.group)",
+        )
+    )
+    groups = get(server, f"/v1/jobs/{ck_job}/curves", by="speaker")["groups"]
+    assert drawn == {g for g in groups if g.split(" · ")[0] in three}
+    means = js(
+        driver,
+        "return Array.from(document.querySelectorAll('#plane-chart .point.mean'),"
+        " m => m.dataset.group)",
+    )
+    assert means and {g.split(" · ")[0] for g in means} <= set(three)
+    # every pair, per role, the API's numbers
+    want = {}
+    for a, b in combinations(three, 2):
+        for r in get(server, f"/v1/jobs/{ck_job}/compare", a=a, b=b)["rows"]:
+            if r["role"] != "(all roles)":
+                want[(f"{a} − {b}", r["role"])] = r["difference_bits"]
+    box = driver.find_element(By.CSS_SELECTOR, '.exports[data-for="pairs-table"] button')
+    box.click()
+    rows = list(csv.reader(io.StringIO(_downloaded(folder, "pairs-table.csv").decode())))
+    assert rows[0][:2] == ["pair (A − B)", "role"]
+    shown = {(r[0], r[1]): r[5] for r in rows[1:]}
+    assert set(shown) == set(want)
+    for k, v in want.items():
+        assert shown[k] == ("–" if v is None else f"{v:.3f}"), k
+    # the curves' export: the legend names the groups of the three models
+    fig = driver.find_element(By.CSS_SELECTOR, '#curves figure[data-metric="entropy_bits"]')
+    fig.find_element(By.CSS_SELECTOR, 'button[data-format="svg"]').click()
+    svg = ET.fromstring(_downloaded(folder, "curve-entropy-bits.svg"))
+    texts = {"".join(t.itertext()) for t in svg.iter(f"{SVG}text")}
+    assert drawn <= texts
+    shot(driver, "three-models-1400", 1400, 900)
+    shot(driver, "three-models-390", 390, 844)
+    # opened again from its address: the same three
+    open_page(driver, driver.current_url)
+    picked = js(
+        driver,
+        "return Array.from(document.querySelectorAll('#model-select input:checked'), i => i.value)",
+    )
+    assert sorted(picked) == three

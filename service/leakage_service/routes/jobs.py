@@ -204,6 +204,11 @@ async def _save_files(request: Request, state: Any, folder: Path) -> tuple[list[
             raise
         raise _form_error(err) from None
     try:
+        parts = form.getlist("file")
+        if not parts:
+            raise ServiceError(
+                422, "invalid_request", "a multipart upload needs a 'file' part", field="file"
+            )
         if others := sorted(set(form.keys()) - {"file"}):
             raise ServiceError(
                 422, "invalid_request",
@@ -211,11 +216,6 @@ async def _save_files(request: Request, state: Any, folder: Path) -> tuple[list[
                 + ", ".join(map(repr, others)),
                 field=others[0],
             )  # fmt: skip
-        parts = form.getlist("file")
-        if not parts:
-            raise ServiceError(
-                422, "invalid_request", "a multipart upload needs a 'file' part", field="file"
-            )
         seen: set[str] = set()
         names = [_upload_name(p, seen) for p in parts]
         folder.mkdir()

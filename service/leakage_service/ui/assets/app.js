@@ -8,7 +8,10 @@ import {
 } from "./views.js";
 import { decorate } from "./export.js";
 import { namedStyles } from "./charts.js";
-import { fillModelPickers, renderCompare, renderPlane, renderSpeakerPicker, speakerHidden } from "./models.js";
+import {
+  fillModelPickers, modelsHidden, renderCompare, renderModelSelect, renderPairs, renderPlane,
+  renderSpeakerPicker, speakerHidden,
+} from "./models.js";
 import { downloads, initJobs, loadRecords, showJobsPanel } from "./jobs.js";
 
 const $ = (id) => document.getElementById(id);
@@ -32,6 +35,21 @@ const app = {
 };
 
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+const MAX_PAIRED = 6; // models picked whose every pair is compared (15 pairs)
+
+// The groups a job's curves hide: those the model and role pickers and the models picked
+// leave out (implied), and those unticked by hand (the URL's hide).
+function impliedHidden(groups, by) {
+  const out = by === "speaker" ? speakerHidden(groups, app.state.model, app.state.role) : new Set();
+  for (const g of modelsHidden(groups, by, app.state.models)) out.add(g);
+  return out;
+}
+
+function hiddenOf(groups, by) {
+  const out = impliedHidden(groups, by);
+  for (const g of app.state.hide || []) if (groups.includes(g)) out.add(g);
+  return out;
+}
 
 const FINAL_STATES = new Set(["done", "failed", "cancelled"]);
 const REFRESH_MS = 2000;
@@ -211,20 +229,22 @@ async function openJobGame(job, game, record, push = false) {
 async function openJob(id, by, push = false) {
   stopRefresh();
   clearGame(); // a job's curves, not the game shown before
-  const same = app.state.job === id && app.state.by === by; // the URL's view: its groups unticked kept
+  const sameJob = app.state.job === id; // the models picked are kept for the job
+  const same = sameJob && app.state.by === by; // the URL's view: its groups unticked kept
   const [{ job, data }, listed] = await Promise.all([readJob(id, by), api.compareModels(id)]);
   // one colour per model of the job, the same in its curves, plane and comparison
   app.styleOf = namedStyles(listed.models);
   app.models = listed.models;
   const pick = by === "speaker" ? { model: app.state.model, role: app.state.role } : { model: undefined, role: undefined };
-  app.hidden = by === "speaker" ? speakerHidden(data.groups, pick.model, pick.role) : new Set();
   const hide = same ? (app.state.hide || []).filter((g) => data.groups.includes(g)) : [];
-  for (const g of hide) app.hidden.add(g);
+  const models = sameJob ? (app.state.models || []).filter((m) => listed.models.includes(m)) : [];
+  Object.assign(app.state, pick, { hide, models });
+  app.hidden = hiddenOf(data.groups, by);
   $("job-input").value = id;
-  app.state.hide = hide;
+  renderModelSelect(listed.models, models, app.styleOf, pickModels);
   showCurves(job, data);
   app.seen = seenKey(job, by);
-  setState({ job: id, by, ...pick, hide, example: undefined, game: undefined, record: undefined, pasted: undefined }, { push });
+  setState({ job: id, by, ...pick, hide, models, example: undefined, game: undefined, record: undefined, pasted: undefined }, { push });
   $("job-actions").replaceChildren("Download: ", ...downloads(id));
   await Promise.all([loadRecords(id), loadModels(id)]);
   refreshLater(job, by);
@@ -236,11 +256,41 @@ async function openJob(id, by, push = false) {
 async function loadModels(id) {
   const [plane, listed] = await Promise.all([api.plane(id), api.compareModels(id)]);
   app.plane = plane;
-  renderPlane(plane, app.state.model, app.state.role, app.styleOf);
+  renderPlane(plane, app.state.model, app.state.role, app.styleOf, app.state.models);
   const [a, b] = fillModelPickers(listed.models, app.state.a, app.state.b);
   if (!a || !b) return;
   if (app.state.job === id) setState({ a, b }); // the pair shown, in the address
-  renderCompare(await api.compareModels(id, a, b), app.styleOf);
+  const [two] = await Promise.all([api.compareModels(id, a, b), loadPairs(id)]);
+  renderCompare(two, app.styleOf);
+}
+
+// Every pair of the models picked (2 to MAX_PAIRED of them), compared where they met.
+async function loadPairs(id) {
+  const picked = (app.state.models || []).filter((m) => (app.models || []).includes(m)).sort();
+  if (picked.length < 2 || picked.length > MAX_PAIRED) {
+    renderPairs([], app.styleOf);
+    return;
+  }
+  const pairs = picked.flatMap((a, i) => picked.slice(i + 1).map((b) => [a, b]));
+  renderPairs(await Promise.all(pairs.map(([a, b]) => api.compareModels(id, a, b))), app.styleOf);
+}
+
+// The models picked changed: the curves, the plane and the pairs follow (the groups
+// unticked by hand start again from those the models imply).
+function pickModels(models) {
+  setState({ models, hide: [] });
+  const id = app.state.job;
+  renderModelSelect(app.models || [], models, app.styleOf, pickModels);
+  if (app.curves) {
+    app.hidden = hiddenOf(app.curves.groups, app.curves.by);
+    drawCurves();
+  }
+  if (app.plane) renderPlane(app.plane, app.state.model, app.state.role, app.styleOf, models);
+  const many = models.length > MAX_PAIRED ? ` (every pair is compared for at most ${MAX_PAIRED})` : "";
+  act(models.length ? `Comparing ${plural(models.length, "model")}${many}` : "Showing every model", async () => {
+    await loadPairs(id);
+    return models.length ? `${plural(models.length, "model")} picked: ${models.join(", ")}${many}.` : "Every model shown.";
+  });
 }
 
 async function compareModels() {
@@ -311,7 +361,7 @@ async function refreshJob(id, by) {
 // returns to the job).
 async function closeJob() {
   stopRefresh();
-  setState({ job: undefined, by: undefined, model: undefined, role: undefined, a: undefined, b: undefined, hide: undefined, game: undefined, record: undefined }, { push: true });
+  setState({ job: undefined, by: undefined, model: undefined, role: undefined, a: undefined, b: undefined, hide: undefined, models: undefined, game: undefined, record: undefined }, { push: true });
   return "The jobs on this server.";
 }
 
@@ -353,9 +403,9 @@ function drawCurves() {
   }, app.styleOf);
   renderCurveFilter(data, app.hidden, colours, (g, on) => {
     if (on) app.hidden.delete(g); else app.hidden.add(g);
-    // in the address: the groups unticked beyond those the model and role picked hide
-    const picked = data.by === "speaker" ? speakerHidden(data.groups, app.state.model, app.state.role) : new Set();
-    setState({ hide: [...app.hidden].filter((x) => !picked.has(x)) });
+    // in the address: the groups unticked beyond those the pickers hide
+    const implied = impliedHidden(data.groups, data.by);
+    setState({ hide: [...app.hidden].filter((x) => !implied.has(x)) });
     drawCurves();
   });
   restoreFocus(was);
@@ -534,9 +584,9 @@ function wire() {
       const model = $("speaker-model").value || undefined, role = $("speaker-role").value || undefined;
       setState({ model, role, hide: [] });
       if (app.curves) {
-        app.hidden = speakerHidden(app.curves.groups, model, role);
+        app.hidden = hiddenOf(app.curves.groups, app.curves.by);
         drawCurves();
-        if (app.plane) renderPlane(app.plane, model, role, app.styleOf);
+        if (app.plane) renderPlane(app.plane, model, role, app.styleOf, app.state.models);
         decorate();
         $(id).focus();
       }
