@@ -266,11 +266,21 @@ def test_refused_jobs_leave_no_upload_files(
     home_uploads = settings_for(tmp_path, default_index).uploads_dir
     (home_uploads / "0123456789abcdef0123456789abcdef.part").write_bytes(b"half an upload")
     (home_uploads / "fedcba9876543210fedcba9876543210.jsonl").write_bytes(BATCH)
+    stray = home_uploads / "00112233445566778899aabbccddeeff"  # a multipart upload's folder
+    stray.mkdir()
+    (stray / "a.jsonl").write_bytes(BATCH)
     api = Api(settings_for(tmp_path, default_index, allowed_paths=[allowed]))
     try:
         api.state.worker.stop()
         job_id = submit(api)
         assert uploads_of(api) == [f"{job_id}.json"]
+        files = {"file": ("a.jsonl", BATCH, "application/x-ndjson")}
+        folder_job = api.post("/v1/jobs", files=files).json()["id"]
+    finally:
+        api.close()
+    api = Api(settings_for(tmp_path, default_index, allowed_paths=[allowed]))
+    try:  # a job's folder is its upload: kept
+        assert uploads_of(api) == sorted([f"{job_id}.json", folder_job])
     finally:
         api.close()
 

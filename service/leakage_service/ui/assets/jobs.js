@@ -139,7 +139,10 @@ const COLUMNS = [
   ["error", "error", ""],
 ];
 const ALWAYS = new Set(["record", "game_id", "game"]);
-const MAX_DETAILS = 5000; // past this many records the reports are not read for the extra columns
+// The reports are read for the extra columns once the job has ended (a running job's table
+// is read again as records finish), and for at most this many records (a CK-Arena report
+// is about 11 KB)
+const MAX_DETAILS = 2000;
 
 const cell = (r, key) => (key === "error" ? (r.ok ? "" : `${r.error_type}: ${r.error_message}${r.error_field ? ` (${r.error_field})` : ""}`) : r[key]);
 
@@ -181,7 +184,7 @@ async function reportDetails(id, rows) {
 export async function loadRecords(id) {
   const data = await api.records(id);
   const ok = data.records.filter((r) => r.ok);
-  const byGame = ok.length ? await reportDetails(id, data.records) : null;
+  const byGame = ok.length && FINAL.has(data.state) ? await reportDetails(id, data.records) : null;
   if (byGame) for (const r of ok) Object.assign(r, (byGame.get(r.game_id) || []).shift() || {});
   records = data;
   drawRecords();
