@@ -615,6 +615,19 @@ def test_three_models_picked_drive_the_curves_plane_pairs_and_exports(
             ),
         )
     assert sorted(query(driver)["models"]) == three
+    # the models picked take the palette first: each its own colour however many the job has
+    swatch = dict(
+        js(
+            driver,
+            "return Array.from(document.querySelectorAll('#model-select label'), l =>"
+            " [l.querySelector('input').value,"
+            " getComputedStyle(l.querySelector('.swatch')).backgroundColor])",
+        )
+    )
+    palette = js(driver, "return import('./ui/assets/charts.js').then(m => m.PALETTE)")
+    assert [_rgb(swatch[m]) for m in three] == [
+        tuple(int(p[i : i + 2], 16) for i in (1, 3, 5)) for p in palette[:3]
+    ]
     drawn = set(
         js(
             driver,

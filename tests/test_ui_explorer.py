@@ -21,7 +21,8 @@ HOOKS = [
     "spy-heatmap", "votes", "clue-input", "clue-button", "clue-result", "job-input", "job-open",
     "curves", "curve-group", "curve-games", "clue-player", "outliers", "curve-filter",
     "job-file", "job-paths", "job-submit", "job-list", "job-refresh", "job-back", "job-actions",
-    "job-records-table", "records-filter", "records-show", "records-count",
+    "job-records-table", "records-filter", "records-show", "records-count", "model-select",
+    "pairs-table",
 ]  # fmt: skip
 """The ids the page promises (docs/explorer.md, "For tests"), which the browser tests use."""
 

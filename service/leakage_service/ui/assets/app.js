@@ -37,6 +37,14 @@ const app = {
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const MAX_PAIRED = 6; // models picked whose every pair is compared (15 pairs)
 
+// One colour per model of the job, the same in its curves, plane and comparison: the models
+// picked take the palette first (so that up to twelve picked are all told apart, however
+// many the job has), then the others, each in name order.
+function jobStyles(models, picked) {
+  const on = new Set(picked);
+  return namedStyles([...[...on].sort(), ...models.filter((m) => !on.has(m)).sort()]);
+}
+
 // The groups a job's curves hide: those the model and role pickers and the models picked
 // leave out (implied), and those unticked by hand (the URL's hide).
 function impliedHidden(groups, by) {
@@ -232,13 +240,13 @@ async function openJob(id, by, push = false) {
   const sameJob = app.state.job === id; // the models picked are kept for the job
   const same = sameJob && app.state.by === by; // the URL's view: its groups unticked kept
   const [{ job, data }, listed] = await Promise.all([readJob(id, by), api.compareModels(id)]);
-  // one colour per model of the job, the same in its curves, plane and comparison
-  app.styleOf = namedStyles(listed.models);
   app.models = listed.models;
+  app.two = null; // the two models compared: drawn again with the colours when models are picked
   const pick = by === "speaker" ? { model: app.state.model, role: app.state.role } : { model: undefined, role: undefined };
   const hide = same ? (app.state.hide || []).filter((g) => data.groups.includes(g)) : [];
   const models = sameJob ? (app.state.models || []).filter((m) => listed.models.includes(m)) : [];
   Object.assign(app.state, pick, { hide, models });
+  app.styleOf = jobStyles(listed.models, models);
   app.hidden = hiddenOf(data.groups, by);
   $("job-input").value = id;
   renderModelSelect(listed.models, models, app.styleOf, pickModels);
@@ -261,6 +269,7 @@ async function loadModels(id) {
   if (!a || !b) return;
   if (app.state.job === id) setState({ a, b }); // the pair shown, in the address
   const [two] = await Promise.all([api.compareModels(id, a, b), loadPairs(id)]);
+  app.two = two;
   renderCompare(two, app.styleOf);
 }
 
@@ -280,12 +289,14 @@ async function loadPairs(id) {
 function pickModels(models) {
   setState({ models, hide: [] });
   const id = app.state.job;
+  app.styleOf = jobStyles(app.models || [], models); // the models picked first: each its own colour
   renderModelSelect(app.models || [], models, app.styleOf, pickModels);
   if (app.curves) {
     app.hidden = hiddenOf(app.curves.groups, app.curves.by);
     drawCurves();
   }
   if (app.plane) renderPlane(app.plane, app.state.model, app.state.role, app.styleOf, models);
+  if (app.two) renderCompare(app.two, app.styleOf);
   const many = models.length > MAX_PAIRED ? ` (every pair is compared for at most ${MAX_PAIRED})` : "";
   act(models.length ? `Comparing ${plural(models.length, "model")}${many}` : "Showing every model", async () => {
     await loadPairs(id);
@@ -297,6 +308,7 @@ async function compareModels() {
   const id = app.state.job, a = $("model-a").value, b = $("model-b").value;
   setState({ a, b });
   const data = await api.compareModels(id, a, b);
+  app.two = data;
   renderCompare(data, app.styleOf);
   const all = data.rows[data.rows.length - 1];
   return all.difference_bits === null
