@@ -508,6 +508,7 @@ def test_a_ck_arena_game_shows_models_outcome_abstentions_and_how_players_left(
     outcome = by_id(driver, "outcome").text
     assert role in outcome and all(w in outcome for w in winners), outcome
     assert f"outcome: the {role} won" in by_id(driver, "game-meta").text
+    assert "null" not in by_id(driver, "votes").text  # nothing left out written as "null"
     # the abstaining vote
     assert "1 abstaining vote" in by_id(driver, "abstentions").text
     # the judges' elimination is not a vote
@@ -525,6 +526,11 @@ def test_a_ck_arena_game_shows_models_outcome_abstentions_and_how_players_left(
     assert listed == [judged]
     shot(driver, "ck-arena-game-1400", 1400, 900)
     shot(driver, "ck-arena-game-390", 390, 844)
+    # a game without abstentions: nothing in their place (it once said "null")
+    first = records[0]
+    open_page(driver, f"{server.url}/ui?job={ck_job}&game={first['game_id']}&record=0")
+    assert not js(driver, "return document.getElementById('abstentions')")
+    assert "null" not in by_id(driver, "votes").text
 
 
 # -- 10. the page's words ------------------------------------------------------------------------

@@ -290,7 +290,12 @@ function pickModels(models) {
   setState({ models, hide: [] });
   const id = app.state.job;
   app.styleOf = jobStyles(app.models || [], models); // the models picked first: each its own colour
+  const focused = document.activeElement && document.activeElement.closest("#model-select") ? document.activeElement : null;
   renderModelSelect(app.models || [], models, app.styleOf, pickModels);
+  if (focused) { // the box just ticked keeps the focus (the boxes are drawn anew)
+    const again = [...$("model-select").querySelectorAll("input, button")].find((x) => x.id === focused.id);
+    if (again) again.focus();
+  }
   if (app.curves) {
     app.hidden = hiddenOf(app.curves.groups, app.curves.by);
     drawCurves();

@@ -273,8 +273,9 @@ function renderSpy(t, report) {
         h("tbody", {}, rv.map((v) => h("tr", {}, h("td", {}, v.voter), h("td", {}, `${v.target}${spies.has(v.target) ? " (spy)" : ""}`))))),
       other.length ? h("ul", { class: "eliminated" }, other) : null);
   }),
-  abstained ? h("p", { class: "meta", id: "abstentions" }, `${abstained} abstaining ${abstained === 1 ? "vote" : "votes"} (no one named; the log's tally leaves ${abstained === 1 ? "it" : "them"} out).`) : null,
-  won ? h("p", { id: "outcome" }, h("strong", {}, "Outcome: "), won) : null);
+  // (replaceChildren writes a null as the text "null": only what there is)
+  ...[abstained ? h("p", { class: "meta", id: "abstentions" }, `${abstained} abstaining ${abstained === 1 ? "vote" : "votes"} (no one named; the log's tally leaves ${abstained === 1 ? "it" : "them"} out).`) : null,
+    won ? h("p", { id: "outcome" }, h("strong", {}, "Outcome: "), won) : null].filter(Boolean));
 }
 
 // The backend's outlier scores (how far each player's statements so far lie from the
