@@ -168,27 +168,25 @@ def _form_error(err: HTTPException) -> ServiceError:
     )
 
 
-def _upload_name(upload: Any, seen: set[str]) -> str:
-    """A 'file' part's file name, as the job keeps it (its last path component)."""
+def _upload_name(upload: Any, i: int, seen: set[str]) -> str:
+    """A 'file' part's file name, as the job keeps it: its last path component (``file-<n>``
+    when that is no name), and a name sent twice numbered (``games (2).jsonl``)."""
     if isinstance(upload, str):
         raise ServiceError(
             422, "invalid_request",
             "the 'file' part has no filename, so it is not read as a file; send it as one "
             "(curl -F file=@logs.jsonl)", field="file",
         )  # fmt: skip
-    name = Path((upload.filename or "").replace("\\", "/")).name
-    if not name or name in (".", "..") or "\x00" in name:
-        raise ServiceError(
-            422, "invalid_request", f"a 'file' part's filename {upload.filename!r} is not a "
-            "file name; give each file its own name", field="file",
-        )  # fmt: skip
-    if name in seen:
-        raise ServiceError(
-            422, "invalid_request", f"two 'file' parts are named {name!r}: a job keeps each "
-            "file's name, so give each its own", field="file",
-        )  # fmt: skip
-    seen.add(name)
-    return name
+    name = Path((upload.filename or "").replace("\\", "/").replace("\x00", "")).name
+    if not name or name in (".", ".."):
+        name = f"file-{i + 1}"
+    stem, suffix = Path(name).stem, Path(name).suffix
+    k, kept = 1, name
+    while kept in seen:
+        k += 1
+        kept = f"{stem} ({k}){suffix}"
+    seen.add(kept)
+    return kept
 
 
 async def _save_files(request: Request, state: Any, folder: Path) -> tuple[list[Path], int]:
@@ -217,7 +215,7 @@ async def _save_files(request: Request, state: Any, folder: Path) -> tuple[list[
                 field=others[0],
             )  # fmt: skip
         seen: set[str] = set()
-        names = [_upload_name(p, seen) for p in parts]
+        names = [_upload_name(p, i, seen) for i, p in enumerate(parts)]
         folder.mkdir()
         files, total = [], 0
         for part, name in zip(parts, names, strict=True):
@@ -411,7 +409,7 @@ _OBJECT_NOT_PATHS = {
             "model": ErrorBody,
             "description": "Bad input: the body (empty, not UTF-8, a path that is not "
             "usable), a query parameter, or a multipart form that is not 'file' parts "
-            f"(at most {_MAX_FILES}, each with its own file name; a form with at most "
+            f"(at most {_MAX_FILES}, each with a file name; a form with at most "
             f"{_MAX_FIELDS} other fields is refused naming one).",
         },
     },
@@ -439,8 +437,9 @@ _OBJECT_NOT_PATHS = {
                                 "minItems": 1,
                                 "maxItems": _MAX_FILES,
                                 "items": {"type": "string", "format": "binary"},
-                                "description": "One or more files, each with its own file "
-                                "name, of UTF-8 text, not empty: JSONL, a JSON array or one "
+                                "description": "One or more files, each with a file name (a "
+                                "name sent twice is kept numbered: games (2).jsonl), of UTF-8 "
+                                "text, not empty: JSONL, a JSON array or one "
                                 "JSON object; or an Inspect AI log (a .eval zip archive or a "
                                 "JSON log). Otherwise a 422 naming the field file.",
                             }
