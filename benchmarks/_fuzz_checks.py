@@ -161,8 +161,8 @@ def filter_failure(ctx: Any, failure: Any, case: Any, response: Any) -> bool:
     """A poisoned batch or upload is answered 200 / 202 with the bad record as an error
     line, which ``negative_data_rejection`` would count against it; so is a refusal with a
     4xx that check does not list (413, input too large); so is a "negative"
-    multipart upload whose violation the serialisation lost (the service takes only one
-    'file' part, so what it accepted was valid as sent); every other check stands."""
+    multipart upload whose violation the serialisation lost (the service takes only 'file'
+    parts, so what it accepted was valid as sent); every other check stands."""
     from schemathesis.core.failures import AcceptedNegativeData
 
     if (
@@ -178,8 +178,8 @@ def filter_failure(ctx: Any, failure: Any, case: Any, response: Any) -> bool:
         and case.operation.label == "POST /v1/jobs"
         and (case.media_type or "").startswith("multipart/")
     ):
-        # the service refuses a multipart upload unless it is exactly one 'file' part with a
-        # filename (422 naming the field), so one it accepted was sent valid: the generated
+        # the service refuses a multipart upload unless it is 'file' parts, each with a file
+        # name of its own (422 naming the field), so one it accepted was sent valid: the generated
         # violation (a missing or extra part) was lost when the case was serialised
         return False
     poison = lookup(case.body)

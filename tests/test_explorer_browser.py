@@ -197,6 +197,8 @@ def driver(browser_paths: BrowserPaths, server_start: Future[Server]) -> Iterato
         f"--window-size={WINDOW[0]},{WINDOW[1]}",
     ):
         options.add_argument(arg)
+    # the console's every message, read by console_clean after each test
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
 
     def no_manager(*args: Any, **kw: Any) -> Any:
         raise AssertionError("Selenium Manager was asked for a driver: it would download one")
@@ -210,6 +212,46 @@ def driver(browser_paths: BrowserPaths, server_start: Future[Server]) -> Iterato
     d.set_script_timeout(TIMEOUT)
     yield d
     d.quit()
+
+
+def console_problems(entries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The console messages that are faults of the page: errors (an uncaught exception, a
+    console.error) and Content-Security-Policy violations, at any level. A response with an
+    error status is not one: Chromium logs every 4xx and 5xx ("Failed to load resource"),
+    and the page answers those in #status, which the tests read."""
+    out = []
+    for e in entries:
+        msg = str(e.get("message", ""))
+        csp = "Content Security Policy" in msg or "Content-Security-Policy" in msg
+        error = e.get("level") == "SEVERE" and "Failed to load resource" not in msg
+        if csp or error:
+            out.append(msg)
+    return out
+
+
+def test_console_problems_are_errors_and_csp_violations_not_error_statuses():
+    entries = [
+        {"level": "SEVERE", "message": "http://x/v1/score - Failed to load resource: 422"},
+        {"level": "INFO", "message": "console-api 1:1 ready"},
+        {"level": "SEVERE", "message": "http://x/ui/assets/app.js 3:4 Uncaught TypeError: x"},
+        {"level": "WARNING", "message": "Refused to apply inline style because it violates "
+         "the following Content Security Policy directive: style-src 'self'"},
+    ]  # fmt: skip
+    assert console_problems(entries) == [entries[2]["message"], entries[3]["message"]]
+
+
+@pytest.fixture(autouse=True)
+def console_clean(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A browser test leaves no error and no CSP violation in the console (of the tests
+    using the ``driver``; a module that imports this fixture gets the check too)."""
+    if "driver" not in request.fixturenames:
+        yield
+        return
+    d = request.getfixturevalue("driver")
+    d.get_log("browser")  # what came before this test
+    yield
+    problems = console_problems(d.get_log("browser"))
+    assert not problems, f"the console has {len(problems)} problem(s): {problems[:5]}"
 
 
 @pytest.fixture(scope="module")
@@ -1346,7 +1388,8 @@ def test_a_job_is_submitted_watched_downloaded_and_deleted_from_the_page(
     from selenium.webdriver.support.ui import Select
 
     Select(by_id(driver, "records-show")).select_by_value("failed")
-    assert column(0) == ["6"] and "unknown_input_format" in column(10)[0]
+    # the last column: the error (the columns no record fills are left out)
+    assert column(0) == ["6"] and "unknown_input_format" in column(-1)[0]
     Select(by_id(driver, "records-show")).select_by_value("all")
     by_id(driver, "records-filter").send_keys("kitchen")
     assert len(column(0)) == 1 and column(1) == ["example-chameleon-kitchen"]
@@ -1400,13 +1443,14 @@ def test_charts_and_tables_export_as_png_svg_and_csv(driver: Any, server: Server
     circles = svg.findall(".//{http://www.w3.org/2000/svg}circle")
     game = example_games("chameleon_sports")[0]
     assert len(circles) == len(game["turns"]) + 1
-    assert all("fill:" in (c.get("style") or "") for c in circles)  # styles written in
+    # styles written in as attributes (a style attribute is refused by the page's CSP)
+    assert all(c.get("fill") and not c.get("style") for c in circles)
     box = driver.find_element(By.CSS_SELECTOR, '.exports[data-for="turns"] button')
     box.click()
     rows = list(csv.reader(io.StringIO(_downloaded(folder, "turns.csv").decode())))
-    assert rows[0][:3] == ["turn", "player", "clue"]
+    assert rows[0][:4] == ["turn", "player", "model", "clue"]  # the speaker's model
     assert len(rows) == len(game["turns"]) + 1
-    assert [r[2].removesuffix(" (not counted)") for r in rows[1:]] == [
+    assert [r[3].removesuffix(" (not counted)") for r in rows[1:]] == [
         t["text"] for t in game["turns"]
     ]
 

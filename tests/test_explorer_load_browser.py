@@ -41,6 +41,7 @@ from .test_service_server import Server, server_env
 # server)
 browser_paths = page.browser_paths
 driver = page.driver
+console_clean = page.console_clean  # no console error or CSP violation in any test
 
 # ``leakage serve`` with ``fslow`` registered: it loads once the file EXPLORER_LOAD_GATE names
 # exists. Deterministic: log P(clue | w) is minus the letters the clue and the word do not share.

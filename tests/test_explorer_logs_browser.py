@@ -45,6 +45,7 @@ browser_paths = page.browser_paths
 server_start = page.server_start
 server = page.server
 driver = page.driver
+console_clean = page.console_clean  # no console error or CSP violation in any test
 
 CK_ARENA = Path("ck-arena-dev") / "logs"
 LIANG = Path("spygame-liang") / "benchmark" / "gpt-3.5-turbo-0613" / "gpt-4-0613" / "Durian.json"

@@ -1,7 +1,7 @@
 """Models compared and the reveal-vs-conceal plane in the explorer (a job's view), in a real
 headless Chromium against a real ``leakage serve`` (test_explorer_browser's browser): the
-curves by the speaker's model and role with the model and role picker and the server's
-colours, two models side by side with their paired difference (the numbers of ``GET
+curves by the speaker's model and role with the model and role picker and one colour per
+model of the job, two models side by side with their paired difference (the numbers of ``GET
 /v1/jobs/{id}/compare``), and the plane with its reference strategies, its keyboard and its
 exports. One job reads the real CK-Arena dev logs in place (``shared_data``: skipped without),
 one the bundled examples."""
@@ -33,6 +33,7 @@ from .test_service_server import Server, server_env
 
 browser_paths = page.browser_paths
 driver = page.driver
+console_clean = page.console_clean  # no console error or CSP violation in any test
 CK_ARENA = SHARED_DATA / "ck-arena-dev" / "logs"
 
 
@@ -218,18 +219,25 @@ def test_ck_arena_models_compared_and_the_plane(driver: Any, server: Server, sha
         "return Array.from(document.querySelectorAll('#curves figure'), f => f.dataset.metric)",
     )
     assert sorted(metrics) == ["entropy_bits", "top1"]
-    # the server's colours: a model's in every one of its roles
+    # the page's colours: one per model of the job, the palette's in the models' sorted
+    # order (charts.js PALETTE), a model's in every one of its roles
     strokes = js(
         driver,
         "return Array.from(document.querySelectorAll('#curve-filter label'), l =>"
         " [l.querySelector('input').value,"
         " getComputedStyle(l.querySelector('.swatch')).backgroundColor])",
     )
+    palette = js(driver, "return import('./ui/assets/charts.js').then(m => m.PALETTE)")
 
     def rgb(hex_: str) -> str:
         return f"rgb({int(hex_[1:3], 16)}, {int(hex_[3:5], 16)}, {int(hex_[5:7], 16)})"
 
-    assert {g: c for g, c in strokes} == {g: rgb(curves["colours"][g]) for g in curves["groups"]}
+    job_models = sorted(get(server, f"/v1/jobs/{job_id}/compare")["models"])
+    want = {
+        g: rgb(palette[job_models.index(g.split(" · ")[0]) % len(palette)])
+        for g in curves["groups"]
+    }
+    assert {g: c for g, c in strokes} == want
     # the model and role picker
     models = sorted({g.split(" · ")[0] for g in curves["groups"]})
     assert options(driver, "speaker-model") == ["", *models]

@@ -266,11 +266,21 @@ def test_refused_jobs_leave_no_upload_files(
     home_uploads = settings_for(tmp_path, default_index).uploads_dir
     (home_uploads / "0123456789abcdef0123456789abcdef.part").write_bytes(b"half an upload")
     (home_uploads / "fedcba9876543210fedcba9876543210.jsonl").write_bytes(BATCH)
+    stray = home_uploads / "00112233445566778899aabbccddeeff"  # a multipart upload's folder
+    stray.mkdir()
+    (stray / "a.jsonl").write_bytes(BATCH)
     api = Api(settings_for(tmp_path, default_index, allowed_paths=[allowed]))
     try:
         api.state.worker.stop()
         job_id = submit(api)
         assert uploads_of(api) == [f"{job_id}.json"]
+        files = {"file": ("a.jsonl", BATCH, "application/x-ndjson")}
+        folder_job = api.post("/v1/jobs", files=files).json()["id"]
+    finally:
+        api.close()
+    api = Api(settings_for(tmp_path, default_index, allowed_paths=[allowed]))
+    try:  # a job's folder is its upload: kept
+        assert uploads_of(api) == sorted([f"{job_id}.json", folder_job])
     finally:
         api.close()
 
@@ -527,7 +537,7 @@ def test_405_allow_lists_every_method_the_path_accepts(tmp_path: Path, default_i
 # -- 7. multipart limits ------------------------------------------------------------------------
 
 
-def test_multipart_is_one_file_part_and_anything_else_is_a_documented_422(
+def test_multipart_is_file_parts_and_anything_else_is_a_documented_422(
     tmp_path: Path, default_index: Path
 ):
     api = Api(settings_for(tmp_path, default_index))
@@ -535,29 +545,35 @@ def test_multipart_is_one_file_part_and_anything_else_is_a_documented_422(
         file = ("games.jsonl", BATCH, "application/x-ndjson")
         r = api.post("/v1/jobs", files={"file": file}, data={"note": "x"})
         err = assert_error(r, 422, "invalid_request", "note")
-        assert "one 'file' part" in err["message"] and "'note'" in err["message"]
+        assert "'file' parts only" in err["message"] and "'note'" in err["message"]
         r = api.post("/v1/jobs", files={"file": file}, data={f"f{i}": "x" for i in range(11)})
         err = assert_error(r, 422, "invalid_request", "body")
-        assert "one 'file' part" in err["message"] and "Too many fields" in err["message"]
-        r = api.post("/v1/jobs", files=[("file", file), ("file", file)])
-        assert "Too many files" in assert_error(r, 422, "invalid_request", "body")["message"]
+        assert "'file' parts" in err["message"] and "Too many fields" in err["message"]
+        two = api.post("/v1/jobs", files=[("file", file), ("file", file), ("file", ("..", b"[]"))])
+        assert two.json()["files"] == ["games.jsonl", "games (2).jsonl", "file-3.json"], two.text
+        assert api.request("DELETE", f"/v1/jobs/{two.json()['id']}").status_code == 204
         r = api.post("/v1/jobs", content=b"x", headers={"content-type": "multipart/form-data"})
         assert_error(r, 422, "invalid_request", "body")
         r = api.post("/v1/jobs", files={"file": (None, BATCH)})  # a field: curl -F 'file=<x'
         assert "no filename" in assert_error(r, 422, "invalid_request", "file")["message"]
         r = api.post("/v1/jobs", files={"file": ("g.jsonl", b"\xff\n", "application/x-ndjson")})
-        assert "not UTF-8" in assert_error(r, 422, "invalid_transcript", "file")["message"]
+        msg = assert_error(r, 422, "invalid_transcript", "file")["message"]
+        assert "g.jsonl: not UTF-8 text (byte 0:" in msg  # the file and where in it
         r = api.post("/v1/jobs", files={"file": ("g.jsonl", b" \n", "application/x-ndjson")})
         assert "empty upload" in assert_error(r, 422, "invalid_transcript", "file")["message"]
         assert uploads_of(api) == []
-        # the file part alone is an upload
+        # the file part alone is an upload, kept under its name in the job's folder
         r = api.post("/v1/jobs", files={"file": file})
         assert r.status_code == 202, r.text
-        assert uploads_of(api) == [f"{r.json()['id']}.json"]
+        job_id = r.json()["id"]
+        assert uploads_of(api) == [job_id] and r.json()["files"] == ["games.jsonl"]
+        folder = api.state.settings.uploads_dir / job_id
+        assert [p.name for p in folder.iterdir()] == ["games.jsonl"]
         body = api.get("/openapi.json").json()["paths"]["/v1/jobs"]["post"]["requestBody"]
         form = body["content"]["multipart/form-data"]["schema"]
         assert form["required"] == ["file"] and form["additionalProperties"] is False
-        assert form["properties"]["file"]["format"] == "binary"  # a file part, with a filename
+        # file parts, each with a filename
+        assert form["properties"]["file"]["items"]["format"] == "binary"
         described = api.get("/openapi.json").json()["paths"]["/v1/jobs"]["post"]["responses"]
         assert "400" not in described
         assert "multipart" in described["422"]["description"]
@@ -623,5 +639,46 @@ def test_the_documented_upload_body_is_what_the_server_accepts(
             headers={"content-type": "application/x-ndjson"},
         )
         assert_error(r, 422, "invalid_transcript", "body")
+    finally:
+        api.close()
+
+
+def test_several_files_are_one_job_each_keeping_its_name(tmp_path: Path, default_index: Path):
+    """Files uploaded together (multipart 'file' parts) are one job, read in the order sent;
+    the job lists their names, a record's error names its file (not the server's path), a
+    game's id keeps its file's name, and deleting the job removes them all."""
+    from .conftest import EXAMPLES, SHARED_DATA
+
+    api = Api(settings_for(tmp_path, default_index))
+    try:
+        parts = [
+            ("file", ("games.jsonl", BATCH, "application/x-ndjson")),
+            ("file", ("sports.json", (EXAMPLES / "chameleon_sports.json").read_bytes(), "")),
+            ("file", ("bad.jsonl", b'{"not": "a transcript"}\n', "application/x-ndjson")),
+        ]
+        logs = sorted((SHARED_DATA / "ck-arena-dev" / "logs").glob("*.json"))[:1]
+        for log in logs:  # a CK-Arena game's id is made of its file's name
+            parts.append(("file", (log.name, log.read_bytes(), "application/json")))
+        r = api.post("/v1/jobs", params={"input_format": "auto"}, files=parts)
+        assert r.status_code == 202, r.text
+        job_id = r.json()["id"]
+        names = [p[1][0] for p in parts]
+        assert r.json()["files"] == names and r.json()["source"] == "upload"
+        job = wait_job(api, job_id)
+        n = sum(1 for line in BATCH.splitlines() if line.strip())
+        assert job["state"] == "done" and job["total"] == n + 2 + len(logs)
+        assert api.get("/v1/jobs").json()["jobs"][0]["files"] == names
+        records = api.get(f"/v1/jobs/{job_id}/records").json()["records"]
+        assert (
+            records[n]["game_id"]
+            == json.loads((EXAMPLES / "chameleon_sports.json").read_text())["id"]
+        )
+        bad = records[n + 1]
+        assert not bad["ok"] and bad["error_message"].startswith("bad.jsonl: "), bad
+        assert str(api.state.settings.uploads_dir) not in json.dumps(records)
+        for log in logs:
+            assert records[-1]["ok"] and records[-1]["game_id"].endswith(f"@{log.stem}")
+        assert api.request("DELETE", f"/v1/jobs/{job_id}").status_code == 204
+        assert uploads_of(api) == []
     finally:
         api.close()

@@ -21,7 +21,8 @@ HOOKS = [
     "spy-heatmap", "votes", "clue-input", "clue-button", "clue-result", "job-input", "job-open",
     "curves", "curve-group", "curve-games", "clue-player", "outliers", "curve-filter",
     "job-file", "job-paths", "job-submit", "job-list", "job-refresh", "job-back", "job-actions",
-    "job-records-table", "records-filter", "records-show", "records-count",
+    "job-records-table", "records-filter", "records-show", "records-count", "model-select",
+    "pairs-table",
 ]  # fmt: skip
 """The ids the page promises (docs/explorer.md, "For tests"), which the browser tests use."""
 
@@ -249,6 +250,21 @@ def test_preview_spygame_statement(api: Api):
     last = api.post("/v1/score", json=full).json()["steps"][-1]
     assert by_spy["after"]["secret_probability"] == pytest.approx(last["secret_probability"])
     assert by_spy_round == 3
+
+
+def test_preview_spygame_before_is_the_new_speakers_word(api: Api):
+    """The figures before the statement are about the word of whoever says it: after p4
+    (the spy, Papaya), p1's "before" is P(Mango) after p4's statement, not P(Papaya)."""
+    spy = json.loads((EXAMPLES / "spygame_fruit.json").read_bytes())
+    last = api.post("/v1/score", json=spy).json()["steps"][-1]
+    assert last["speaker_word"] == "Papaya"
+    res = api.post("/v1/score/preview", json={"transcript": spy, "clue": "It is sweet."}).json()
+    assert res["speaker_word"] == "Mango"
+    before = res["before"]
+    assert before["secret_probability"] == pytest.approx(last["posterior"]["Mango"])
+    post = last["posterior"]
+    assert before["secret_rank"] == 1 + sum(q > post["Mango"] for q in post.values())
+    assert before["entropy_bits"] == pytest.approx(last["entropy_bits"])
 
 
 @pytest.mark.parametrize(

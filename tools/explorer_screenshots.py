@@ -16,7 +16,9 @@ writes small PNGs (reduced to 128 colours) into ``--out``:
 - ``explorer-phone-jobs.png`` and ``explorer-phone-job.png``: at a phone's 390x844, the jobs
   list (``chameleon_batch.jsonl`` uploaded from the page, and the CK-Arena logs by path) and
   a job's view (``chameleon_batch``'s: its short model names leave room for a curve on the
-  screen, where the CK-Arena logs' '+'-joined model groups fill it).
+  screen, where the CK-Arena logs' '+'-joined model groups fill it);
+- ``explorer-three-models.png``: the CK-Arena job by speaker with the three models that gave
+  the most clues picked (the model check boxes and their curves).
 
 Each picture is checked before it is written: the page is ready (not an error), and at the
 phone's width the page does not scroll sideways.
@@ -275,7 +277,7 @@ def phone(page: Page, server: Server, logs: Path, out: Path) -> None:
     page.act(
         lambda: page.js(
             "Array.from(document.querySelectorAll('#job-list tr[data-job]'))"
-            ".find(r => r.textContent.includes('upload'))"
+            ".find(r => r.textContent.includes('chameleon_batch.jsonl'))"
             ".querySelector('[data-action=\"open\"]').click()"
         )
     )
@@ -283,6 +285,32 @@ def phone(page: Page, server: Server, logs: Path, out: Path) -> None:
     time.sleep(0.5)
     check_phone(page, "a job's view")
     save(page.screen("job-view"), out / "explorer-phone-job.png", "a job's view at 390x844")
+
+
+def three_models(page: Page, server: Server, out: Path) -> None:
+    """The CK-Arena job (submitted by ``phone``) by speaker with the three models that gave
+    the most clues picked: the model check boxes, the curves, and every pair per role."""
+    import json
+    import urllib.request
+    from urllib.parse import urlencode
+
+    def get(path: str) -> Any:
+        with urllib.request.urlopen(server.url + path, timeout=TIMEOUT) as r:
+            return json.load(r)
+
+    jobs = [j for j in get("/v1/jobs")["jobs"] if j["source"] == "path"]
+    if not jobs:
+        print("skipped explorer-three-models.png: no CK-Arena job")
+        return
+    job = jobs[0]["id"]
+    models = get(f"/v1/jobs/{job}/compare")["models"][:3]
+    query = urlencode([("job", job), ("by", "speaker"), *(("models", m) for m in models)])
+    page.viewport(*DESKTOP)
+    page.open(f"{server.url}/ui?{query}")
+    page.wait("the pairs", lambda: page.js("return !document.getElementById('pairs').hidden"))
+    time.sleep(0.5)
+    png = page.whole_page(DESKTOP[0], page.top_of("model-select") - 4, page.bottom_of("curves") + 8)
+    save(png, out / "explorer-three-models.png", f"three models picked ({', '.join(models)})")
 
 
 def check_phone(page: Page, what: str) -> None:
@@ -316,6 +344,7 @@ def main() -> None:
                 two_backends(page, server, args.out)
                 ck_arena(page, server, logs, args.out)
                 phone(page, server, logs, args.out)
+                three_models(page, server, args.out)
             finally:
                 page.quit()
         finally:

@@ -9,7 +9,9 @@ job's results folder): exactly what ``leakage report`` draws from a batch.
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -43,7 +45,24 @@ def job_report_html(
             steps, Path(tmp) / "site", by=by, replicates=replicates, max_clues=max_clues
         )
         html = (Path(tmp) / "site" / "report.html").read_text(encoding="utf-8")
+        html = _with_csvs(html, Path(tmp) / "site")
     return html.replace(str(steps), f"job {job.id}"), rep.games
+
+
+def _with_csvs(html: str, site: Path) -> str:
+    """The page names the CSVs ``build_site`` writes beside it ("Data: curves.csv"), but is
+    served alone: each name becomes a link holding that CSV (a ``data:`` URL), so that the
+    numbers it promises come with it. One pass, whole names only (``pairs.csv`` never
+    matches inside ``leaderboard_pairs.csv``)."""
+    links = {}
+    for csv in site.glob("*.csv"):
+        data = base64.b64encode(csv.read_bytes()).decode("ascii")
+        href = f"data:text/csv;base64,{data}"
+        links[csv.name] = f'<a download="{csv.name}" href="{href}">{csv.name}</a>'
+    if not links:
+        return html
+    names = "|".join(re.escape(n) for n in sorted(links, key=len, reverse=True))
+    return re.sub(rf"(?<![\w.-])({names})(?![\w.-])", lambda m: links[m.group(1)], html)
 
 
 def job_records(state: ServiceState, job: Job) -> list[dict[str, Any]]:

@@ -49,7 +49,7 @@ def job_files(state: ServiceState, job: Job) -> tuple[list[Path], str | None]:
     deleted, a path no longer allowed or gone): then ``([], reason)``."""
     assert state.store is not None
     if job.upload:
-        files = [Path(job.paths[0])]
+        files = [Path(p) for p in job.paths]  # a multipart upload: one or more
     else:
         files = state.store.files(job.id) or expand_inputs(job.paths)
         roots = [Path(p).expanduser().resolve() for p in state.settings.allowed_paths]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -29,7 +30,7 @@ from leakage.transcripts import (
     kind_of,
 )
 from leakage_service.inputs import check_size, with_distractors
-from leakage_service.jobs import Job, JobStore, Retention, housekeeping
+from leakage_service.jobs import Job, JobStore, Retention, housekeeping, named_upload
 from leakage_service.runtime import Backends, BackendSlot
 from leakage_service.settings import Settings
 
@@ -197,8 +198,8 @@ class JobWorker:
     def _files(self, job: Job) -> list[Path]:
         """The files the job reads; a path job's are checked against the allowed folders
         again (the settings, or a link, may have changed since it was submitted)."""
-        if job.upload:
-            return [Path(job.paths[0]).resolve()]
+        if job.upload:  # a multipart upload may be several files
+            return [Path(p).resolve() for p in job.paths]
         files = self.store.files(job.id) or expand_inputs(job.paths)  # older stores: folders
         for f in files:
             if not _inside(f.resolve(), self.allowed):
@@ -226,8 +227,11 @@ class JobWorker:
         offsets = self._offsets(job, files, out, halted)
         if offsets is None:
             return why()
-        # An upload is one file the server wrote: its path is left out of error messages.
-        upload = str(files[0]) if job.upload else None
+        # An upload's files are the server's: their path is left out of error messages (the
+        # files of a multipart upload keep their own names).
+        upload = None
+        if job.upload:
+            upload = f"{files[0].parent}{os.sep}" if named_upload(job) else str(files[0])
         stored = self.store.stored(job.id)
         cancelled = False
 
@@ -350,10 +354,14 @@ def job_error_line(batch_line: str, idx: int, upload: str | None) -> str:
     """The stored error of record ``idx`` (``{"record": idx, "error": {...}}``, as
     :func:`leakage_service.errors.error_line` writes it) from the engine's error line
     (which names the file and the record's place in it); an upload's path, the server's
-    and not the client's, is left out of the message."""
+    and not the client's, is left out of the message: an uploaded file's whole path, or the
+    folder (``upload`` ending in a separator) of a multipart upload's files, which keep
+    their own names)."""
     err = json.loads(batch_line)["error"]
     message = err["message"]
-    if upload:
+    if upload and upload.endswith(os.sep):
+        message = message.replace(upload, "")
+    elif upload:
         message = message.replace(f"{upload}, ", "").replace(f"{upload}: ", "")
     problems = tuple((p["field"] or "", p["message"]) for p in err.get("problems", ()))
     return ErrorRecord(idx, err["type"], message, err.get("field"), problems).to_json()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import shutil
 import sqlite3
 import threading
@@ -111,6 +112,23 @@ class Retention:
     first are deleted until the store is under it again; 0: no limit."""
     every: float = 60.0
     """Seconds between the worker's passes (it also makes one after each job)."""
+
+
+_JOB_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def _upload_entry(first: str, job_id: str) -> str:
+    """The name in the uploads folder a job's upload holds: its file, or its folder."""
+    p = Path(first)
+    return job_id if p.parent.name == job_id else p.name
+
+
+def named_upload(job: Job) -> list[str] | None:
+    """The file names of a multipart upload (saved under them in the job's own folder), in
+    the order read; None for any other job."""
+    if not job.upload or not job.paths or Path(job.paths[0]).parent.name != job.id:
+        return None
+    return [Path(p).name for p in job.paths]
 
 
 def new_job_id() -> str:
@@ -413,7 +431,7 @@ class JobStore:
             raise
         con.execute("COMMIT")
         if job is not None and job.upload:
-            self._remove_upload(Path(job.paths[0]))
+            self._remove_upload(job)
         if job is not None:
             self._remove_results(job_id)
         return job
@@ -427,10 +445,16 @@ class JobStore:
         if folder.parent == self.results_root:  # a job id is hex: never a path of its own
             shutil.rmtree(folder, ignore_errors=True)
 
-    def _remove_upload(self, path: Path) -> None:
-        """Remove an upload file: only ever one inside the uploads folder."""
-        if path.resolve().parent == self.uploads.resolve():
-            path.unlink(missing_ok=True)
+    def _remove_upload(self, job: Job) -> None:
+        """Remove a job's upload: only ever a file inside the uploads folder, or the job's
+        own folder there (a multipart upload's files)."""
+        uploads = self.uploads.resolve()
+        for p in map(Path, job.paths):
+            path = p.resolve()
+            if path.parent == uploads:
+                path.unlink(missing_ok=True)
+            elif path.parent == uploads / job.id:
+                shutil.rmtree(path.parent, ignore_errors=True)
 
     def prune(self, retention: Retention, now: float | None = None) -> list[Job]:
         """Delete finished jobs past the retention limits (age, then size, those that
@@ -501,14 +525,19 @@ class JobStore:
             return self._sweep_results()
         with self._short() as con:
             known = {
-                Path(json.loads(p)[0]).name
-                for (p,) in con.execute("SELECT paths FROM jobs WHERE upload")
+                _upload_entry(json.loads(p)[0], job_id)
+                for (job_id, p) in con.execute("SELECT id, paths FROM jobs WHERE upload")
             }
         removed = self._sweep_results()
         for f in self.uploads.iterdir():
-            if f.name in known or not f.is_file():
+            if f.name in known:
                 continue
-            f.unlink(missing_ok=True)
+            if f.is_dir() and _JOB_ID.fullmatch(f.name):  # a multipart upload's folder
+                shutil.rmtree(f, ignore_errors=True)
+            elif f.is_file():
+                f.unlink(missing_ok=True)
+            else:
+                continue
             removed += 1
         return removed
 

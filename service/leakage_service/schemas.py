@@ -213,6 +213,9 @@ class JobStatus(_Out):
     source: Literal["upload", "path"]
     paths: list[str] | None
     """Server-side paths (path jobs only)."""
+    files: list[str] | None = None
+    """The uploaded files' names, in the order read (a multipart upload; None for a body
+    upload, which has no name, and for path jobs)."""
     total: int | None
     """Records in the input, once the worker has counted them."""
     done: int

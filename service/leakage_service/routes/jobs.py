@@ -8,11 +8,12 @@ import codecs
 import datetime as dt
 import json
 import os
+import shutil
 from collections.abc import AsyncIterator
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Query, Request, Response
 from fastapi.responses import FileResponse, StreamingResponse
@@ -28,7 +29,7 @@ from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import JSONL_TYPES
 from leakage_service.job_worker import JobPathError, PathNotAllowed, path_job_files
-from leakage_service.jobs import Job, new_job_id
+from leakage_service.jobs import Job, named_upload, new_job_id
 from leakage_service.logs import HEAD_BYTES, ZIP_MAGIC, check_log, log_format
 from leakage_service.routes.job_export import results_jsonl, results_parquet
 from leakage_service.routes.job_route import JobId, router
@@ -49,8 +50,12 @@ malformed JSON to refuse at once); larger is an upload, read record by record by
 _HEAD = 64 * 1024
 """Bytes read to tell an empty body, and JSON, from the rest."""
 _MAX_FIELDS = 10
-"""Form fields besides the file that are parsed, to name them in the 422 (a multipart upload
-is the ``file`` part alone)."""
+"""Form fields besides the files that are parsed, to name them in the 422 (a multipart upload
+is ``file`` parts alone)."""
+_READ_AS = (".json", ".jsonl", ".ndjson", ".eval")
+"""The suffixes an uploaded file is read by as it is named (any other: read as ``.json``)."""
+_MAX_FILES = 1000
+"""Most ``file`` parts one multipart upload may hold (one job of them all)."""
 _PAGE = 200
 """Results read per database query (and sent as one chunk) when streaming JSONL."""
 _MAX_RECORD = 2**53 - 1
@@ -73,6 +78,7 @@ def _status(state: ServiceState, job: Job) -> JobStatus:
         params=job.params,
         source="upload" if job.upload else "path",
         paths=None if job.upload else job.paths,
+        files=named_upload(job),
         total=job.total,
         done=job.done,
         ok=job.done - job.failed,
@@ -89,79 +95,132 @@ def _status(state: ServiceState, job: Job) -> JobStatus:
     )
 
 
-async def _chunks(request: Request) -> AsyncIterator[bytes]:
-    """The uploaded bytes: the body, or the ``file`` part of a multipart form."""
-    ctype = request.headers.get("content-type", "")
-    if not ctype.lower().startswith("multipart/form-data"):
-        async for chunk in request.stream():
-            yield chunk
-        return
+async def _part_chunks(upload: StarletteUploadFile) -> AsyncIterator[bytes]:
+    while chunk := await upload.read(1 << 20):
+        yield chunk
+
+
+def _form_error(err: HTTPException) -> ServiceError:
+    """Starlette's 400 for a form it cannot parse (too many parts, no boundary, ...)."""
+    return ServiceError(
+        422,
+        "invalid_request",
+        f"unreadable multipart upload: {err.detail} A multipart upload is one or more 'file' "
+        "parts; or send the JSONL or JSON as the body itself",
+        field="body",
+    )
+
+
+def _upload_name(upload: Any, i: int, seen: set[str]) -> str:
+    """A 'file' part's file name, as the job keeps it: its last path component (``file-<n>``
+    when that is no name), and a name sent twice numbered (``games (2).jsonl``)."""
+    if isinstance(upload, str):
+        raise ServiceError(
+            422, "invalid_request",
+            "the 'file' part has no filename, so it is not read as a file; send it as one "
+            "(curl -F file=@logs.jsonl)", field="file",
+        )  # fmt: skip
+    name = Path((upload.filename or "").replace("\\", "/").replace("\x00", "")).name
+    if not name or name in (".", ".."):
+        name = f"file-{i + 1}"
+    stem, suffix = Path(name).stem, Path(name).suffix
+    k, kept = 1, name
+    while kept in seen:
+        k += 1
+        kept = f"{stem} ({k}){suffix}"
+    seen.add(kept)
+    return kept
+
+
+async def _save_files(request: Request, state: Any, folder: Path) -> tuple[list[Path], int]:
+    """A multipart upload: its 'file' parts (one or more, at most ``_MAX_FILES``), each saved
+    under its own name in ``folder`` (the job's), checked as a single upload is (UTF-8 text
+    or an Inspect log, not empty); the files in the order sent and their total size. The
+    names stay the files' own, so that the job's games carry them (a CK-Arena game's id and
+    ``meta.source_file``) and its errors name them."""
     try:
-        form = await request.form(max_files=1, max_fields=_MAX_FIELDS)
+        form = await request.form(max_files=_MAX_FILES, max_fields=_MAX_FIELDS)
     except HTTPException as err:
         if isinstance(err, ServiceError) or err.status_code != 400:
             raise
-        # Starlette's 400 for a form it cannot parse (too many parts, no boundary, ...)
-        raise ServiceError(
-            422,
-            "invalid_request",
-            f"unreadable multipart upload: {err.detail} A multipart upload is one 'file' part; "
-            "or send the JSONL or JSON as the body itself",
-            field="body",
-        ) from None
+        raise _form_error(err) from None
     try:
-        upload = form.get("file")
-        if isinstance(upload, str):
-            raise ServiceError(
-                422, "invalid_request",
-                "the 'file' part has no filename, so it is not read as a file; send it as one "
-                "(curl -F file=@logs.jsonl)", field="file",
-            )  # fmt: skip
-        if not isinstance(upload, StarletteUploadFile):
+        parts = form.getlist("file")
+        if not parts:
             raise ServiceError(
                 422, "invalid_request", "a multipart upload needs a 'file' part", field="file"
             )
         if others := sorted(set(form.keys()) - {"file"}):
             raise ServiceError(
                 422, "invalid_request",
-                "a multipart upload is one 'file' part; it also has "
+                "a multipart upload is 'file' parts only; it also has "
                 + ", ".join(map(repr, others)),
                 field=others[0],
             )  # fmt: skip
-        while chunk := await upload.read(1 << 20):
-            yield chunk
+        seen: set[str] = set()
+        names = [_upload_name(p, i, seen) for i, p in enumerate(parts)]
+        folder.mkdir()
+        files, total = [], 0
+        for part, name in zip(parts, names, strict=True):
+            assert isinstance(part, StarletteUploadFile)
+            # read as its suffix says (.json by content: an array, an object or JSONL, an
+            # Inspect JSON log); any other name gets .json after its own
+            suffix = Path(name).suffix.lower()
+            dest = folder / (name if suffix in _READ_AS else f"{name}.json")
+            size = await _save_stream(_part_chunks(part), dest, field="file", name=name)
+            with dest.open("rb") as fh:
+                raw_head = fh.read(_HEAD)
+            if not raw_head.removeprefix(codecs.BOM_UTF8).strip():
+                raise InvalidTranscript(
+                    [("file", f"{name}: empty upload: send JSONL or a JSON array")]
+                )
+            if log_format(raw_head[:HEAD_BYTES]) is not None:  # an Inspect log
+                check = partial(check_log, field="file", limits=state.settings.read_limits())
+                await run_in_threadpool(check, dest)
+            files.append(dest)
+            total += size
+        return files, total
     finally:
         await form.close()
 
 
-async def _save_upload(request: Request, dest: Path, *, field: str) -> int:
-    """Stream the upload to ``dest`` (checking it is UTF-8 on the way, unless it is a zip
+async def _save_stream(
+    chunks: AsyncIterator[bytes], dest: Path, *, field: str, name: str | None = None
+) -> int:
+    """Stream an upload to ``dest`` (checking it is UTF-8 on the way, unless it is a zip
     archive: an Inspect ``.eval`` log, checked once saved); bytes written. ``field`` is what
-    an error names (``body``, or the multipart ``file`` part)."""
+    an error names (``body``, or the multipart ``file`` part), ``name`` the file's."""
     utf8 = codecs.getincrementaldecoder("utf-8-sig")()
-    size = 0
+    size = before = 0  # bytes written; where the last decode started (an error's offset)
     start = b""  # the first bytes, until they tell a zip archive from text
     text: bool | None = None
     try:
         with dest.open("wb") as fh:
-            async for chunk in _chunks(request):
+            async for chunk in chunks:
                 if text is None:
                     start += chunk
                     if len(start) < len(ZIP_MAGIC):
                         continue
                     text, chunk, start = not start.startswith(ZIP_MAGIC), start, b""
                 if text:
+                    before = size - len(utf8.getstate()[0])  # where this decode starts
                     utf8.decode(chunk)
                 fh.write(chunk)
                 size += len(chunk)
             if start:  # fewer bytes than a zip's signature: text
+                before = size
                 utf8.decode(start)
                 fh.write(start)
                 size += len(start)
+            before = size - len(utf8.getstate()[0])
             utf8.decode(b"", final=True)
     except UnicodeDecodeError as err:
         dest.unlink(missing_ok=True)
-        raise InvalidTranscript([(field, f"not UTF-8 text ({err.reason}); send UTF-8")]) from None
+        at = before + err.start
+        whose = f"{name}: " if name else ""
+        raise InvalidTranscript(
+            [(field, f"{whose}not UTF-8 text (byte {at}: {err.reason}); send UTF-8")]
+        ) from None
     except BaseException:
         dest.unlink(missing_ok=True)
         raise
@@ -292,16 +351,18 @@ _OBJECT_NOT_PATHS = {
         422: {
             "model": ErrorBody,
             "description": "Bad input: the body (empty, not UTF-8, a path that is not "
-            "usable), a query parameter, or a multipart form that is not one 'file' part "
-            f"with at most {_MAX_FIELDS} other fields.",
+            "usable), a query parameter, or a multipart form that is not 'file' parts "
+            f"(at most {_MAX_FILES}, each with a file name; a form with at most "
+            f"{_MAX_FIELDS} other fields is refused naming one).",
         },
     },
     openapi_extra={
         "requestBody": {
             "required": True,
             "description": "An upload: JSONL (one transcript per line), or a JSON array of "
-            "transcripts or one transcript object, as the body or as the multipart 'file' "
-            "part (UTF-8 text); or an Inspect AI log (.eval zip or JSON log, any "
+            "transcripts or one transcript object, as the body or as multipart 'file' "
+            "parts (UTF-8 text; several files make one job, read in the order sent, each "
+            "keeping its file name); or an Inspect AI log (.eval zip or JSON log, any "
             "Content-Type), checked when submitted. Each record is a leakage.transcript/1 "
             "game or a third-party log (input_format); a record that is neither fails alone "
             "in the job, so any JSON value is a record here. Or, as application/json, "
@@ -315,12 +376,15 @@ _OBJECT_NOT_PATHS = {
                         "type": "object",
                         "properties": {
                             "file": {
-                                "type": "string",
-                                "format": "binary",
-                                "description": "A file (with a filename) of UTF-8 text, not "
-                                "empty: JSONL, a JSON array or one JSON object; or an Inspect "
-                                "AI log (a .eval zip archive or a JSON log). Otherwise a 422 "
-                                "naming the field file.",
+                                "type": "array",
+                                "minItems": 1,
+                                "maxItems": _MAX_FILES,
+                                "items": {"type": "string", "format": "binary"},
+                                "description": "One or more files, each with a file name (a "
+                                "name sent twice is kept numbered: games (2).jsonl), of UTF-8 "
+                                "text, not empty: JSONL, a JSON array or one "
+                                "JSON object; or an Inspect AI log (a .eval zip archive or a "
+                                "JSON log). Otherwise a 422 naming the field file.",
                             }
                         },
                         "required": ["file"],
@@ -350,24 +414,31 @@ async def submit(request: Request, state: State, params: Params, response: Respo
     uploads.mkdir(parents=True, exist_ok=True)
     part = uploads / f"{job_id}.part"
     dest: Path | None = None
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype == "multipart/form-data":  # files, each kept under its own name
+        folder = uploads / job_id
+        try:
+            files, size = await _save_files(request, state, folder)
+            state.store.create(job_id, params, [str(f) for f in files], upload=True, size=size)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)  # a refused request leaves no file
+            raise
+        state.worker.wake()
+        response.headers["Location"] = f"/v1/jobs/{job_id}"
+        return _status(state, _job(state, job_id))
     try:
-        ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        multipart = ctype == "multipart/form-data"
-        size = await _save_upload(request, part, field="file" if multipart else "body")
+        size = await _save_stream(request.stream(), part, field="body")
         with part.open("rb") as fh:
             raw_head = fh.read(_HEAD)
         head = raw_head.removeprefix(codecs.BOM_UTF8).lstrip()
         if not head:
-            raise InvalidTranscript(
-                [("file" if multipart else "body", "empty upload: send JSONL or a JSON array")]
-            )
+            raise InvalidTranscript([("body", "empty upload: send JSONL or a JSON array")])
         req = None
         inspect_log = log_format(raw_head[:HEAD_BYTES]) is not None
         if inspect_log:  # either of Inspect's formats, whatever the Content-Type says
             limits = state.settings.read_limits()
-            check = partial(check_log, field="file" if multipart else "body", limits=limits)
-            await run_in_threadpool(check, part)
-        elif not multipart and ctype not in JSONL_TYPES:  # JSON: an upload or a path request
+            await run_in_threadpool(partial(check_log, field="body", limits=limits), part)
+        elif ctype not in JSONL_TYPES:  # JSON: an upload or a path request
             if head[:1] not in (b"[", b"{"):
                 raise ServiceError(
                     422, "invalid_request",
@@ -379,8 +450,8 @@ async def submit(request: Request, state: State, params: Params, response: Respo
                 req = await run_in_threadpool(_path_request, part)
         if req is not None:
             part.unlink()
-            paths, files = await run_in_threadpool(_path_job, state, req)
-            state.store.create(job_id, params, paths, upload=False, files=files)
+            paths, path_files = await run_in_threadpool(_path_job, state, req)
+            state.store.create(job_id, params, paths, upload=False, files=path_files)
         else:
             # .json reads a JSON array, one object, or JSONL (iter_transcripts falls back to
             # lines); .jsonl only lines, which a declared JSONL upload gets.

@@ -309,10 +309,17 @@ def _preview(
     k = len(data["candidates"])
     if len(steps) > 1:
         prev = steps[-2]
+        p_before, rank_before = prev["secret_probability"], prev["secret_rank"]
+        word = last.get("speaker_word")
+        if word is not None and word != prev.get("speaker_word"):
+            # SpyGame: the figure is about this speaker's word, not the previous speaker's
+            post = prev["posterior"]
+            p_before = post.get(word)
+            rank_before = None if p_before is None else 1 + sum(q > p_before for q in post.values())
         before = PreviewFigures(
             entropy_bits=prev["entropy_bits"],
-            secret_probability=prev["secret_probability"],
-            secret_rank=prev["secret_rank"],
+            secret_probability=p_before,
+            secret_rank=rank_before,
         )
     else:  # the clue is the first turn: the uniform prior
         before = PreviewFigures(

@@ -4,11 +4,24 @@
 
 const KEY = "leakage-api-key";
 
+// The server's messages speak to the command line and to API clients; on the page they name
+// the page's own controls instead of a flag or a route.
+const PAGE_WORDS = [
+  [/pass --input-format|set the input_format query parameter/g, "choose the file's format under Input format"],
+  [/submit a job \(POST \/v1\/jobs\)/g, "submit it as a job (Jobs, below)"],
+  [/ ?\((?:GET|POST|PUT|DELETE) \/v1\/[^)]*\)/g, ""],
+  [/(?:GET|POST|PUT|DELETE) \/v1\/\S+/g, "the server"],
+];
+
+export function pageWords(message) {
+  return PAGE_WORDS.reduce((m, [re, to]) => m.replace(re, to), message);
+}
+
 export class ApiError extends Error {
   constructor(status, body, text) {
     const err = body && body.error;
     const where = err && err.field ? ` (${err.field})` : "";
-    super(err ? `${err.message}${where}` : `HTTP ${status}: ${text.slice(0, 200)}`);
+    super(pageWords(err ? `${err.message}${where}` : `HTTP ${status}: ${text.slice(0, 200)}`));
     this.status = status;
     this.type = err ? err.type : null;
   }
@@ -93,9 +106,10 @@ const job = (id, tail = "") => `v1/jobs/${encodeURIComponent(id)}${tail}`;
 
 export const api = {
   jobs: async () => (await request("GET", "v1/jobs")).data,
-  submitFile: async (file, params) => {
+  // several files, one job: each a 'file' part under its own name (which the job keeps)
+  submitFiles: async (files, params) => {
     const form = new FormData();
-    form.append("file", file, file.name);
+    for (const f of files) form.append("file", f, f.name);
     return (await request("POST", "v1/jobs", { params, body: form })).data;
   },
   submitPaths: async (paths, params) =>

@@ -7,7 +7,11 @@ import {
   renderCurveFilter, renderCurveGames, renderGame, renderJobCurves, renderPreview,
 } from "./views.js";
 import { decorate } from "./export.js";
-import { fillModelPickers, renderCompare, renderPlane, renderSpeakerPicker, speakerHidden } from "./models.js";
+import { namedStyles } from "./charts.js";
+import {
+  fillModelPickers, modelsHidden, renderCompare, renderModelSelect, renderPairs, renderPlane,
+  renderSpeakerPicker, speakerHidden,
+} from "./models.js";
 import { downloads, initJobs, loadRecords, showJobsPanel } from "./jobs.js";
 
 const $ = (id) => document.getElementById(id);
@@ -27,7 +31,33 @@ const app = {
   pastes: [], // every pasted or uploaded text's games, by the number its history entry holds
   timer: null, // the next reading of a job still queued or running
   seen: null, // what the job view shows: job, grouping, state and records done (seenKey)
+  styleOf: namedStyles([]), // the open job's colour of each model and group (namedStyles)
 };
+
+const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+const MAX_PAIRED = 6; // models picked whose every pair is compared (15 pairs)
+
+// One colour per model of the job, the same in its curves, plane and comparison: the models
+// picked take the palette first (so that up to twelve picked are all told apart, however
+// many the job has), then the others, each in name order.
+function jobStyles(models, picked) {
+  const on = new Set(picked);
+  return namedStyles([...[...on].sort(), ...models.filter((m) => !on.has(m)).sort()]);
+}
+
+// The groups a job's curves hide: those the model and role pickers and the models picked
+// leave out (implied), and those unticked by hand (the URL's hide).
+function impliedHidden(groups, by) {
+  const out = by === "speaker" ? speakerHidden(groups, app.state.model, app.state.role) : new Set();
+  for (const g of modelsHidden(groups, by, app.state.models)) out.add(g);
+  return out;
+}
+
+function hiddenOf(groups, by) {
+  const out = impliedHidden(groups, by);
+  for (const g of app.state.hide || []) if (groups.includes(g)) out.add(g);
+  return out;
+}
 
 const FINAL_STATES = new Set(["done", "failed", "cancelled"]);
 const REFRESH_MS = 2000;
@@ -56,7 +86,11 @@ async function act(label, fn, { clears = false } = {}) {
       $("api-key").focus();
       message = apiKey() ? "The server refused this API key: enter another." : "This server needs an API key: enter it below.";
     }
-    if (clears) clearGame();
+    if (clears) {
+      clearGame();
+      // the pasted or uploaded view is gone: the address no longer names it
+      if (app.state.pasted) setState({ pasted: undefined, game: undefined });
+    }
     status(message);
     document.body.dataset.state = "error";
   } finally {
@@ -203,17 +237,26 @@ async function openJobGame(job, game, record, push = false) {
 async function openJob(id, by, push = false) {
   stopRefresh();
   clearGame(); // a job's curves, not the game shown before
-  const { job, data } = await readJob(id, by);
+  const sameJob = app.state.job === id; // the models picked are kept for the job
+  const same = sameJob && app.state.by === by; // the URL's view: its groups unticked kept
+  const [{ job, data }, listed] = await Promise.all([readJob(id, by), api.compareModels(id)]);
+  app.models = listed.models;
+  app.two = null; // the two models compared: drawn again with the colours when models are picked
   const pick = by === "speaker" ? { model: app.state.model, role: app.state.role } : { model: undefined, role: undefined };
-  app.hidden = by === "speaker" ? speakerHidden(data.groups, pick.model, pick.role) : new Set();
+  const hide = same ? (app.state.hide || []).filter((g) => data.groups.includes(g)) : [];
+  const models = sameJob ? (app.state.models || []).filter((m) => listed.models.includes(m)) : [];
+  Object.assign(app.state, pick, { hide, models });
+  app.styleOf = jobStyles(listed.models, models);
+  app.hidden = hiddenOf(data.groups, by);
   $("job-input").value = id;
+  renderModelSelect(listed.models, models, app.styleOf, pickModels);
   showCurves(job, data);
   app.seen = seenKey(job, by);
-  setState({ job: id, by, ...pick, example: undefined, game: undefined, record: undefined, pasted: undefined }, { push });
+  setState({ job: id, by, ...pick, hide, models, example: undefined, game: undefined, record: undefined, pasted: undefined }, { push });
   $("job-actions").replaceChildren("Download: ", ...downloads(id));
   await Promise.all([loadRecords(id), loadModels(id)]);
   refreshLater(job, by);
-  return data.curves.length ? `Curves of job ${id} by ${by}: ${data.groups.length} groups.` : `Job ${id} has no counted clues to draw yet.`;
+  return data.curves.length ? `Curves of job ${id} by ${by}: ${plural(data.groups.length, "group")}.` : `Job ${id} has no counted clues to draw yet.`;
 }
 
 // The plane and the models to compare (the two compared: the URL's, else the two with the
@@ -221,18 +264,57 @@ async function openJob(id, by, push = false) {
 async function loadModels(id) {
   const [plane, listed] = await Promise.all([api.plane(id), api.compareModels(id)]);
   app.plane = plane;
-  renderPlane(plane, app.state.model, app.state.role);
+  renderPlane(plane, app.state.model, app.state.role, app.styleOf, app.state.models);
   const [a, b] = fillModelPickers(listed.models, app.state.a, app.state.b);
   if (!a || !b) return;
   if (app.state.job === id) setState({ a, b }); // the pair shown, in the address
-  renderCompare(await api.compareModels(id, a, b));
+  const [two] = await Promise.all([api.compareModels(id, a, b), loadPairs(id)]);
+  app.two = two;
+  renderCompare(two, app.styleOf);
+}
+
+// Every pair of the models picked (2 to MAX_PAIRED of them), compared where they met.
+async function loadPairs(id) {
+  const picked = (app.state.models || []).filter((m) => (app.models || []).includes(m)).sort();
+  if (picked.length < 2 || picked.length > MAX_PAIRED) {
+    renderPairs([], app.styleOf);
+    return;
+  }
+  const pairs = picked.flatMap((a, i) => picked.slice(i + 1).map((b) => [a, b]));
+  renderPairs(await Promise.all(pairs.map(([a, b]) => api.compareModels(id, a, b))), app.styleOf);
+}
+
+// The models picked changed: the curves, the plane and the pairs follow (the groups
+// unticked by hand start again from those the models imply).
+function pickModels(models) {
+  setState({ models, hide: [] });
+  const id = app.state.job;
+  app.styleOf = jobStyles(app.models || [], models); // the models picked first: each its own colour
+  const focused = document.activeElement && document.activeElement.closest("#model-select") ? document.activeElement : null;
+  renderModelSelect(app.models || [], models, app.styleOf, pickModels);
+  if (focused) { // the box just ticked keeps the focus (the boxes are drawn anew)
+    const again = [...$("model-select").querySelectorAll("input, button")].find((x) => x.id === focused.id);
+    if (again) again.focus();
+  }
+  if (app.curves) {
+    app.hidden = hiddenOf(app.curves.groups, app.curves.by);
+    drawCurves();
+  }
+  if (app.plane) renderPlane(app.plane, app.state.model, app.state.role, app.styleOf, models);
+  if (app.two) renderCompare(app.two, app.styleOf);
+  const many = models.length > MAX_PAIRED ? ` (every pair is compared for at most ${MAX_PAIRED})` : "";
+  act(models.length ? `Comparing ${plural(models.length, "model")}${many}` : "Showing every model", async () => {
+    await loadPairs(id);
+    return models.length ? `${plural(models.length, "model")} picked: ${models.join(", ")}${many}.` : "Every model shown.";
+  });
 }
 
 async function compareModels() {
   const id = app.state.job, a = $("model-a").value, b = $("model-b").value;
   setState({ a, b });
   const data = await api.compareModels(id, a, b);
-  renderCompare(data);
+  app.two = data;
+  renderCompare(data, app.styleOf);
   const all = data.rows[data.rows.length - 1];
   return all.difference_bits === null
     ? `${a} and ${b} never gave counted clues in the same game.`
@@ -296,7 +378,7 @@ async function refreshJob(id, by) {
 // returns to the job).
 async function closeJob() {
   stopRefresh();
-  setState({ job: undefined, by: undefined, model: undefined, role: undefined, a: undefined, b: undefined, game: undefined, record: undefined }, { push: true });
+  setState({ job: undefined, by: undefined, model: undefined, role: undefined, a: undefined, b: undefined, hide: undefined, models: undefined, game: undefined, record: undefined }, { push: true });
   return "The jobs on this server.";
 }
 
@@ -335,12 +417,16 @@ function drawCurves() {
     const has = (g) => (g.speakers ? g.speakers.includes(point.group) : g.group === point.group);
     const games = data.game_list.filter((g) => has(g) && g.clues >= Math.max(1, point.x));
     renderCurveGames(id, point, games, (g) => act(`Opening ${g.game_id}`, () => openJobGame(id, g.game_id, g.record, true), { clears: true }));
-  });
+  }, app.styleOf);
   renderCurveFilter(data, app.hidden, colours, (g, on) => {
     if (on) app.hidden.delete(g); else app.hidden.add(g);
+    // in the address: the groups unticked beyond those the pickers hide
+    const implied = impliedHidden(data.groups, data.by);
+    setState({ hide: [...app.hidden].filter((x) => !implied.has(x)) });
     drawCurves();
   });
   restoreFocus(was);
+  decorate(); // the figures drawn anew get their export buttons (a redraw outside act())
 }
 
 // "said by": the next player, chosen as POST /v1/score/preview chooses it by default (after
@@ -513,11 +599,12 @@ function wire() {
   for (const id of ["speaker-model", "speaker-role"]) {
     $(id).addEventListener("change", () => {
       const model = $("speaker-model").value || undefined, role = $("speaker-role").value || undefined;
-      setState({ model, role });
+      setState({ model, role, hide: [] });
       if (app.curves) {
-        app.hidden = speakerHidden(app.curves.groups, model, role);
+        app.hidden = hiddenOf(app.curves.groups, app.curves.by);
         drawCurves();
-        if (app.plane) renderPlane(app.plane, model, role);
+        if (app.plane) renderPlane(app.plane, model, role, app.styleOf, app.state.models);
+        decorate();
         $(id).focus();
       }
     });
@@ -539,6 +626,8 @@ function wire() {
     openJob: (id) => openJob(id, $("curve-group").value, true),
     openJobGame: (id, game, record) => openJobGame(id, game, record, true),
     backend: () => $("backend-select").value,
+    // the options row, as every score of the page sends it (defaults left out)
+    options: () => ({ ...options(), input_format: $("input-format").value === "auto" ? undefined : $("input-format").value }),
   });
 }
 

@@ -283,6 +283,24 @@ export function styleFor(name) {
   return { colour: PALETTE[k % PALETTE.length], dash: DASHES[Math.floor(k / PALETTE.length) % DASHES.length] };
 }
 
+// The style of the k-th name of a list: the palette's colours in turn, then again dashed.
+export function slotStyle(k) {
+  return { colour: PALETTE[k % PALETTE.length], dash: DASHES[Math.floor(k / PALETTE.length) % DASHES.length] };
+}
+
+// A style per name, distinct within a job's views and the same in all of them: the models,
+// in the order given (the app gives the models picked first, then the others, each sorted),
+// take the palette in turn (a name hash would give near-equal colours to different models:
+// gpt-4o and o1 had #a59327 and #a58f27); any other name (a matchup, a difficulty) the next
+// free slot, in the order first asked for. Past the palette's twelve colours they repeat.
+export function namedStyles(models) {
+  const slots = new Map([...new Set(models)].map((m, i) => [m, i]));
+  return (name) => {
+    if (!slots.has(name)) slots.set(name, slots.size);
+    return slotStyle(slots.get(name));
+  };
+}
+
 // One tab stop for a chart's marks (the elements `marks`, in reading order): the arrow keys
 // move to the previous / next one, Home / End to the first / last; the focus is kept on the
 // same mark (by its data-key) when the chart is drawn again.

@@ -1,8 +1,9 @@
 // Models compared and the reveal-vs-conceal plane, in a job's view: the model and role picker
 // of the curves by speaker, two models side by side with their paired difference
-// (GET /v1/jobs/{id}/compare), and the plane (GET /v1/jobs/{id}/plane). Colours are the
-// server's (a model's from its name alone, the same in every job); the roles without the
-// secret (chameleon, spy) are dashed, their marks hollow squares. Nothing here fetches.
+// (GET /v1/jobs/{id}/compare), and the plane (GET /v1/jobs/{id}/plane). Colours: one per
+// model of the job (charts.js namedStyles, the same in every view of the job); the roles
+// without the secret (chameleon, spy) are dashed, their marks hollow squares. Nothing here
+// fetches.
 
 import { fmt, intervalChart, planeChart } from "./charts.js";
 import { h } from "./dom.js";
@@ -21,11 +22,11 @@ export function splitGroup(group) {
 
 const lacksSecret = (role) => NO_SECRET.has(String(role).trim().toLowerCase());
 
-// The style of a group by speaker: its model's colour from the server, dashed for a role
-// without the secret.
-export function speakerStyle(group, colours) {
+// The style of a group by speaker: its model's colour (styleOf: the job's, namedStyles),
+// dashed for a role without the secret.
+export function speakerStyle(group, styleOf) {
   const [model, role] = splitGroup(group);
-  return { colour: colours[group] || colours[model] || "#000000", dash: lacksSecret(role) ? "6 3" : null };
+  return { colour: styleOf(model).colour, dash: lacksSecret(role) ? "6 3" : null };
 }
 
 // The model and role picker of the curves by speaker: "every model" / a model, "every role" /
@@ -50,6 +51,72 @@ export function speakerHidden(groups, model, role) {
   }));
 }
 
+// The models of a curve group: by speaker its model, by model the models of its players
+// ('+'-joined); other groupings (matchup, difficulty) are not a model's.
+export function groupModels(group, by) {
+  if (by === "speaker") return [splitGroup(group)[0]];
+  if (by === "model") return group.split("+");
+  return null;
+}
+
+// The groups the models picked leave out: those none of whose models is picked (none picked:
+// every model).
+export function modelsHidden(groups, by, picked) {
+  if (!picked || !picked.length) return new Set();
+  const on = new Set(picked);
+  return new Set(groups.filter((g) => {
+    const ms = groupModels(g, by);
+    return ms !== null && !ms.some((m) => on.has(m));
+  }));
+}
+
+// The model multi-select: a check box per model of the job (its colour beside it), kept in
+// the URL as `models`; it picks the groups of the curves, the means of the plane and the
+// pairs compared.
+export function renderModelSelect(models, picked, styleOf, onChange) {
+  const box = $("model-select");
+  box.hidden = models.length < 2;
+  if (box.hidden) { box.replaceChildren(); return; }
+  const on = new Set(picked || []);
+  const boxes = models.slice().sort().map((m, i) => {
+    const id = `model-pick-${i}`;
+    const input = h("input", { type: "checkbox", id, value: m, checked: on.has(m) ? "checked" : null });
+    input.addEventListener("change", () => onChange([...box.querySelectorAll("input:checked")].map((x) => x.value)));
+    const sw = h("span", { class: "swatch", "aria-hidden": "true" });
+    sw.style.background = styleOf(m).colour;
+    return h("label", { for: id }, input, sw, m);
+  });
+  const none = h("button", { type: "button", class: "link", id: "model-select-clear" }, "every model");
+  none.addEventListener("click", () => onChange([]));
+  box.replaceChildren(h("legend", {}, on.size ? `Models: ${on.size} picked` : "Models: every one (pick some to compare them)"), ...boxes, " ", none);
+}
+
+// Every pair of the models picked compared where they met, per role (GET /v1/jobs/{id}/compare
+// once a pair): the paired difference A minus B and its 95% interval, as the two-model view
+// gives it.
+export function renderPairs(results, styleOf) {
+  const box = $("pairs");
+  box.hidden = !results.length;
+  if (box.hidden) { $("pairs-table").replaceChildren(); return; }
+  const k = results.length;
+  $("pairs-note").textContent = `${k} ${k === 1 ? "pair" : "pairs"} of models, per role in the games where both gave counted clues in it (never all roles together, which would pair one model's turns as the spy with the other's as a civilian): A minus B game by game, with its 95% bootstrap interval over those games. ` +
+    (k > 1 ? `The intervals are each pair's own, not corrected for the ${k} comparisons: an interval that leaves out 0 is weaker evidence the more pairs are read together.` : "");
+  const num = (v) => h("td", { class: "num" }, fmt(v));
+  const rows = [];
+  for (const data of results) {
+    // per role only: "(all roles)" pairs a model's spy games with the other's civilian ones
+    for (const r of data.rows.filter((x) => x.role !== ALL_ROLES)) {
+      rows.push(h("tr", { "data-a": r.model_a, "data-b": r.model_b, "data-role": r.role },
+        h("th", { scope: "row" }, `${r.model_a} − ${r.model_b}`), h("td", {}, r.role), h("td", { class: "num" }, String(r.shared_games)),
+        num(r.mean_gain_a), num(r.mean_gain_b), num(r.difference_bits), num(r.difference_low), num(r.difference_high)));
+    }
+  }
+  $("pairs-table").replaceChildren(
+    h("caption", {}, "Every pair of the models picked, per role (bits per clue; 95% intervals)"),
+    h("thead", {}, h("tr", {}, ["pair (A − B)", "role", "shared games", "A mean", "B mean", "A − B", "low", "high"].map((t) => h("th", { scope: "col" }, t)))),
+    h("tbody", {}, rows));
+}
+
 // The two model pickers; returns the pair shown (the URL's when both are there, else the
 // two with the most clues).
 export function fillModelPickers(models, a, b) {
@@ -67,11 +134,11 @@ export function fillModelPickers(models, a, b) {
 
 const interval = (v, lo, hi) => `${fmt(v)} [${fmt(lo)}, ${fmt(hi)}]`;
 
-export function renderCompare(data) {
+export function renderCompare(data, styleOf) {
   const rows = data.rows;
   if (!rows.length) return;
   const { model_a: a, model_b: b } = rows[0];
-  const ca = data.colours[a] || "#000000", cb = data.colours[b] || "#000000";
+  const ca = styleOf(a).colour, cb = styleOf(b).colour;
   const side = [];
   for (const r of rows) {
     const games = `${r.shared_games} ${r.shared_games === 1 ? "game" : "games"}`;
@@ -118,12 +185,13 @@ const MEAN_GROUPS = 10;
 
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))];
 
-export function renderPlane(data, model, role) {
+export function renderPlane(data, model, role, styleOf, models = []) {
   const box = $("plane-section");
   box.hidden = !data.groups.length;
   if (box.hidden) return;
-  const picked = data.groups.filter((g) => (!model || g.model === model) && (!role || g.role === role));
-  const drawn = (model || role ? picked : data.groups).slice(0, MEAN_GROUPS);
+  const on = new Set(models);
+  const picked = data.groups.filter((g) => (!model || g.model === model) && (!role || g.role === role) && (!on.size || on.has(g.model)));
+  const drawn = (model || role || on.size ? picked : data.groups).slice(0, MEAN_GROUPS);
   const xs = data.points.map((p) => p.leakage_bits).sort((x, y) => x - y);
   const ys = data.points.map((p) => p.reveal_bits).sort((x, y) => x - y);
   const span = (vals, sorted) => {
@@ -135,7 +203,7 @@ export function renderPlane(data, model, role) {
   const yb = span([...drawn.flatMap((g) => [g.reveal_bits, g.reveal_low, g.reveal_high]), ...data.references.map((r) => r.reveal_bits)], ys);
   const inside = data.points.filter((p) => p.leakage_bits >= xb[0] && p.leakage_bits <= xb[1] && p.reveal_bits >= yb[0] && p.reveal_bits <= yb[1]);
   const outside = data.points.length - inside.length;
-  const style = (g) => speakerStyle(g, data.colours);
+  const style = (g) => speakerStyle(g, styleOf);
   const places = new Map();
   for (const r of data.references) {
     const at = `${r.leakage_bits.toFixed(3)},${r.reveal_bits.toFixed(3)}`;
@@ -168,7 +236,7 @@ export function renderPlane(data, model, role) {
   $("plane-chart").dataset.outside = outside;
   const shown = data.points.length < data.points_total ? `; ${data.points.length} of its ${data.points_total} clues listed` : `; ${data.points_total} clues`;
   const cut = outside ? ` ${outside} clues lie outside the axes (which span the middle 98% of the clues, the means and the references) and are not drawn.` : "";
-  const which = drawn.length < data.groups.length ? ` Means drawn: ${model || role ? "the model and role picked above" : `the ${drawn.length} models and roles with the most clues`} (pick a model or role above the curves, by speaker, for others); all ${data.groups.length} are in the table.` : "";
+  const which = drawn.length < data.groups.length ? ` Means drawn: ${model || role || on.size ? "those of the models and role picked above" : `the ${drawn.length} models and roles with the most clues`} (pick a model or role above the curves, by speaker, for others); all ${data.groups.length} are in the table.` : "";
   $("plane-note").textContent = `${data.games} games${shown}. Reference strategies (Karabag & Topcu) simulated on the same axes.${which}${cut}` + (data.notes.length ? ` ${data.notes.join("; ")}.` : "");
   const num = (v) => h("td", { class: "num" }, fmt(v));
   $("plane-table").replaceChildren(

@@ -4,8 +4,11 @@
 // ?job=<id>&by=matchup                               (a job's curves)
 // ?job=<id>&by=speaker&model=<m>&role=<r>&a=<m>&b=<m> (by speaker, one model or role; two compared)
 // &include_chameleon=1&spy_assignment=marginalise    (the scoring options, when not the defaults)
+// &hide=<group>&hide=<group>                         (a job's curve groups unticked)
+// &models=<m>&models=<m>&models=<m>                  (the models picked in a job: curves, plane, pairs)
 
-const KEYS = ["example", "job", "game", "record", "backend", "compare", "by", "model", "role", "a", "b", "include_chameleon", "spy_assignment", "pasted"];
+const KEYS = ["example", "job", "game", "record", "backend", "compare", "by", "model", "role", "a", "b", "include_chameleon", "spy_assignment", "pasted", "hide", "models"];
+const LISTS = new Set(["hide", "models"]); // keys that may repeat: a list (empty: left out)
 // model, role: the model and role picked in a job's curves by speaker; a, b: the two models compared
 // pasted: the view is a pasted or uploaded transcript (its name), which only this tab holds
 
@@ -13,6 +16,11 @@ export function readState() {
   const q = new URLSearchParams(location.search);
   const out = {};
   for (const k of KEYS) {
+    if (LISTS.has(k)) {
+      const all = q.getAll(k).filter(Boolean);
+      if (all.length) out[k] = all;
+      continue;
+    }
     const v = q.get(k);
     if (v) out[k] = v;
   }
@@ -25,7 +33,10 @@ export function readState() {
 // URL cannot hold).
 export function writeState(state, { push = false, data = null } = {}) {
   const q = new URLSearchParams();
-  for (const k of KEYS) if (state[k]) q.set(k, state[k]);
+  for (const k of KEYS) {
+    if (LISTS.has(k)) for (const v of state[k] || []) q.append(k, v);
+    else if (state[k]) q.set(k, state[k]);
+  }
   const s = q.toString();
   const next = location.pathname + (s ? `?${s}` : "");
   const same = next === location.pathname + location.search;

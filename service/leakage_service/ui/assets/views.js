@@ -2,7 +2,7 @@
 // SpyGame's spy posterior and votes, a second backend's disagreements), a clue preview, and
 // a job's curves. Nothing here fetches; app.js does.
 
-import { PALETTE, fmt, heatmap, lineChart, styleFor } from "./charts.js";
+import { PALETTE, fmt, heatmap, lineChart } from "./charts.js";
 import { h } from "./dom.js";
 import { speakerStyle } from "./models.js";
 
@@ -70,14 +70,39 @@ function sizeMap(id) {
   fig.style.flexBasis = `${svg.getAttribute("width") || 420}px`;
 }
 
+const ROLE_PLURAL = { civilian: "the civilians", spy: "the spies", chameleon: "the chameleon", "non-chameleon": "the non-chameleons" };
+
+// Who won, as the log says: SpyGame logs (CK-Arena) keep the winning role and players.
+export function outcomeText(meta) {
+  if (!meta) return null;
+  if (meta.winner_role) {
+    const who = ROLE_PLURAL[meta.winner_role] || meta.winner_role;
+    const ids = Array.isArray(meta.winners) && meta.winners.length ? ` (players ${meta.winners.join(", ")})` : "";
+    return `${who} won${ids}`;
+  }
+  return meta.outcome ? String(meta.outcome) : null;
+}
+
 function metaLine(t, report) {
   const bits = [report.game === "spygame" ? "SpyGame" : `Chameleon, category ${report.category}`];
   if (report.secret) bits.push(`${report.game === "spygame" ? "civilians' word" : "secret"}: ${report.secret}`);
   else bits.push("no secret in this log");
   bits.push(`${report.candidates.length} candidates`, `backend ${report.backend}`);
   const m = (t && t.meta) || report.meta || {};
-  for (const k of ["matchup", "difficulty", "outcome"]) if (m[k]) bits.push(`${k}: ${m[k]}`);
+  if (m.topic_category && report.game === "spygame") bits.push(`category: ${m.topic_category}`);
+  for (const k of ["matchup", "difficulty"]) if (m[k]) bits.push(`${k}: ${m[k]}`);
+  const won = outcomeText(m);
+  if (won) bits.push(`outcome: ${won}`);
   return bits.join(" · ");
+}
+
+// Each player's model (the transcript's agents, else the log's meta.models).
+function agents(t, report) {
+  const out = {};
+  const m = (t && t.meta) || report.meta || {};
+  if (m.models && typeof m.models === "object") Object.assign(out, m.models);
+  for (const p of (t && t.players) || []) if (p.agent) out[p.id] = p.agent;
+  return out;
 }
 
 export function renderGame(transcript, report, compare) {
@@ -102,7 +127,7 @@ export function renderGame(transcript, report, compare) {
     $("heatmap-compare").replaceChildren();
     $("disagreement").replaceChildren();
   }
-  renderTurns(report, compare);
+  renderTurns(transcript, report, compare);
   renderCurves(report, compare);
   const spy = report.game === "spygame";
   $("spy-section").hidden = !spy;
@@ -139,12 +164,15 @@ function renderDisagreement(a, b, list) {
   box.replaceChildren(head, list.length ? h("ul", {}, items) : "", gapLine || "");
 }
 
-function renderTurns(report, compare) {
+function renderTurns(transcript, report, compare) {
   const best = mostInformative(report.steps);
   const spy = report.game === "spygame";
   const hasOutliers = report.steps.some((s) => s.outlier_scores);
   const pLabel = spy ? "P(speaker's word)" : "P(secret)";
+  const model = agents(transcript, report);
+  const hasModels = report.steps.some((s) => model[s.player]);
   const head = h("tr", {}, h("th", { scope: "col" }, "turn"), h("th", { scope: "col" }, "player"),
+    hasModels ? h("th", { scope: "col" }, "model") : null,
     h("th", { scope: "col" }, spy ? "statement" : "clue"), h("th", { scope: "col", class: "num" }, "entropy (bits)"),
     h("th", { scope: "col", class: "num" }, pLabel), h("th", { scope: "col", class: "num" }, "gain (bits)"),
     compare ? h("th", { scope: "col", class: "num" }, `${pLabel}, ${compare.backend}`) : null,
@@ -154,12 +182,24 @@ function renderTurns(report, compare) {
     const out = s.outlier_scores ? s.outlier_scores[s.player] : null;
     return h("tr", { class: cls, "data-turn": i + 1 },
       h("td", {}, String(i + 1)), h("td", {}, `${s.player} (${s.role})`),
+      hasModels ? h("td", { class: "model" }, model[s.player] || "–") : null,
       h("td", {}, s.text, s.counted ? "" : " (not counted)"),
       h("td", { class: "num" }, fmt(s.entropy_bits)), h("td", { class: "num" }, fmt(s.secret_probability)),
       h("td", { class: "num" }, fmt(s.information_gain_bits)),
       compare ? h("td", { class: "num" }, fmt(compare.steps[i]?.secret_probability)) : null,
       hasOutliers ? h("td", { class: "num" }, out === null || out === undefined ? "–" : fmt(out)) : null);
   });
+  // statements the log holds empty (a model that did not answer): not scored, but shown where
+  // they were said (CK-Arena numbers its statements from 1 in order)
+  const m = (transcript && transcript.meta) || report.meta || {};
+  const skipped = Array.isArray(m.skipped_statement_ids) ? m.skipped_statement_ids : [];
+  const width = head.children.length;
+  for (const id of skipped) {
+    const row = h("tr", { class: "turn skipped", "data-statement": id },
+      h("td", {}, "–"), h("td", { colspan: String(width - 1) }, `statement ${id}: empty (the model said nothing), not scored`));
+    const at = Number.isInteger(id) && id >= 1 ? Math.min(id - 1, rows.length) : rows.length;
+    rows.splice(at, 0, row);
+  }
   $("turns").replaceChildren(h("thead", {}, head), h("tbody", {}, rows));
 }
 
@@ -209,18 +249,33 @@ function renderSpy(t, report) {
   });
   renderOutliers(report, players, spies);
   const votes = (t && t.votes) || [], out = (t && t.eliminations) || [];
+  const meta = (t && t.meta) || report.meta || {};
+  const causes = meta.elimination_causes || {};
   const rounds = [...new Set([...votes.map((v) => v.round ?? 1), ...out.map((e) => e.round)])].sort((a, b) => a - b);
   const box = $("votes");
   if (!rounds.length) { box.replaceChildren(h("p", { class: "meta" }, "No votes in this log.")); return; }
   const roleOf = Object.fromEntries(((t && t.players) || []).map((p) => [p.id, p.role]));
+  // how a player left the game: by the players' vote, or otherwise (CK-Arena's judges
+  // eliminate a player whose statement scored too low, an audience model decides in games
+  // without votes): only a vote is listed as one
+  const how = { metric: "eliminated by the judges' low score, not by a vote", audience: "eliminated by the audience model, not by a vote", record: "eliminated (the log gives no vote)" };
+  const abstained = Number(meta.abstentions) || 0;
+  const won = outcomeText(meta);
   box.replaceChildren(h("h4", {}, "Votes and eliminations"), ...rounds.map((r) => {
     const rv = votes.filter((v) => (v.round ?? 1) === r);
-    const gone = out.filter((e) => e.round === r).map((e) => `${e.player} (${roleOf[e.player] || "?"})`);
-    return h("table", { class: "votes-round" },
-      h("caption", {}, `Round ${r}${gone.length ? `: ${gone.join(", ")} eliminated` : ""}`),
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "voter"), h("th", { scope: "col" }, "voted for"))),
-      h("tbody", {}, rv.map((v) => h("tr", {}, h("td", {}, v.voter), h("td", {}, `${v.target}${spies.has(v.target) ? " (spy)" : ""}`)))));
-  }));
+    const gone = out.filter((e) => e.round === r);
+    const voted = gone.filter((e) => !how[causes[e.player]]).map((e) => `${e.player} (${roleOf[e.player] || "?"})`);
+    const other = gone.filter((e) => how[causes[e.player]]).map((e) => h("li", { "data-player": e.player, "data-cause": causes[e.player] }, `${e.player} (${roleOf[e.player] || "?"}) ${how[causes[e.player]]}`));
+    return h("div", { class: "votes-round-box" },
+      h("table", { class: "votes-round", "data-round": r },
+        h("caption", {}, `Round ${r}${voted.length ? `: ${voted.join(", ")} voted out` : rv.length ? "" : ": no vote"}`),
+        rv.length ? h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "voter"), h("th", { scope: "col" }, "voted for"))) : null,
+        h("tbody", {}, rv.map((v) => h("tr", {}, h("td", {}, v.voter), h("td", {}, `${v.target}${spies.has(v.target) ? " (spy)" : ""}`))))),
+      other.length ? h("ul", { class: "eliminated" }, other) : null);
+  }),
+  // (replaceChildren writes a null as the text "null": only what there is)
+  ...[abstained ? h("p", { class: "meta", id: "abstentions" }, `${abstained} abstaining ${abstained === 1 ? "vote" : "votes"} (no one named; the log's tally leaves ${abstained === 1 ? "it" : "them"} out).`) : null,
+    won ? h("p", { id: "outcome" }, h("strong", {}, "Outcome: "), won) : null].filter(Boolean));
 }
 
 // The backend's outlier scores (how far each player's statements so far lie from the
@@ -242,30 +297,44 @@ function renderOutliers(report, players, spies) {
     h("table", { id: "outlier-table" }, h("thead", {}, head), h("tbody", {}, body)));
 }
 
+const TIE = 1e-12;
+
 export function renderPreview(res) {
   const box = $("clue-result");
   const a = res.after, b = res.before;
   const word = res.game === "spygame" ? res.speaker_word || "the speaker's word" : res.secret || "the secret";
+  const post = a.posterior || {};
+  const p = a.secret_probability;
+  // candidates as probable share a rank: 1 + those strictly more probable (the server's
+  // rank orders a tie by the card's order, and said "rank 2" of the most probable word)
+  const rank = p === null || p === undefined || !Object.keys(post).length ? a.secret_rank
+    : 1 + Object.values(post).filter((q) => q > p + TIE).length;
+  const tops = Object.entries(post).filter(([, q]) => q >= a.top_probability - TIE).map(([c]) => c);
+  const tied = (n) => (n > 1 ? `, tied with ${n - 1} other${n > 2 ? "s" : ""}` : "");
+  const sharing = p === null || p === undefined ? 0 : Object.values(post).filter((q) => Math.abs(q - p) <= TIE).length;
+  const top = tops.length > 1 ? `${tops.join(" and ")} (${fmt(a.top_probability)} each, a tie)` : `${a.top_candidate} (${fmt(a.top_probability)})`;
   box.replaceChildren(
     h("p", {}, h("strong", {}, `If ${res.player} said “${res.clue}” as turn ${res.turn}: `),
       a.counted ? "" : "(this player's turn is not counted, so it changes nothing) "),
     h("ul", {},
-      h("li", { "data-value": a.secret_probability }, `P(${word}) ${fmt(b.secret_probability)} → ${fmt(a.secret_probability)} (rank ${a.secret_rank ?? "–"} of ${res.candidates.length})`),
+      h("li", { "data-value": a.secret_probability, "data-before": b.secret_probability ?? "" }, `P(${word}) ${fmt(b.secret_probability)} → ${fmt(a.secret_probability)} (rank ${rank ?? "–"}${tied(sharing)} of ${res.candidates.length})`),
       h("li", { "data-value": a.entropy_bits }, `entropy ${fmt(b.entropy_bits)} → ${fmt(a.entropy_bits)} bits`),
       h("li", { "data-value": a.information_gain_bits }, `information gain of the clue: ${fmt(a.information_gain_bits)} bits`),
-      h("li", {}, `most probable candidate then: ${a.top_candidate} (${fmt(a.top_probability)})`)),
+      h("li", {}, `most probable candidate then: ${top}`)),
   );
   box.dataset.state = "done";
 }
 
 // A job's curves: one figure for the entropy, one per top-k metric; each point lists its games.
-export function renderJobCurves(data, hidden, onPoint) {
+export function renderJobCurves(data, hidden, onPoint, styleOf) {
   const box = $("curves");
   const groups = data.groups.filter((g) => !hidden.has(g));
-  // by speaker, the server's colour of each model (the same in every job), dashed for the
-  // roles without the secret; otherwise a colour per group kept while the page is open
-  const speaker = data.by === "speaker" && data.colours;
-  const colourOf = Object.fromEntries(data.groups.map((g) => [g, speaker ? speakerStyle(g, data.colours) : styleFor(g)]));
+  // by speaker, the colour of each model in the job (styleOf), dashed for the roles without
+  // the secret; otherwise the group's own (a model's, or the next free one, taken in the
+  // groups' sorted order so that a view drawn again keeps them)
+  const speaker = data.by === "speaker";
+  if (!speaker) [...data.groups].sort().forEach((g) => styleOf(g));
+  const colourOf = Object.fromEntries(data.groups.map((g) => [g, speaker ? speakerStyle(g, styleOf) : styleOf(g)]));
   const metrics = [...new Set(data.curves.map((r) => r.metric))];
   const titles = { entropy_bits: "Mean entropy after m clues (bits)", top1: "P(secret is the top candidate) after m clues", top3: "P(secret in the top 3) after m clues", top5: "P(secret in the top 5) after m clues" };
   box.replaceChildren();
@@ -304,7 +373,9 @@ export function renderCurveFilter(data, hidden, colourOf, onToggle) {
     const sw = h("span", { class: "swatch", "aria-hidden": "true" });
     sw.style.background = colourOf[g].colour;
     if (colourOf[g].dash) sw.classList.add("dashed");
-    return h("label", { for: id }, input, sw, `${g} (${data.game_list.filter((x) => x.group === g).length})`);
+    // by speaker a game lists every group that spoke in it (speakers), otherwise its one group
+    const n = data.game_list.filter((x) => (x.speakers ? x.speakers.includes(g) : x.group === g)).length;
+    return h("label", { for: id }, input, sw, `${g} (${n})`);
   }));
 }
 
