@@ -10,14 +10,33 @@ from leakage.curves._colours import colour_of, group_colour
 from leakage.curves._compare import paired_difference
 from leakage.curves._compute import curves
 from leakage.curves._data import NONE_GROUP, UNKNOWN_DIFFICULTY, StepTable
+from leakage.curves._leaderboard import (
+    ALL_ROLES_STANDARDISED,
+    LEADERBOARD_COLUMNS,
+    LEADERBOARD_FORMAT,
+    PAIR_COLUMNS,
+    Leaderboard,
+    LeaderboardPair,
+    LeaderboardRow,
+    leaderboard,
+    leaderboard_records,
+    load_outcomes,
+)
 from leakage.curves._plane import group_of, plane_groups, reference_points, reveal_values
 from leakage.curves._report import ReportFiles, build_report, build_site
 from leakage.curves._stats import Estimate, bootstrap_mean, bootstrap_ratio
 
 __all__ = [
+    "ALL_ROLES_STANDARDISED",
+    "LEADERBOARD_COLUMNS",
+    "LEADERBOARD_FORMAT",
     "NONE_GROUP",
+    "PAIR_COLUMNS",
     "UNKNOWN_DIFFICULTY",
     "Estimate",
+    "Leaderboard",
+    "LeaderboardPair",
+    "LeaderboardRow",
     "ReportFiles",
     "StepTable",
     "bootstrap_mean",
@@ -28,6 +47,9 @@ __all__ = [
     "curves",
     "group_colour",
     "group_of",
+    "leaderboard",
+    "leaderboard_records",
+    "load_outcomes",
     "paired_difference",
     "plane_groups",
     "reference_points",
