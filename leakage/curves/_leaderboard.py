@@ -501,7 +501,10 @@ def _rank_block(
         rank = _ranks(leak)
         rank_draws = _ranks(draws[:, 0, members])
         rank_low, rank_high = percentile_interval(rank_draws, level)
-        ranked = [j for j in range(len(members)) if np.isfinite(leak[j])]
+        ranked = sorted(
+            (j for j in range(len(members)) if np.isfinite(leak[j])),
+            key=lambda j: (leak[j], labels[members[j]][0]),
+        )
         tests = list(combinations(ranked, 2))
         p = np.array(
             [_p_value(draws[:, 0, members[a]] - draws[:, 0, members[b]]) for a, b in tests]
