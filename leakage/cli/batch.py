@@ -238,6 +238,14 @@ def report(
         bool,
         typer.Option(help="Add the reveal-vs-conceal plane (plane.csv, plane.png)."),
     ] = True,
+    leaderboard: Annotated[
+        bool,
+        typer.Option(
+            "--leaderboard",
+            help="Also print the leaderboard (which model leaks least, per role; always in "
+            "report.html, leaderboard.csv and leaderboard.json).",
+        ),
+    ] = False,
 ) -> None:
     """Leakage curves (entropy and top-k after m clues, with bootstrap 95% intervals), per-clue
     information gain, most and least revealing clues, leakage by model: PNG, SVG, CSV, HTML."""
@@ -259,4 +267,8 @@ def report(
         compare=compare,
         plane=plane,
     )
+    if leaderboard and rep.leaderboard is not None:
+        from leakage.cli._leaderboard import print_leaderboard
+
+        print_leaderboard(rep.leaderboard)
     typer.echo(f"{rep.games:,} games; wrote {len(rep.files)} files to {out} (open report.html)")

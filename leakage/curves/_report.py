@@ -2,6 +2,10 @@
 
 Files written in ``out`` (overwritten):
 
+- ``leaderboard.csv``, ``leaderboard.json`` (``leakage.leaderboard/1``) and
+  ``leaderboard_pairs.csv``: which model leaks least, per role, with intervals, rank
+  intervals and the Holm-corrected pairwise tests (:mod:`leakage.curves._leaderboard`);
+  the first section of the page;
 - ``entropy.png`` / ``.svg`` and ``curves.csv``: mean entropy after m clues (m = 0: prior);
 - ``topk.png`` / ``.svg`` (same ``curves.csv``, metrics ``top1``, ``top3``, ``top5``);
 - ``info_gain.png`` / ``.svg`` and ``info_gain.csv``: per-clue information gain histograms;
@@ -49,6 +53,14 @@ from leakage.curves._figures import (
     plane_figure,
     topk_figure,
 )
+from leakage.curves._leaderboard import (
+    ALL_ROLES_STANDARDISED,
+    LEADERBOARD_COLUMNS,
+    PAIR_COLUMNS,
+    Leaderboard,
+    leaderboard,
+    leaderboard_records,
+)
 from leakage.curves._plane import (
     CLUE_COLUMNS as PLANE_CLUE_COLUMNS,
 )
@@ -72,6 +84,7 @@ class ReportFiles:
     by_group: list[dict[str, Any]] = field(default_factory=list)
     plane: list[dict[str, Any]] = field(default_factory=list)
     compare: list[dict[str, Any]] = field(default_factory=list)
+    leaderboard: Leaderboard | None = None
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> Path:
@@ -146,12 +159,15 @@ def build_site(
     difficulty: dict[str, str] | None = None,
     compare: tuple[str, str] | None = None,
     plane: bool = True,
+    outcomes: dict[str, str | None] | None = None,
 ) -> ReportFiles:
     """Read a step table and write the figures, CSVs and ``report.html`` into ``out``
     (a folder of files, not a ``leakage.report/1``: see :func:`leakage.scoring.build_report`).
 
     ``compare`` names two models (the ``model`` column) whose paired difference to add;
-    ``plane=False`` leaves out the reveal-vs-conceal plane (it reads every posterior)."""
+    ``plane=False`` leaves out the reveal-vs-conceal plane and the leaderboard's reveal value
+    (they read every posterior). ``outcomes`` (``game_id -> winner role``) gives the
+    leaderboard's win rates; by default they come from ``results``/reports.jsonl."""
     steps = load_steps(results, by, difficulty=difficulty)
     compare_rows = (
         paired_difference(steps, *compare, replicates=replicates, seed=seed) if compare else []
@@ -159,6 +175,19 @@ def build_site(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rep = ReportFiles(out=out, games=steps.n_games)
+    board = leaderboard(
+        steps.location, outcomes=outcomes if outcomes is not None else _outcomes_of(results),
+        reveal=plane, replicates=replicates, seed=seed,
+    )  # fmt: skip
+    rep.leaderboard = board
+    rep.files += [
+        _write_csv(out / "leaderboard.csv", leaderboard_records(board), LEADERBOARD_COLUMNS),
+        _write_csv(
+            out / "leaderboard_pairs.csv", [p.model_dump() for p in board.pairs], PAIR_COLUMNS
+        ),
+    ]
+    (out / "leaderboard.json").write_text(board.model_dump_json(indent=1), encoding="utf-8")
+    rep.files.append(out / "leaderboard.json")
     curve_rows = curves(steps, max_clues=max_clues, replicates=replicates, seed=seed)
     gain_rows = gain_histogram(steps)
     group_rows = leakage_by_group(steps, replicates=replicates, seed=seed)
@@ -203,6 +232,7 @@ def build_site(
     )
     bound = f'<p class="note">{_html._esc(lower_bound_note(_reader(steps)))}</p>'
     sections = [
+        ("Leaderboard: which model leaks least", _leaderboard_section(board)),
         (
             "Data",
             bound + _provenance(steps) + _html.table(sizes, [("group", by), ("games", "games")]),
@@ -343,6 +373,83 @@ def build_site(
     html_path.write_text(_html.page(title, sections, intro=intro), encoding="utf-8")
     rep.files.append(html_path)
     return rep
+
+
+def _outcomes_of(results: str | Path) -> dict[str, str | None]:
+    from leakage.curves._leaderboard import load_outcomes
+
+    where = Path(results)
+    return load_outcomes(where) if where.is_dir() else {}
+
+
+_BOARD_HEADINGS = [
+    ("rank", "rank"),
+    ("rank_interval", "rank 95%"),
+    ("model", "model"),
+    ("clues", "clues"),
+    ("games", "games"),
+    ("leakage", "leakage (bits per clue)"),
+    ("reveal", "reveal (bits)"),
+    ("own_word", "P(own word)"),
+    ("win", "win rate"),
+    ("not_separable_from", "not separable from"),
+]
+
+
+def _interval(value: float | None, low: float | None, high: float | None, fmt: str) -> str:
+    if value is None:
+        return "–"
+    if low is None or high is None:
+        return format(value, fmt)
+    return f"{value:{fmt}} [{low:{fmt}}, {high:{fmt}}]"
+
+
+def _leaderboard_section(board: Leaderboard) -> str:
+    """The leaderboard's tables, one per game kind and role, and what they mean."""
+    unit = {r.game: r.unit for r in board.rows}
+    parts = [
+        f'<p class="note">{_html._esc(board.reader_note)}</p>',
+        '<p class="note">One row per model and role, the speaking player\'s own model. '
+        "Leakage: mean information gain per counted "
+        + " / ".join(f"{u} ({g})" for g, u in sorted(unit.items()))
+        + " to the observer without the secret; reveal: its value to the players who share "
+        "the secret; P(own word): the posterior the reader puts on the speaker's own word "
+        "after it (SpyGame: from that statement alone). Rank 1 leaks least; the rank "
+        f"interval and the 95% intervals are bootstrap percentile intervals over games "
+        f"({board.replicates} replicates, seed {board.seed}). Not separable from: the models "
+        "whose leakage differs from this row's by no more than chance, pairwise bootstrap "
+        f"tests with {board.correction.split(' over')[0]}'s correction at alpha "
+        f"{board.alpha}. Win rates: {board.outcomes}. Rows "
+        f"'{ALL_ROLES_STANDARDISED}' weigh each role by its share of all models' clues, the "
+        "same weights for every model. Data: leaderboard.csv, leaderboard.json, "
+        "leaderboard_pairs.csv.</p>",
+    ]
+    blocks: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in board.rows:
+        blocks.setdefault((r.game, r.role), []).append(
+            {
+                "rank": r.rank,
+                "rank_interval": f"{r.rank_low}–{r.rank_high}" if r.rank_low else "–",
+                "model": r.model,
+                "clues": r.clues,
+                "games": r.games,
+                "leakage": _interval(r.leakage_bits, r.leakage_low, r.leakage_high, ".3f"),
+                "reveal": _interval(r.reveal_bits, r.reveal_low, r.reveal_high, ".2f"),
+                "own_word": _interval(
+                    r.own_word_probability,
+                    r.own_word_probability_low,
+                    r.own_word_probability_high,
+                    ".2f",
+                ),
+                "win": _interval(r.win_rate, r.win_rate_low, r.win_rate_high, ".2f")
+                + (f" ({r.games_with_outcome})" if r.win_rate is not None else ""),
+                "not_separable_from": ", ".join(r.not_separable_from) or "–",
+            }
+        )
+    for (game, role), rows in blocks.items():
+        parts.append(f"<h3>{_html._esc(game)} · {_html._esc(role)}</h3>")
+        parts.append(_html.table(rows, _BOARD_HEADINGS))
+    return "".join(parts)
 
 
 build_report = build_site
