@@ -285,3 +285,35 @@ def test_ck_arena_leaderboard_equals_the_step_table(
         assert r.reveal_bits == pytest.approx(plane[group]["reveal_bits"])
     n = sum(1 for _ in board.rows if _.role == "civilian")
     assert len([p for p in board.pairs if p.role == "civilian"]) == n * (n - 1) // 2
+
+
+# -- colours -----------------------------------------------------------------------------------
+
+
+def test_colours_are_distinct_within_a_job_and_the_same_in_every_view():
+    """The models of a job get distinct colours, assigned by sorted name from one fixed
+    sequence: gpt-4o and o1 (two near-identical ochres under the name hash) differ, a view's
+    other names (a '+'-joined group) come after the models and do not move them, and no two
+    of the first 22 colours are closer than ΔE76 27 in CIELAB (40: 25, 64: 20)."""
+    import itertools
+
+    from leakage.curves import assign_colours, group_colour
+    from leakage.curves._colours import _lab, colour_sequence
+
+    job = ["o1", "gpt-4o", "qwen2.5-32b", None, "gemini-2.5-pro-thinking", "gpt-5"]
+    curves_view = assign_colours(job, ["gpt-4o+o1", "o1"])
+    plane_view = assign_colours(job)
+    assert {m: curves_view[m] for m in plane_view} == plane_view
+    assert len(set(curves_view.values())) == len(curves_view) == 6
+    assert list(plane_view) == sorted(m for m in job if m)
+    assert group_colour("o1 · spy", plane_view) == plane_view["o1"] != plane_view["gpt-4o"]
+    assert group_colour("unseen", plane_view).startswith("#")  # the name-hash fallback
+    lab = np.asarray(_lab(colour_sequence()))
+
+    def closest(n: int) -> float:
+        pairs = itertools.combinations(range(n), 2)
+        return min(float(np.linalg.norm(lab[i] - lab[j])) for i, j in pairs)
+
+    assert closest(22) > 27 and closest(40) > 25 and closest(64) > 20
+    many = assign_colours([f"m{i}" for i in range(80)])  # past the sequence: hue wheel
+    assert len(set(many.values())) == 80

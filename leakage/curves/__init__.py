@@ -6,7 +6,7 @@ leakage by model, as PNG / SVG figures, CSVs of every plotted number and one HTM
 Importing this package imports neither pyarrow nor matplotlib; building a report does.
 """
 
-from leakage.curves._colours import colour_of, group_colour
+from leakage.curves._colours import assign_colours, colour_of, colour_sequence, group_colour
 from leakage.curves._compare import paired_difference
 from leakage.curves._compute import curves
 from leakage.curves._data import NONE_GROUP, UNKNOWN_DIFFICULTY, StepTable
@@ -39,11 +39,13 @@ __all__ = [
     "LeaderboardRow",
     "ReportFiles",
     "StepTable",
+    "assign_colours",
     "bootstrap_mean",
     "bootstrap_ratio",
     "build_report",
     "build_site",
     "colour_of",
+    "colour_sequence",
     "curves",
     "group_colour",
     "group_of",

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from leakage.curves import _html
+from leakage.curves._colours import assign_colours, model_of
 from leakage.curves._compare import COMPARE_COLUMNS, paired_difference
 from leakage.curves._compute import (
     TOP_K,
@@ -203,12 +204,22 @@ def build_site(
     curve_col, clue_col = GROUPINGS[by]
     k = _single_k(steps)
     prior = f" (K = {k}: the prior is log2 {k} = {np.log2(k):.2f} bits)" if k else ""
-    svg_entropy = entropy_figure(
-        curve_rows, out, title=f"Mean entropy after m clues, by {by}{prior}"
+    # SpyGame statements are read one by one: m numbers them, nothing accumulates.
+    per_statement = {r.game for r in board.rows} == {"spygame"}
+    colours = assign_colours(
+        steps.model.tolist(),
+        [model_of(str(g)) for g in {*steps.curve_group.tolist(), *steps.clue_group.tolist()}],
     )
-    svg_topk = topk_figure(curve_rows, out, ks=TOP_K, chance_k=k)
-    svg_gain = gain_figure(gain_rows, out)
-    svg_group = by_group_figure(group_rows, out, label=f"{clue_col} (speaker)")
+    after_m = "in the m-th statement, each read on its own" if per_statement else "after m clues"
+    svg_entropy = entropy_figure(
+        curve_rows, out, title=f"Mean entropy {after_m}, by {by}{prior}", colours=colours,
+        per_statement=per_statement,
+    )  # fmt: skip
+    svg_topk = topk_figure(
+        curve_rows, out, ks=TOP_K, chance_k=k, colours=colours, per_statement=per_statement
+    )
+    svg_gain = gain_figure(gain_rows, out, colours=colours)
+    svg_group = by_group_figure(group_rows, out, label=f"{clue_col} (speaker)", colours=colours)
     for stem in ("entropy", "topk", "info_gain", "leakage_by_group"):
         rep.files += [out / f"{stem}.png", out / f"{stem}.svg"]
     n_groups = len({r["group"] for r in curve_rows})
@@ -238,21 +249,37 @@ def build_site(
             bound + _provenance(steps) + _html.table(sizes, [("group", by), ("games", "games")]),
         ),
         (
-            "Entropy after m clues",
+            f"Entropy {after_m}",
             _html.figure(
                 svg_entropy,
-                f"Mean entropy of the posterior over the candidates after m counted clues, "
-                f"grouped by {curve_col}; m = 0 is the prior. A game counts at m only when "
-                f"it has m counted clues.{cut} Data: curves.csv (metric entropy_bits).",
+                (
+                    "Mean entropy of the posterior over the speaker's word from the m-th "
+                    "statement alone (SpyGame reads each statement on its own, so the curve "
+                    "does not accumulate: m numbers the statements), grouped by "
+                    f"{curve_col}; m = 0 is the prior."
+                    if per_statement
+                    else f"Mean entropy of the posterior over the candidates after m counted "
+                    f"clues, grouped by {curve_col}; m = 0 is the prior."
+                )
+                + f" A game counts at m only when it has m counted "
+                f"{'statements' if per_statement else 'clues'}.{cut} "
+                "Data: curves.csv (metric entropy_bits).",
             ),
         ),
         (
-            "Secret in the top k after m clues",
+            "Speaker's word ranked first, per statement"
+            if per_statement
+            else "Secret in the top k after m clues",
             _html.figure(
                 svg_topk,
-                "Share of games whose secret is among the k most probable candidates after "
-                "m clues (ties count against the secret); dashed: chance, k / K. "
-                "Data: curves.csv (metrics top1, top3, top5).",
+                (
+                    "Share of games whose m-th statement, read alone, puts the speaker's own "
+                    "word first among the candidates (ties count against it)"
+                    if per_statement
+                    else "Share of games whose secret is among the k most probable candidates "
+                    "after m clues (ties count against the secret)"
+                )
+                + "; dashed: chance, k / K. Data: curves.csv (metrics top1, top3, top5).",
             ),
         ),
         (
@@ -294,7 +321,7 @@ def build_site(
             _write_csv(out / "plane.csv", plane_rows, PLANE_COLUMNS),
             _write_csv(out / "plane_clues.csv", points["rows"], PLANE_CLUE_COLUMNS),
         ]
-        svg_plane = plane_figure(plane_rows, points, out)
+        svg_plane = plane_figure(plane_rows, points, out, colours=colours)
         rep.files += [out / "plane.png", out / "plane.svg"]
         undefined = (
             f" {points['undefined']:,} counted clues have no reveal value (a probability the "
