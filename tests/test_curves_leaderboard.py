@@ -317,3 +317,49 @@ def test_colours_are_distinct_within_a_job_and_the_same_in_every_view():
     assert closest(22) > 27 and closest(40) > 25 and closest(64) > 20
     many = assign_colours([f"m{i}" for i in range(80)])  # past the sequence: hue wheel
     assert len(set(many.values())) == 80
+
+
+# -- leakage report --leaderboard ---------------------------------------------------------------
+
+
+def test_report_leaderboard_cli(tmp_path: Path, leakage_home: Path):
+    """`leakage report --leaderboard`: the table printed, leaderboard.csv / .json /
+    _pairs.csv written, and report.html opening with the leaderboard and the reader's
+    lower-bound sentence; the CSV holds the JSON's rows."""
+    import csv
+
+    from typer.testing import CliRunner
+
+    from leakage.batch import BatchJob, run_batch
+    from leakage.cli import app
+
+    from .conftest import EXAMPLES
+
+    run_batch(BatchJob(inputs=[EXAMPLES / "chameleon_batch.jsonl"], out=tmp_path / "b", workers=0))
+    out = tmp_path / "r"
+    r = CliRunner().invoke(
+        app,
+        ["report", str(tmp_path / "b"), "--out", str(out), "--bootstrap", "100", "--leaderboard"],
+    )
+    assert r.exit_code == 0, r.output
+    assert "chameleon · non-chameleon" in r.output and "leakage bits/clue" in r.output
+    assert "lower bound set by the reader that computed it, cooccurrence" in r.output
+    assert "Win rates: none: the step table has no outcome column" in r.output
+    # the chameleons gave no counted clue and the examples record no winner: left out, said so
+    assert "chameleon · chameleon: 5 model(s) left out" in r.output
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert board["format"] == LEADERBOARD_FORMAT and board["games"] == 6
+    assert {x["role"] for x in board["rows"]} == {"non-chameleon"}
+    with (out / "leaderboard.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(x["role"], x["model"]) for x in rows] == [
+        (x["role"], x["model"]) for x in board["rows"]
+    ]
+    for x, y in zip(rows, board["rows"], strict=True):
+        if y["leakage_bits"] is not None:
+            assert float(x["leakage_bits"]) == pytest.approx(y["leakage_bits"])
+    assert (out / "leaderboard_pairs.csv").is_file()
+    html = (out / "report.html").read_text()
+    first = html.index("<h2>")
+    assert html[first:].startswith("<h2>Leaderboard: which model leaks least</h2>")  # first
+    assert html.index("names the secret on 8-word cards") < html.index("<h2>Data")

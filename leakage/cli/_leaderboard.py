@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from leakage.curves import Leaderboard
+from leakage.curves._report import not_separable_text
 
 
 def _figure(value: float | None, low: float | None, high: float | None, fmt: str) -> str:
@@ -32,7 +33,8 @@ def print_leaderboard(board: Leaderboard, console: Console | None = None) -> Non
             ]:  # fmt: skip
                 table.add_column(name, justify="right" if right else "left", overflow="fold")
             blocks[key] = table
-        close = r.not_separable_from
+        others = [x.model for x in board.rows if (x.game, x.role) == key and x.rank is not None]
+        close = not_separable_text(r.not_separable_from, [m for m in others if m != r.model])
         blocks[key].add_row(
             str(r.rank or "–"),
             f"{r.rank_low}–{r.rank_high}" if r.rank_low else "–",
@@ -43,10 +45,12 @@ def print_leaderboard(board: Leaderboard, console: Console | None = None) -> Non
             _figure(r.own_word_probability, None, None, ".2f"),
             _figure(r.win_rate, None, None, ".2f")
             + (f" ({r.games_with_outcome})" if r.win_rate is not None else ""),
-            f"{len(close)} models" if len(close) > 3 else (", ".join(close) or "–"),
+            close,
         )
     for table in blocks.values():
         console.print(table)
+    for note in board.notes:
+        console.print(note)
     console.print(board.reader_note)
     console.print(
         f"Intervals: bootstrap over games ({board.replicates} replicates, seed {board.seed}); "

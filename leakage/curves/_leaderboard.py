@@ -185,6 +185,8 @@ class Leaderboard(BaseModel):
     """Where the win rates come from, or why there are none."""
     observers: dict[str, dict[str, str]]
     """Per game kind, what each figure measures and for whom."""
+    notes: list[str]
+    """What was left out and why (a role with no counted clue and no known outcome)."""
     rows: list[LeaderboardRow]
     pairs: list[LeaderboardPair]
 
@@ -346,7 +348,7 @@ def leaderboard(
         dtype=object,
     )
     known_games = int(sum(w is not None for w in winner))
-    if not outcomes:
+    if not outcomes or known_games == 0:
         outcomes_text = (
             "none: the step table has no outcome column and no game outcomes were given "
             "(leakage batch keeps meta.winner_role in reports.jsonl)"
@@ -356,6 +358,7 @@ def leaderboard(
     reader = _reader(table)
     rows: list[LeaderboardRow] = []
     pairs: list[LeaderboardPair] = []
+    notes: list[str] = []
     rng_seed = seed
     for kind_name in sorted(set(kind.tolist())):
         in_kind = kind == kind_name
@@ -363,7 +366,19 @@ def leaderboard(
             str(kind_name), in_kind, game, n_games, model, role, clue, gain, prob, y, winner,
             replicates=replicates, level=level, alpha=alpha, seed=rng_seed,
         )  # fmt: skip
-        rows += block_rows
+        empty = [r for r in block_rows if r.clues == 0 and r.games_with_outcome == 0]
+        for role_name in dict.fromkeys(r.role for r in empty):
+            n = sum(r.role == role_name for r in empty)
+            notes.append(
+                f"{kind_name} · {role_name}: {n} model(s) left out, with no counted clue and no "
+                "known outcome"
+                + (
+                    " (the chameleon's clues count only when scored with them counted)"
+                    if role_name == "chameleon"
+                    else ""
+                )
+            )
+        rows += [r for r in block_rows if not (r.clues == 0 and r.games_with_outcome == 0)]
         pairs += block_pairs
     return Leaderboard(
         games=n_games,
@@ -376,6 +391,7 @@ def leaderboard(
         correction="Holm (1979) over the pairwise bootstrap tests of each game kind and role",
         outcomes=outcomes_text,
         observers={k: v for k, v in OBSERVERS.items() if k in set(kind.tolist())},
+        notes=notes,
         rows=rows,
         pairs=pairs,
     )

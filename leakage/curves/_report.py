@@ -177,7 +177,7 @@ def build_site(
     out.mkdir(parents=True, exist_ok=True)
     rep = ReportFiles(out=out, games=steps.n_games)
     board = leaderboard(
-        steps.location, outcomes=outcomes if outcomes is not None else _outcomes_of(results),
+        results, outcomes=outcomes,
         reveal=plane, replicates=replicates, seed=seed,
     )  # fmt: skip
     rep.leaderboard = board
@@ -402,11 +402,15 @@ def build_site(
     return rep
 
 
-def _outcomes_of(results: str | Path) -> dict[str, str | None]:
-    from leakage.curves._leaderboard import load_outcomes
-
-    where = Path(results)
-    return load_outcomes(where) if where.is_dir() else {}
+def not_separable_text(close: list[str], others: list[str]) -> str:
+    """The "not separable from" cell: the list, or what it leaves out when that is shorter."""
+    if not close:
+        return "–"
+    if len(others) > 3 and len(close) == len(others):
+        return f"all {len(others)} others"
+    if len(others) > 3 and len(close) > len(others) / 2:
+        return "all but " + ", ".join(sorted(set(others) - set(close)))
+    return ", ".join(close)
 
 
 _BOARD_HEADINGS = [
@@ -450,6 +454,7 @@ def _leaderboard_section(board: Leaderboard) -> str:
         f"'{ALL_ROLES_STANDARDISED}' weigh each role by its share of all models' clues, the "
         "same weights for every model. Data: leaderboard.csv, leaderboard.json, "
         "leaderboard_pairs.csv.</p>",
+        *(f'<p class="note">{_html._esc(n)}</p>' for n in board.notes),
     ]
     blocks: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in board.rows:
@@ -470,10 +475,14 @@ def _leaderboard_section(board: Leaderboard) -> str:
                 ),
                 "win": _interval(r.win_rate, r.win_rate_low, r.win_rate_high, ".2f")
                 + (f" ({r.games_with_outcome})" if r.win_rate is not None else ""),
-                "not_separable_from": ", ".join(r.not_separable_from) or "–",
+                "not_separable_from": r.not_separable_from,
             }
         )
     for (game, role), rows in blocks.items():
+        ranked = [str(x["model"]) for x in rows if x["rank"] is not None]
+        for x in rows:
+            others = [m for m in ranked if m != x["model"]]
+            x["not_separable_from"] = not_separable_text(list(x["not_separable_from"]), others)
         parts.append(f"<h3>{_html._esc(game)} · {_html._esc(role)}</h3>")
         parts.append(_html.table(rows, _BOARD_HEADINGS))
     return "".join(parts)
