@@ -439,21 +439,19 @@ def _rank_block(
 
     def per_game(weights: NDArray[np.float64], rows: NDArray[np.bool_]) -> NDArray[np.float64]:
         flat = game[rows] * n_keys + col[rows]
-        return np.bincount(flat, weights=weights[rows], minlength=n_games * n_keys).reshape(
-            n_games, n_keys
-        )
+        counts = np.bincount(flat, weights=weights[rows], minlength=n_games * n_keys)
+        return counts.astype(np.float64).reshape(n_games, n_keys)
 
     ones = np.ones(len(game))
     sel = in_kind & clue
     has_p = sel & np.isfinite(prob)
     has_y = sel & np.isfinite(y)
     played = per_game(ones, in_kind) > 0
-    won = np.zeros((n_games, n_keys))
-    known = np.zeros((n_games, n_keys))
-    for g, k in zip(*np.nonzero(played), strict=True):
-        if winner[g] is not None:
-            known[g, k] = 1.0
-            won[g, k] = float(winner[g] == keys[k][1])
+    has_winner = np.array([w is not None for w in winner], dtype=bool)
+    key_roles = np.array([r for _, r in keys], dtype=object)
+    known = (played & has_winner[:, None]).astype(np.float64)
+    won = (known > 0) & (winner[:, None] == key_roles[None, :])
+    won = won.astype(np.float64)
     # Figures f x keys, as (games, f * keys) numerators and denominators.
     num = np.concatenate(
         [
