@@ -70,7 +70,7 @@ def test_leaderboard_by_hand():
     0.5 of 2; B won g1 and g3: 1.0 of 2; C lost g2, won g3: 0.5. As chameleon: B won g2 (1.0),
     A lost g3 (0.0), C lost g1 (0.0 of 1: g4 unknown). The chameleons' clues are not counted:
     no leakage, no rank. One role with counted clues: no all-roles rows."""
-    board = leaderboard(HAND, outcomes=OUTCOMES, reveal=False, replicates=400, seed=3)
+    board = leaderboard(HAND, outcomes=OUTCOMES, reveal=False, replicates=400, seed=3, min_games=1)
     assert board.format == LEADERBOARD_FORMAT and board.games == 4 and board.reader == "hand"
     rows = {(r.role, r.model): r for r in board.rows}
     assert [(r.role, r.model) for r in board.rows][:3] == [(NC, "B"), (NC, "A"), (NC, "C")]
@@ -91,9 +91,17 @@ def test_leaderboard_by_hand():
         assert r.leakage_low <= r.leakage_bits <= r.leakage_high
         assert 1 <= r.rank_low <= r.rank <= r.rank_high <= 3
     # Same seed, same board; the records carry every CSV column.
-    again = leaderboard(HAND, outcomes=OUTCOMES, reveal=False, replicates=400, seed=3)
+    again = leaderboard(HAND, outcomes=OUTCOMES, reveal=False, replicates=400, seed=3, min_games=1)
     assert again == board
     assert leaderboard_records(board)[0]["model"] == "B"
+    # C spoke in 2 games as a non-chameleon: with min_games 3 it keeps its figures, unranked
+    strict = leaderboard(HAND, outcomes=OUTCOMES, reveal=False, replicates=100, min_games=3)
+    c3 = next(r for r in strict.rows if (r.role, r.model) == (NC, "C"))
+    assert c3.rank is None and c3.leakage_bits == pytest.approx(0.75) and not c3.not_separable_from
+    assert "chameleon · non-chameleon: 1 model(s) with fewer than 3 games shown unranked" in (
+        strict.notes
+    )
+    assert not any(p.model_a == "C" or p.model_b == "C" for p in strict.pairs)
 
 
 def test_leaderboard_intervals_are_the_bootstrap_over_games():
@@ -101,7 +109,9 @@ def test_leaderboard_intervals_are_the_bootstrap_over_games():
     four games directly (the games numbered in the order of the table, sorted by source,
     record and step; the draws those of ``rng.integers(0, 4, (R, 4))``)."""
     replicates, seed = 300, 11
-    board = leaderboard(HAND, outcomes=OUTCOMES, reveal=False, replicates=replicates, seed=seed)
+    board = leaderboard(
+        HAND, outcomes=OUTCOMES, reveal=False, replicates=replicates, seed=seed, min_games=1
+    )
     sums = defaultdict(lambda: np.zeros(4))
     counts = defaultdict(lambda: np.zeros(4))
     for r in HAND:
@@ -129,9 +139,8 @@ def test_leaderboard_intervals_are_the_bootstrap_over_games():
     for a, b in [("B", "A"), ("B", "C"), ("A", "C")]:
         d = est[:, models.index(a)] - est[:, models.index(b)]
         d = d[np.isfinite(d)]
-        p = min(
-            1.0, 2 * min((1 + (d <= 0).sum()) / (d.size + 1), (1 + (d >= 0).sum()) / (d.size + 1))
-        )
+        observed = rows[a].leakage_bits - rows[b].leakage_bits
+        p = math.erfc(abs(observed) / d.std(ddof=1) / math.sqrt(2))
         raw.append(p)
         assert pairs[(a, b)].p_value == pytest.approx(p)
     order = np.argsort(raw)
@@ -145,13 +154,15 @@ def test_leaderboard_intervals_are_the_bootstrap_over_games():
 
 def test_holm_and_p_value_by_hand():
     """Holm: p = (0.01, 0.04, 0.03) sorted 0.01, 0.03, 0.04 times 3, 2, 1 = 0.03, 0.06, 0.04,
-    made monotone: 0.03, 0.06, 0.06. The bootstrap p of differences all above 0 (9 of 9):
-    2 · (1 + 0) / 10 = 0.2; half above, half below: 1. Competition ranks of (0.3, 0.1, 0.3,
-    NaN): 2, 1, 2, NaN."""
+    made monotone: 0.03, 0.06, 0.06. The p of an observed difference 1.96 with replicates
+    (-1, 1), standard deviation sqrt 2: z = 1.386, p = 2 Φ(-1.386) = 0.1658; of 1.96 · sqrt 2
+    with replicates (0, 2): z = 1.96, p = 0.05; no difference and no spread: 1; no
+    replicates: NaN. Competition ranks of (0.3, 0.1, 0.3, NaN): 2, 1, 2, NaN."""
     assert _holm(np.array([0.01, 0.04, 0.03])).tolist() == pytest.approx([0.03, 0.06, 0.06])
-    assert _p_value(np.arange(1.0, 10.0)) == pytest.approx(0.2)
-    assert _p_value(np.array([-1.0, 1.0, -2.0, 2.0])) == 1.0
-    assert math.isnan(_p_value(np.array([np.nan])))
+    assert _p_value(np.array([-1.0, 1.0]), 1.96) == pytest.approx(0.16576, abs=1e-4)
+    assert _p_value(np.array([0.0, 2.0]), 1.96 * math.sqrt(2)) == pytest.approx(0.05, abs=1e-4)
+    assert _p_value(np.array([1.0, 1.0]), 0.0) == 1.0
+    assert math.isnan(_p_value(np.array([np.nan]), 0.3))
     got = _ranks(np.array([0.3, 0.1, 0.3, np.nan]))
     assert got[:3].tolist() == [2.0, 1.0, 2.0] and math.isnan(got[3])
 
@@ -176,7 +187,7 @@ def test_all_roles_rows_are_standardised_by_hand():
         _spy("g2", 2, "Y", "civilian", 0.1), _spy("g2", 3, "Y", "civilian", 0.3),
         _spy("g2", 4, "Z", "civilian", 0.4), _spy("g2", 5, "Z", "civilian", 0.2),
     ]  # fmt: skip
-    board = leaderboard(rows, reveal=False, replicates=200)
+    board = leaderboard(rows, reveal=False, replicates=200, min_games=1)
     std = {r.model: r for r in board.rows if r.role == ALL_ROLES_STANDARDISED}
     assert set(std) == {"X", "Y"}
     assert std["X"].leakage_bits == pytest.approx(0.3)
@@ -271,11 +282,19 @@ def test_ck_arena_leaderboard_equals_the_step_table(
         assert r.win_rate == pytest.approx(len(won[key]) / len(games[key]))
         assert r.unit == "statement"
     for role in ("civilian", "spy"):
-        ranked = [r for r in per_role if r.role == role]
-        assert [r.rank for r in ranked] == sorted(r.rank for r in ranked)
-        assert ranked[0].rank == 1
+        ranked = [r for r in per_role if r.role == role and r.rank is not None]
+        assert [r.rank for r in ranked] == list(range(1, len(ranked) + 1))
         assert all(r.rank_low <= r.rank <= r.rank_high for r in ranked)
+        assert [r.leakage_bits for r in ranked] == sorted(r.leakage_bits for r in ranked)
+        # fewer than 10 games: shown after the ranked rows, without rank or tests
+        assert all(r.games < 10 for r in per_role if r.role == role and r.rank is None)
     assert {r.role for r in board.rows} == {"civilian", "spy", ALL_ROLES_STANDARDISED}
+    # a standardised row is ranked only when the model has 10 games in each role
+    games_of = {(r.role, r.model): r.games for r in per_role}
+    for r in board.rows:
+        if r.role == ALL_ROLES_STANDARDISED:
+            enough = min(games_of[("civilian", r.model)], games_of[("spy", r.model)]) >= 10
+            assert (r.rank is not None) == enough, r.model
     rep = build_site(out, tmp_path / "r", by="speaker", replicates=200)
     by_group = {g["group"]: g for g in rep.by_group}
     plane = {p["group"]: p for p in rep.plane if p["kind"] == "data"}
@@ -283,7 +302,7 @@ def test_ck_arena_leaderboard_equals_the_step_table(
         group = f"{r.model} · {r.role}"
         assert r.leakage_bits == pytest.approx(by_group[group]["mean_gain_bits"])
         assert r.reveal_bits == pytest.approx(plane[group]["reveal_bits"])
-    n = sum(1 for _ in board.rows if _.role == "civilian")
+    n = sum(1 for r in board.rows if r.role == "civilian" and r.rank is not None)
     assert len([p for p in board.pairs if p.role == "civilian"]) == n * (n - 1) // 2
 
 

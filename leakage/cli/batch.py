@@ -246,6 +246,10 @@ def report(
             "report.html, leaderboard.csv and leaderboard.json).",
         ),
     ] = False,
+    min_games: Annotated[
+        int,
+        typer.Option(help="Leaderboard rows of fewer games are shown without a rank.", min=1),
+    ] = 10,
 ) -> None:
     """Leakage curves (entropy and top-k after m clues, with bootstrap 95% intervals), per-clue
     information gain, most and least revealing clues, leakage by model: PNG, SVG, CSV, HTML."""
@@ -266,6 +270,7 @@ def report(
         difficulty=table,
         compare=compare,
         plane=plane,
+        min_games=min_games,
     )
     if leaderboard and rep.leaderboard is not None:
         from leakage.cli._leaderboard import print_leaderboard

@@ -30,14 +30,16 @@ the service and anyone with the Parquet parts get the same numbers:
 Intervals are bootstrap percentile intervals over games (:mod:`leakage._stats`; Efron &
 Tibshirani 1993, ch. 13): each replicate draws the games of the table with replacement, once
 for every row, so the rows of one replicate are computed on the same games and the pairing of
-models that met in a game is kept. Each row also has a **rank** among the rows of its game
+models that met in a game is kept. Each row of at least ``min_games`` games (10) also has a
+**rank** among the ranked rows of its game
 kind and role (1 = leaks least), with a rank interval: the percentile interval of its rank
 over the same replicates (Hall & Miller 2009, "Using the bootstrap to quantify the authority
 of an empirical ranking", Ann. Statist. 37(6B)). **Not separable from** lists the models whose
 difference in leakage from this row is not significant: for every pair of rows of a game kind
-and role, a two-sided bootstrap test of "no difference" (p from the share of replicates on
-either side of 0, Davison & Hinkley 1997, section 4.4), then Holm's step-down correction over
-all the pairs of that block (Holm 1979, "A simple sequentially rejective multiple test
+and role, a two-sided test of "no difference" with the bootstrap standard error of the
+difference (z = d / se*, se* its standard deviation over the same replicates; Efron &
+Tibshirani 1993, ch. 6 and 16), then Holm's step-down correction over all the pairs of that
+block (Holm 1979, "A simple sequentially rejective multiple test
 procedure", Scand. J. Statist. 6), which bounds the family-wise error at ``alpha``.
 
 **All roles.** A plain mean over a model's clues in every role mixes its leakage with its
@@ -180,6 +182,8 @@ class Leaderboard(BaseModel):
     alpha: float
     replicates: int
     seed: int
+    min_games: int
+    """Rows of fewer games are shown without rank or tests."""
     correction: str
     outcomes: str
     """Where the win rates come from, or why there are none."""
@@ -292,6 +296,7 @@ def leaderboard(
     level: float = 0.95,
     alpha: float = 0.05,
     seed: int = 0,
+    min_games: int = 10,
 ) -> Leaderboard:
     """The leaderboard of a step table (module docstring: the figures and the method).
 
@@ -300,8 +305,8 @@ def leaderboard(
     (dicts with the ``leakage.steps/1`` columns). ``outcomes``: ``game_id -> winner role``
     (:func:`load_outcomes`); when ``None`` and ``steps`` is a results directory with a
     ``reports.jsonl``, read from it. ``reveal=False`` leaves out the reveal value (it reads
-    every posterior). Raises :class:`InvalidInput` when the table lacks a column or has no
-    counted clue.
+    every posterior). A row of fewer than ``min_games`` games is shown unranked and untested.
+    Raises :class:`InvalidInput` when the table lacks a column or has no counted clue.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -365,6 +370,7 @@ def leaderboard(
         block_rows, block_pairs = _rank_block(
             str(kind_name), in_kind, game, n_games, model, role, clue, gain, prob, y, winner,
             replicates=replicates, level=level, alpha=alpha, seed=rng_seed,
+            min_games=min_games, notes=notes,
         )  # fmt: skip
         empty = [r for r in block_rows if r.clues == 0 and r.games_with_outcome == 0]
         for role_name in dict.fromkeys(r.role for r in empty):
@@ -388,6 +394,7 @@ def leaderboard(
         alpha=alpha,
         replicates=replicates,
         seed=seed,
+        min_games=min_games,
         correction="Holm (1979) over the pairwise bootstrap tests of each game kind and role",
         outcomes=outcomes_text,
         observers={k: v for k, v in OBSERVERS.items() if k in set(kind.tolist())},
@@ -425,6 +432,8 @@ def _rank_block(
     level: float,
     alpha: float,
     seed: int,
+    min_games: int,
+    notes: list[str],
 ) -> tuple[list[LeaderboardRow], list[LeaderboardPair]]:
     keys = sorted(
         set(zip(model[in_kind].tolist(), role[in_kind].tolist(), strict=True)),
@@ -487,6 +496,7 @@ def _rank_block(
     draws = draws.reshape(len(draws), n_fig, n_keys)
     totals = den.sum(axis=0).reshape(n_fig, n_keys)
     labels: list[tuple[str, str]] = list(keys)
+    rank_games = played.sum(axis=0)
     if std_models:
         weights = np.zeros((n_fig, len(clue_roles)))
         for j, r in enumerate(clue_roles):
@@ -505,15 +515,25 @@ def _rank_block(
         totals = np.concatenate([totals, std_totals], axis=1)
         labels += [(m, ALL_ROLES_STANDARDISED) for m in std_models]
         played = np.concatenate([played, std_played], axis=1)
+        # a standardised row is as good as its thinnest role: ranked only if each has enough
+        rank_games = np.concatenate([rank_games, played[:, cols].sum(axis=0).min(axis=1)])
     low, high = percentile_interval(draws.reshape(len(draws), -1), level)
     low, high = low.reshape(value.shape), high.reshape(value.shape)
     rows: list[LeaderboardRow] = []
     pairs: list[LeaderboardPair] = []
     for block_role in dict.fromkeys(r for _, r in labels):
         members = [i for i, (_, r) in enumerate(labels) if r == block_role]
-        leak = value[0, members]
+        # Rows of fewer than min_games games keep their figures but are not ranked or tested:
+        # a bootstrap over three games says little about its own spread.
+        few = rank_games[members] < min_games
+        leak = np.where(few, np.nan, value[0, members])
         rank = _ranks(leak)
-        rank_draws = _ranks(draws[:, 0, members])
+        rank_draws = _ranks(np.where(few[None, :], np.nan, draws[:, 0, members]))
+        if few.any() and np.isfinite(value[0, members]).any():
+            notes.append(
+                f"{kind} · {block_role}: {int((few & np.isfinite(value[0, members])).sum())} "
+                f"model(s) with fewer than {min_games} games shown unranked"
+            )
         rank_low, rank_high = percentile_interval(rank_draws, level)
         ranked = sorted(
             (j for j in range(len(members)) if np.isfinite(leak[j])),
@@ -521,7 +541,13 @@ def _rank_block(
         )
         tests = list(combinations(ranked, 2))
         p = np.array(
-            [_p_value(draws[:, 0, members[a]] - draws[:, 0, members[b]]) for a, b in tests]
+            [
+                _p_value(
+                    draws[:, 0, members[a]] - draws[:, 0, members[b]],
+                    float(value[0, members[a]] - value[0, members[b]]),
+                )
+                for a, b in tests
+            ]
         )
         p_holm = _holm(p) if len(p) else p
         close: dict[int, list[str]] = {j: [] for j in range(len(members))}
@@ -593,15 +619,18 @@ def _int(x: float) -> int | None:
     return None if not math.isfinite(x) else round(x)
 
 
-def _p_value(diff: NDArray[np.float64]) -> float:
-    """Two-sided bootstrap p-value of "no difference": twice the smaller share of replicates
-    on either side of 0, with the +1 of a Monte Carlo test (never 0); NaN without replicates."""
+def _p_value(diff: NDArray[np.float64], observed: float) -> float:
+    """Two-sided p-value of "no difference": z = observed / se*, with se* the standard
+    deviation of the difference over the replicates (the bootstrap standard error), p =
+    2 Φ(-|z|). A percentile count cannot go below 2 / (replicates + 1), which Holm's bound
+    over a few hundred pairs never reaches; NaN with fewer than two replicates."""
     d = diff[np.isfinite(diff)]
-    if d.size == 0:
+    if d.size < 2 or not math.isfinite(observed):
         return math.nan
-    below = (1 + int((d <= 0).sum())) / (d.size + 1)
-    above = (1 + int((d >= 0).sum())) / (d.size + 1)
-    return min(1.0, 2 * min(below, above))
+    se = float(d.std(ddof=1))
+    if se == 0.0:
+        return 1.0 if observed == 0.0 else 0.0
+    return math.erfc(abs(observed) / se / math.sqrt(2.0))
 
 
 def leaderboard_records(board: Leaderboard) -> list[dict[str, Any]]:

@@ -161,6 +161,7 @@ def build_site(
     compare: tuple[str, str] | None = None,
     plane: bool = True,
     outcomes: dict[str, str | None] | None = None,
+    min_games: int = 10,
 ) -> ReportFiles:
     """Read a step table and write the figures, CSVs and ``report.html`` into ``out``
     (a folder of files, not a ``leakage.report/1``: see :func:`leakage.scoring.build_report`).
@@ -168,7 +169,8 @@ def build_site(
     ``compare`` names two models (the ``model`` column) whose paired difference to add;
     ``plane=False`` leaves out the reveal-vs-conceal plane and the leaderboard's reveal value
     (they read every posterior). ``outcomes`` (``game_id -> winner role``) gives the
-    leaderboard's win rates; by default they come from ``results``/reports.jsonl."""
+    leaderboard's win rates; by default they come from ``results``/reports.jsonl; its rows of
+    fewer than ``min_games`` games are shown unranked."""
     steps = load_steps(results, by, difficulty=difficulty)
     compare_rows = (
         paired_difference(steps, *compare, replicates=replicates, seed=seed) if compare else []
@@ -178,7 +180,7 @@ def build_site(
     rep = ReportFiles(out=out, games=steps.n_games)
     board = leaderboard(
         results, outcomes=outcomes,
-        reveal=plane, replicates=replicates, seed=seed,
+        reveal=plane, replicates=replicates, seed=seed, min_games=min_games,
     )  # fmt: skip
     rep.leaderboard = board
     rep.files += [
@@ -445,7 +447,8 @@ def _leaderboard_section(board: Leaderboard) -> str:
         + " / ".join(f"{u} ({g})" for g, u in sorted(unit.items()))
         + " to the observer without the secret; reveal: its value to the players who share "
         "the secret; P(own word): the posterior the reader puts on the speaker's own word "
-        "after it (SpyGame: from that statement alone). Rank 1 leaks least; the rank "
+        "after it (SpyGame: from that statement alone). Rank 1 leaks least; rows of fewer "
+        f"than {board.min_games} games are shown unranked. The rank "
         f"interval and the 95% intervals are bootstrap percentile intervals over games "
         f"({board.replicates} replicates, seed {board.seed}). Not separable from: the models "
         "whose leakage differs from this row's by no more than chance, pairwise bootstrap "
