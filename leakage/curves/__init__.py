@@ -1,5 +1,9 @@
 """Leakage curves and reports over batch results (``leakage report``).
 
+The leaderboard (:func:`leaderboard`, ``leakage.leaderboard/1``): which model leaks least,
+per game kind and role, with bootstrap intervals over games, rank intervals and a
+Holm-corrected "not separable from" list, computed once from a step table for the report,
+the service and any caller.
 Mean entropy after m clues and P(secret in top k) after m clues with bootstrap intervals
 over games, per-clue information gain distributions, the most and least revealing clues and
 leakage by model, as PNG / SVG figures, CSVs of every plotted number and one HTML page.

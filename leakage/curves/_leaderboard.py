@@ -532,7 +532,9 @@ def _rank_block(
         if few.any() and np.isfinite(value[0, members]).any():
             notes.append(
                 f"{kind} · {block_role}: {int((few & np.isfinite(value[0, members])).sum())} "
-                f"model(s) with fewer than {min_games} games shown unranked"
+                f"model(s) with fewer than {min_games} games"
+                + (" in one of the roles" if block_role == ALL_ROLES_STANDARDISED else "")
+                + " shown unranked"
             )
         rank_low, rank_high = percentile_interval(rank_draws, level)
         ranked = sorted(
