@@ -31,16 +31,17 @@ Intervals are bootstrap percentile intervals over games (:mod:`leakage._stats`; 
 Tibshirani 1993, ch. 13): each replicate draws the games of the table with replacement, once
 for every row, so the rows of one replicate are computed on the same games and the pairing of
 models that met in a game is kept. Each row of at least ``min_games`` games (10) also has a
-**rank** among the ranked rows of its game
-kind and role (1 = leaks least), with a rank interval: the percentile interval of its rank
-over the same replicates (Hall & Miller 2009, "Using the bootstrap to quantify the authority
-of an empirical ranking", Ann. Statist. 37(6B)). **Not separable from** lists the models whose
+**rank** among the ranked rows of its game kind and role (1 = leaks least), with a rank
+interval: the percentile interval of its rank over the same replicates (Hall & Miller 2009, "Using the bootstrap to quantify the authority
+of an empirical ranking", Ann. Statist. 37(6B)); a replicate that drew none of a row's games
+leaves the row out of that replicate's ranking. **Not separable from** lists the models whose
 difference in leakage from this row is not significant: for every pair of rows of a game kind
 and role, a two-sided test of "no difference" with the bootstrap standard error of the
 difference (z = d / se*, se* its standard deviation over the same replicates; Efron &
 Tibshirani 1993, ch. 6 and 16), then Holm's step-down correction over all the pairs of that
-block (Holm 1979, "A simple sequentially rejective multiple test
-procedure", Scand. J. Statist. 6), which bounds the family-wise error at ``alpha``.
+block (Holm 1979, "A simple sequentially rejective multiple test procedure", Scand. J.
+Statist. 6), which bounds the family-wise error at ``alpha``. Rows of fewer games keep their
+figures and intervals, without rank or tests.
 
 **All roles.** A plain mean over a model's clues in every role mixes its leakage with its
 mix of roles (a model that was mostly a spy is compared with one that was mostly a civilian).
