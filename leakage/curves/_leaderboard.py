@@ -32,9 +32,10 @@ Tibshirani 1993, ch. 13): each replicate draws the games of the table with repla
 for every row, so the rows of one replicate are computed on the same games and the pairing of
 models that met in a game is kept. Each row of at least ``min_games`` games (10) also has a
 **rank** among the ranked rows of its game kind and role (1 = leaks least), with a rank
-interval: the percentile interval of its rank over the same replicates (Hall & Miller 2009, "Using the bootstrap to quantify the authority
-of an empirical ranking", Ann. Statist. 37(6B)); a replicate that drew none of a row's games
-leaves the row out of that replicate's ranking. **Not separable from** lists the models whose
+interval: the percentile interval of its rank over the same replicates (Hall & Miller 2009,
+"Using the bootstrap to quantify the authority of an empirical ranking", Ann. Statist.
+37(6B)); a replicate that drew none of a row's games leaves the row out of that replicate's
+ranking. **Not separable from** lists the models whose
 difference in leakage from this row is not significant: for every pair of rows of a game kind
 and role, a two-sided test of "no difference" with the bootstrap standard error of the
 difference (z = d / se*, se* its standard deviation over the same replicates; Efron &
