@@ -452,7 +452,7 @@ def _leaderboard_section(board: Leaderboard) -> str:
         f"interval and the 95% intervals are bootstrap percentile intervals over games "
         f"({board.replicates} replicates, seed {board.seed}). Not separable from: the models "
         "whose leakage differs from this row's by no more than chance, pairwise bootstrap "
-        f"tests with {board.correction.split(' over')[0]}'s correction at alpha "
+        f"tests with the correction of {board.correction.split(' over')[0]} at alpha "
         f"{board.alpha}. Win rates: {board.outcomes}. Rows "
         f"'{ALL_ROLES_STANDARDISED}' weigh each role by its share of all models' clues, the "
         "same weights for every model. Data: leaderboard.csv, leaderboard.json, "
@@ -487,7 +487,12 @@ def _leaderboard_section(board: Leaderboard) -> str:
             others = [m for m in ranked if m != x["model"]]
             x["not_separable_from"] = not_separable_text(list(x["not_separable_from"]), others)
         parts.append(f"<h3>{_html._esc(game)} · {_html._esc(role)}</h3>")
-        parts.append(_html.table(rows, _BOARD_HEADINGS))
+        unit_of = next((r.unit for r in board.rows if (r.game, r.role) == (game, role)), "clue")
+        headings = [
+            (k, f"{unit_of}s" if k == "clues" else h.replace("per clue", f"per {unit_of}"))
+            for k, h in _BOARD_HEADINGS
+        ]
+        parts.append(_html.table(rows, headings))
     return "".join(parts)
 
 
