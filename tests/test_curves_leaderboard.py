@@ -200,6 +200,19 @@ def test_all_roles_rows_are_standardised_by_hand():
     assert all(r.win_rate is None for r in board.rows)
 
 
+def test_no_all_roles_rows_for_the_chameleon():
+    """With the chameleon's clues counted, the Chameleon has two roles with clues, but the
+    chameleon holds no word: its gain is not leakage of a secret of its own, so no all-roles
+    row mixes the two, and the board says why."""
+    counted = [{**r, "counted": True, "information_gain_bits": 0.2} if r["role"] == CH else r
+               for r in HAND]  # fmt: skip
+    board = leaderboard(counted, reveal=False, replicates=50, min_games=1)
+    assert {r.role for r in board.rows} == {NC, CH}
+    assert any(n.startswith("chameleon: no all-roles rows") for n in board.notes)
+    cham = [r for r in board.rows if r.role == CH]
+    assert all(r.leakage_bits == pytest.approx(0.2) and r.rank == 1 for r in cham)
+
+
 def test_leaderboard_bad_input_names_what_is_wrong(tmp_path: Path):
     with pytest.raises(InvalidInput, match="missing columns"):
         leaderboard([{"model": "A"}])

@@ -47,10 +47,12 @@ figures and intervals, without rank or tests.
 **All roles.** A plain mean over a model's clues in every role mixes its leakage with its
 mix of roles (a model that was mostly a spy is compared with one that was mostly a civilian).
 So an all-roles row (``role`` ``(all roles, standardised)``) is given only for a game kind
-with at least two roles that have counted clues, and only for a model with counted clues in
-each of them; its figure is the direct standardisation Σ_r w_r · figure_r, with w_r each
-role's share of that figure's observations over all models (the same weights for every
-model). All-roles rows are ranked among themselves.
+whose every role holds a word (SpyGame: civilians and spies each leak their own; not the
+Chameleon, whose chameleon has no secret to leak) with at least two roles that have counted
+clues, and only for a model with counted clues in each of them; its figure is the direct
+standardisation Σ_r w_r · figure_r, with w_r each role's share of that figure's observations
+over all models (the same weights for every model). All-roles rows are ranked among
+themselves, a model only when it has ``min_games`` games in every role.
 
 A leakage figure is a lower bound set by its reader: ``reader`` names the backend,
 ``reader_note`` says how strong it is (:func:`leakage.reader.lower_bound_note`).
@@ -480,7 +482,12 @@ def _rank_block(
     roles = sorted({r for _, r in keys}, key=lambda r: (_ROLE_ORDER.get(r, 9), r))
     clue_roles = [r for r in roles if den[:, [index[k] for k in keys if k[1] == r]].sum() > 0]
     std_models: list[str] = []
-    if len(clue_roles) >= 2:
+    if len(clue_roles) >= 2 and kind == "chameleon":
+        notes.append(
+            "chameleon: no all-roles rows (the chameleon holds no word, so the gain of its "
+            "clues is not leakage of its own secret; its rows stay apart)"
+        )
+    elif len(clue_roles) >= 2:
         clues_of = den[:, :n_keys].sum(axis=0)
         std_models = sorted(
             {m for m, _ in keys}
