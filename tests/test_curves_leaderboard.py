@@ -21,6 +21,7 @@ from leakage.curves import (
     leaderboard,
     leaderboard_records,
     load_outcomes,
+    outcomes_from_reports,
 )
 from leakage.curves._leaderboard import _holm, _p_value, _ranks
 from leakage.errors import InvalidInput
@@ -237,6 +238,9 @@ def test_outcomes_from_reports_and_shared_ids(tmp_path: Path):
         )
     )
     assert load_outcomes(tmp_path) == {"g1": NC, "g2": None, "g3": NC}
+    assert outcomes_from_reports([{"game_id": "x", "meta": {"winner_role": "spy"}}]) == {"x": "spy"}
+    with pytest.raises(InvalidInput, match=r"report 1: not a leakage\.report/1"):
+        outcomes_from_reports([{"game_id": "x"}, {"meta": {}}])
     steps = tmp_path / "steps"
     steps.mkdir()
     shared = [

@@ -25,6 +25,7 @@ from leakage.curves._leaderboard import (
     leaderboard,
     leaderboard_records,
     load_outcomes,
+    outcomes_from_reports,
 )
 from leakage.curves._plane import group_of, plane_groups, reference_points, reveal_values
 from leakage.curves._report import ReportFiles, build_report, build_site
@@ -56,6 +57,7 @@ __all__ = [
     "leaderboard",
     "leaderboard_records",
     "load_outcomes",
+    "outcomes_from_reports",
     "paired_difference",
     "plane_groups",
     "reference_points",

@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import combinations
 from pathlib import Path
 from typing import Any, Final
@@ -227,28 +227,45 @@ def _table(steps: Any, columns: list[str]) -> Any:
     return steps.to_table(columns=columns)
 
 
+def outcomes_from_reports(reports: Iterable[Mapping[str, Any]]) -> dict[str, str | None]:
+    """``game_id -> meta.winner_role`` of ``leakage.report/1`` objects (as dicts, e.g. a
+    service job's stored reports). A game id listed twice with different outcomes maps to
+    ``None``. Raises :class:`InvalidInput` for an object without ``game_id``, naming its
+    position."""
+    out: dict[str, str | None] = {}
+    for number, report in enumerate(reports):
+        try:
+            game_id, meta = report["game_id"], report.get("meta") or {}
+        except (KeyError, TypeError, AttributeError):
+            raise InvalidInput(f"report {number}: not a leakage.report/1 (field game_id)") from None
+        winner = meta.get("winner_role") if isinstance(meta, dict) else None
+        winner = winner if isinstance(winner, str) else None
+        out[game_id] = winner if out.get(game_id, winner) == winner else None
+    return out
+
+
 def load_outcomes(results: str | Path) -> dict[str, str | None]:
-    """``game_id -> meta.winner_role`` from a ``leakage batch`` results directory's
-    ``reports.jsonl`` (or that file); empty when there is none. A game id listed twice with
-    different outcomes maps to ``None``."""
+    """:func:`outcomes_from_reports` of a ``leakage batch`` results directory's
+    ``reports.jsonl`` (or that file); empty when there is none."""
     path = Path(results)
     path = path / "reports.jsonl" if path.is_dir() else path
     if not path.is_file():
         return {}
-    out: dict[str, str | None] = {}
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                report = json.loads(line)
-                game_id, meta = report["game_id"], report.get("meta") or {}
-            except (ValueError, KeyError, TypeError):
-                raise InvalidInput(f"{path}, line {number}: not a leakage.report/1") from None
-            winner = meta.get("winner_role") if isinstance(meta, dict) else None
-            winner = winner if isinstance(winner, str) else None
-            out[game_id] = winner if out.get(game_id, winner) == winner else None
-    return out
+
+    def reports() -> Iterator[Any]:
+        with path.open(encoding="utf-8") as fh:
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    report = json.loads(line)
+                except ValueError:
+                    raise InvalidInput(f"{path}, line {number}: not JSON") from None
+                if not isinstance(report, dict) or "game_id" not in report:
+                    raise InvalidInput(f"{path}, line {number}: not a leakage.report/1")
+                yield report
+
+    return outcomes_from_reports(reports())
 
 
 def _objects(column: Any) -> NDArray[np.object_]:
