@@ -395,6 +395,8 @@ def test_report_leaderboard_cli(tmp_path: Path, leakage_home: Path):
         if y["leakage_bits"] is not None:
             assert float(x["leakage_bits"]) == pytest.approx(y["leakage_bits"])
     assert (out / "leaderboard_pairs.csv").is_file()
+    assert (out / "leaderboard.png").stat().st_size > 5_000
+    assert "chameleon · non-chameleon" in (out / "leaderboard.svg").read_text()
     html = (out / "report.html").read_text()
     first = html.index("<h2>")
     assert html[first:].startswith("<h2>Leaderboard: which model leaks least</h2>")  # first

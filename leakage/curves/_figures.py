@@ -260,3 +260,40 @@ def compare_figure(rows: list[dict[str, Any]], out: Path) -> str:
         ax.set_xlabel(f"mean gain per clue: {a} minus {b} (bits), in the games both played")
     ax.grid(alpha=0.3, axis="x")
     return _save(fig, out, "compare")
+
+
+def leaderboard_figure(board: Any, out: Path, *, colours: Colours = None) -> str:
+    """The leaderboard as a forest plot: one panel per game kind and role, each ranked model's
+    mean leakage per clue with its 95% interval, least leakage on top, in the model's colour
+    (unranked rows, too few games, in grey); the panel's title names the unit."""
+    blocks: dict[tuple[str, str], list[Any]] = {}
+    for r in board.rows:
+        if r.leakage_bits is not None:
+            blocks.setdefault((r.game, r.role), []).append(r)
+    if not blocks:
+        blocks = {("", "no counted clue"): []}
+    tallest = max(len(v) for v in blocks.values())
+    fig = _figure(4.2 * len(blocks) + 1.5, 1.2 + 0.28 * max(1, min(tallest, 3 * MAX_GROUPS)))
+    axes = fig.subplots(1, len(blocks), squeeze=False)[0]
+    for ax, ((game, role), rows) in zip(axes, blocks.items(), strict=True):
+        shown = rows[: 3 * MAX_GROUPS]
+        y = list(range(len(shown)))[::-1]
+        for yy, r in zip(y, shown, strict=True):
+            colour = group_colour(r.model, colours) if r.rank is not None else "#aaaaaa"
+            low = r.leakage_low if r.leakage_low is not None else r.leakage_bits
+            high = r.leakage_high if r.leakage_high is not None else r.leakage_bits
+            ax.errorbar(
+                r.leakage_bits, yy,
+                xerr=[[max(0.0, r.leakage_bits - low)], [max(0.0, high - r.leakage_bits)]],
+                fmt="o", color=colour, capsize=2, ms=4,
+            )  # fmt: skip
+        labels = [
+            f"{r.rank if r.rank is not None else '–'}. {short(r.model, 28)} ({r.games})"
+            for r in shown
+        ]
+        ax.set_yticks(y, labels, fontsize=7)
+        unit = shown[0].unit if shown else "clue"
+        ax.set_title(f"{game} · {role}", fontsize=9)
+        ax.set_xlabel(f"leakage, bits per {unit} (95% interval)", fontsize=8)
+        ax.grid(alpha=0.3, axis="x")
+    return _save(fig, out, "leaderboard")

@@ -2,7 +2,8 @@
 
 Files written in ``out`` (overwritten):
 
-- ``leaderboard.csv``, ``leaderboard.json`` (``leakage.leaderboard/1``) and
+- ``leaderboard.png`` / ``.svg``, ``leaderboard.csv``, ``leaderboard.json``
+  (``leakage.leaderboard/1``) and
   ``leaderboard_pairs.csv``: which model leaks least, per role, with intervals, rank
   intervals and the Holm-corrected pairwise tests (:mod:`leakage.curves._leaderboard`);
   the first section of the page;
@@ -51,6 +52,7 @@ from leakage.curves._figures import (
     compare_figure,
     entropy_figure,
     gain_figure,
+    leaderboard_figure,
     plane_figure,
     topk_figure,
 )
@@ -221,6 +223,8 @@ def build_site(
         curve_rows, out, ks=TOP_K, chance_k=k, colours=colours, per_statement=per_statement
     )
     svg_gain = gain_figure(gain_rows, out, colours=colours)
+    svg_board = leaderboard_figure(board, out, colours=colours)
+    rep.files += [out / "leaderboard.png", out / "leaderboard.svg"]
     svg_group = by_group_figure(group_rows, out, label=f"{clue_col} (speaker)", colours=colours)
     for stem in ("entropy", "topk", "info_gain", "leakage_by_group"):
         rep.files += [out / f"{stem}.png", out / f"{stem}.svg"]
@@ -245,7 +249,16 @@ def build_site(
     )
     bound = f'<p class="note">{_html._esc(lower_bound_note(_reader(steps)))}</p>'
     sections = [
-        ("Leaderboard: which model leaks least", _leaderboard_section(board)),
+        (
+            "Leaderboard: which model leaks least",
+            _html.figure(
+                svg_board,
+                "Mean leakage per clue (statement) by model, per role, with 95% bootstrap "
+                "intervals over games; rank. model (games); grey: too few games to rank. "
+                "Data: leaderboard.csv.",
+            )
+            + _leaderboard_section(board),
+        ),
         (
             "Data",
             bound + _provenance(steps) + _html.table(sizes, [("group", by), ("games", "games")]),
