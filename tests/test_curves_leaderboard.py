@@ -160,6 +160,12 @@ def test_holm_and_p_value_by_hand():
     with replicates (0, 2): z = 1.96, p = 0.05; no difference and no spread: 1; no
     replicates: NaN. Competition ranks of (0.3, 0.1, 0.3, NaN): 2, 1, 2, NaN."""
     assert _holm(np.array([0.01, 0.04, 0.03])).tolist() == pytest.approx([0.03, 0.06, 0.06])
+    holm = _holm(np.array([0.02, np.nan]))
+    assert holm[0] == pytest.approx(0.04) and math.isnan(holm[1])
+    # no replicates: figures without intervals, no pair called separable
+    bare = leaderboard(HAND, outcomes=OUTCOMES, reveal=False, replicates=0, min_games=1)
+    assert all(r.leakage_low is None and r.rank_low is None for r in bare.rows)
+    assert bare.pairs and not any(p.separable for p in bare.pairs)
     assert _p_value(np.array([-1.0, 1.0]), 1.96) == pytest.approx(0.16576, abs=1e-4)
     assert _p_value(np.array([0.0, 2.0]), 1.96 * math.sqrt(2)) == pytest.approx(0.05, abs=1e-4)
     assert _p_value(np.array([1.0, 1.0]), 0.0) == 1.0

@@ -278,13 +278,16 @@ def _objects(column: Any) -> NDArray[np.object_]:
 
 
 def _holm(p: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Holm's step-down adjusted p-values (monotone, capped at 1)."""
-    order = np.argsort(p, kind="stable")
+    """Holm's step-down adjusted p-values (monotone, capped at 1); a NaN p (no replicates)
+    stays NaN and counts as a test all the same."""
     m = len(p)
-    adjusted = np.empty(m)
+    order = np.argsort(np.where(np.isnan(p), np.inf, p), kind="stable")
+    adjusted = np.full(m, np.nan)
     running = 0.0
     for i, j in enumerate(order):
-        running = max(running, min(1.0, (m - i) * p[j]))
+        if np.isnan(p[j]):
+            continue
+        running = max(running, min(1.0, (m - i) * float(p[j])))
         adjusted[j] = running
     return adjusted
 
@@ -299,13 +302,6 @@ def _ranks(values: NDArray[np.float64]) -> NDArray[np.float64]:
 
 def _num(x: float) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
-
-
-class _Block:
-    """The figures of one game kind: keys (model, role), per-game sums, draws."""
-
-    def __init__(self, kind: str, keys: list[tuple[str, str]], num: Any, den: Any) -> None:
-        self.kind, self.keys, self.num, self.den = kind, keys, num, den
 
 
 def leaderboard(
@@ -385,12 +381,11 @@ def leaderboard(
     rows: list[LeaderboardRow] = []
     pairs: list[LeaderboardPair] = []
     notes: list[str] = []
-    rng_seed = seed
     for kind_name in sorted(set(kind.tolist())):
         in_kind = kind == kind_name
         block_rows, block_pairs = _rank_block(
             str(kind_name), in_kind, game, n_games, model, role, clue, gain, prob, y, winner,
-            replicates=replicates, level=level, alpha=alpha, seed=rng_seed,
+            replicates=replicates, level=level, alpha=alpha, seed=seed,
             min_games=min_games, notes=notes,
         )  # fmt: skip
         empty = [r for r in block_rows if r.clues == 0 and r.games_with_outcome == 0]
@@ -543,7 +538,7 @@ def _rank_block(
         played = np.concatenate([played, std_played], axis=1)
         # a standardised row is as good as its thinnest role: ranked only if each has enough
         rank_games = np.concatenate([rank_games, played[:, cols].sum(axis=0).min(axis=1)])
-    low, high = percentile_interval(draws.reshape(len(draws), -1), level)
+    low, high = percentile_interval(draws.reshape(len(draws), value.size), level)
     low, high = low.reshape(value.shape), high.reshape(value.shape)
     rows: list[LeaderboardRow] = []
     pairs: list[LeaderboardPair] = []
