@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import combinations
 from pathlib import Path
@@ -355,20 +356,11 @@ def leaderboard(
         raise InvalidInput("the step table has no counted clue to rank models by")
     y = _reveal(table, game) if reveal else np.full(len(game), np.nan)
     # The outcome of each game, from its id; an id shared by two games has none.
-    ids = table["game_id"].to_pylist()
-    first_id: dict[int, str] = {}
-    for g, i in zip(game.tolist(), ids, strict=True):
-        first_id.setdefault(g, i)
-    id_games: dict[str, int] = {}
-    for i in first_id.values():
-        id_games[i] = id_games.get(i, 0) + 1
-    winner = np.array(
-        [
-            (outcomes or {}).get(first_id[g]) if id_games[first_id[g]] == 1 else None
-            for g in range(n_games)
-        ],
-        dtype=object,
-    )
+    first_row = np.unique(game, return_index=True)[1]  # games are numbered 0..n-1
+    ids = table["game_id"].take(pa.array(first_row)).to_pylist()
+    shared = Counter(ids)
+    given = outcomes or {}
+    winner = np.array([given.get(i) if shared[i] == 1 else None for i in ids], dtype=object)
     known_games = int(sum(w is not None for w in winner))
     if not outcomes or known_games == 0:
         outcomes_text = (
