@@ -238,6 +238,18 @@ def report(
         bool,
         typer.Option(help="Add the reveal-vs-conceal plane (plane.csv, plane.png)."),
     ] = True,
+    leaderboard: Annotated[
+        bool,
+        typer.Option(
+            "--leaderboard",
+            help="Also print the leaderboard (which model leaks least, per role; always in "
+            "report.html, leaderboard.csv and leaderboard.json).",
+        ),
+    ] = False,
+    min_games: Annotated[
+        int,
+        typer.Option(help="Leaderboard rows of fewer games are shown without a rank.", min=1),
+    ] = 10,
 ) -> None:
     """Leakage curves (entropy and top-k after m clues, with bootstrap 95% intervals), per-clue
     information gain, most and least revealing clues, leakage by model: PNG, SVG, CSV, HTML."""
@@ -258,5 +270,10 @@ def report(
         difficulty=table,
         compare=compare,
         plane=plane,
+        min_games=min_games,
     )
+    if leaderboard and rep.leaderboard is not None:
+        from leakage.cli._leaderboard import print_leaderboard
+
+        print_leaderboard(rep.leaderboard)
     typer.echo(f"{rep.games:,} games; wrote {len(rep.files)} files to {out} (open report.html)")

@@ -1,33 +1,63 @@
 """Leakage curves and reports over batch results (``leakage report``).
 
+The leaderboard (:func:`leaderboard`, ``leakage.leaderboard/1``): which model leaks least,
+per game kind and role, with bootstrap intervals over games, rank intervals and a
+Holm-corrected "not separable from" list, computed once from a step table for the report,
+the service and any caller.
 Mean entropy after m clues and P(secret in top k) after m clues with bootstrap intervals
 over games, per-clue information gain distributions, the most and least revealing clues and
 leakage by model, as PNG / SVG figures, CSVs of every plotted number and one HTML page.
 Importing this package imports neither pyarrow nor matplotlib; building a report does.
 """
 
-from leakage.curves._colours import colour_of, group_colour
+from leakage.curves._colours import assign_colours, colour_of, colour_sequence, group_colour
 from leakage.curves._compare import paired_difference
 from leakage.curves._compute import curves
 from leakage.curves._data import NONE_GROUP, UNKNOWN_DIFFICULTY, StepTable
+from leakage.curves._leaderboard import (
+    ALL_ROLES_STANDARDISED,
+    LEADERBOARD_COLUMNS,
+    LEADERBOARD_FORMAT,
+    PAIR_COLUMNS,
+    Leaderboard,
+    LeaderboardPair,
+    LeaderboardRow,
+    leaderboard,
+    leaderboard_records,
+    load_outcomes,
+    outcomes_from_reports,
+)
 from leakage.curves._plane import group_of, plane_groups, reference_points, reveal_values
 from leakage.curves._report import ReportFiles, build_report, build_site
 from leakage.curves._stats import Estimate, bootstrap_mean, bootstrap_ratio
 
 __all__ = [
+    "ALL_ROLES_STANDARDISED",
+    "LEADERBOARD_COLUMNS",
+    "LEADERBOARD_FORMAT",
     "NONE_GROUP",
+    "PAIR_COLUMNS",
     "UNKNOWN_DIFFICULTY",
     "Estimate",
+    "Leaderboard",
+    "LeaderboardPair",
+    "LeaderboardRow",
     "ReportFiles",
     "StepTable",
+    "assign_colours",
     "bootstrap_mean",
     "bootstrap_ratio",
     "build_report",
     "build_site",
     "colour_of",
+    "colour_sequence",
     "curves",
     "group_colour",
     "group_of",
+    "leaderboard",
+    "leaderboard_records",
+    "load_outcomes",
+    "outcomes_from_reports",
     "paired_difference",
     "plane_groups",
     "reference_points",

@@ -287,23 +287,12 @@ _TABLE_COLUMNS = [
 ]  # fmt: skip
 
 
-def clue_points(dataset: Any) -> dict[str, Any]:
-    """Every counted clue of a step table (a ``pyarrow.dataset``) with its x and y.
-
-    Returns numpy arrays ``game`` (a number per source file and record), ``group``
-    (``model · role``), ``x``, ``y`` and the per-clue rows of :data:`CLUE_COLUMNS`
-    (``rows``). y is NaN where :func:`reveal_values` leaves it undefined.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    table = dataset.to_table(columns=_TABLE_COLUMNS)
-    key = pc.binary_join_element_wise(
-        table["source"], pc.cast(table["record"], pa.string()), "\x1f"
-    )
-    game = pc.dictionary_encode(key).combine_chunks().indices.to_numpy().astype(np.int64)
+def reveal_per_step(table: Any, game: NDArray[np.int64]) -> NDArray[np.float64]:
+    """y of every row of a step table (a ``pyarrow.Table`` with the columns ``game``,
+    ``candidates``, ``probabilities``, ``counted``, ``secret`` and ``pair``), ``game`` a
+    number per game (rows of a game in step order); NaN where :func:`reveal_values` leaves it
+    undefined."""
     counted = table["counted"].to_numpy(zero_copy_only=False).astype(bool)
-    gain = table["information_gain_bits"].to_numpy()
     cols = {c: table[c].to_pylist() for c in ("game", "candidates", "secret", "pair")}
     probs = table["probabilities"].to_pylist()
     y = np.full(len(game), np.nan)
@@ -323,6 +312,27 @@ def clue_points(dataset: Any) -> dict[str, Any]:
             secret=cols["secret"][first],
             spy_word=spy_word,
         )
+    return y
+
+
+def clue_points(dataset: Any) -> dict[str, Any]:
+    """Every counted clue of a step table (a ``pyarrow.dataset``) with its x and y.
+
+    Returns numpy arrays ``game`` (a number per source file and record), ``group``
+    (``model · role``), ``x``, ``y`` and the per-clue rows of :data:`CLUE_COLUMNS`
+    (``rows``). y is NaN where :func:`reveal_values` leaves it undefined.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = dataset.to_table(columns=_TABLE_COLUMNS)
+    key = pc.binary_join_element_wise(
+        table["source"], pc.cast(table["record"], pa.string()), "\x1f"
+    )
+    game = pc.dictionary_encode(key).combine_chunks().indices.to_numpy().astype(np.int64)
+    counted = table["counted"].to_numpy(zero_copy_only=False).astype(bool)
+    gain = table["information_gain_bits"].to_numpy()
+    y = reveal_per_step(table, game)
     keep = np.flatnonzero(counted & np.isfinite(gain) & np.isfinite(y))
     model = table["model"].to_pylist()
     role = table["role"].to_pylist()
