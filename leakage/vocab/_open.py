@@ -298,6 +298,19 @@ class OpenVocabulary:
             raise InvalidInput("every vocabulary word is excluded; nothing left to rank")
         return mask, excluded, forms
 
+    def ranked(
+        self,
+        clues: Sequence[str],
+        *,
+        exclude: Iterable[str] = (),
+        exclude_clues: bool = True,
+        exclude_forms: bool = True,
+    ) -> NDArray[np.bool_]:
+        """Which vocabulary words (in index order) ``guess`` ranks given ``clues``: all but
+        the clues, their forms and ``exclude`` (the options as in ``guess``)."""
+        texts = [c.strip() for c in clues]
+        return self._ranked_mask(texts, exclude, exclude_clues, exclude_forms)[0]
+
     def guess(
         self,
         clues: Sequence[str],
