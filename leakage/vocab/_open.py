@@ -70,7 +70,8 @@ class GuessResult(BaseModel):
     """Vocabulary words left out of the ranking (by default the clues themselves)."""
     forms: list[str] = []
     """Vocabulary words left out as forms of a clue (plurals, derivations, shared stems,
-    compounds: ``leakage.vocab.WordForms``), unless ``exclude_forms=False``."""
+    compounds; a clue of several words: its words and their inflections:
+    ``leakage.vocab.WordForms``), unless ``exclude_forms=False``."""
     tau: float
     ranked: int
     """How many vocabulary words were ranked."""
