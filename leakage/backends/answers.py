@@ -199,8 +199,10 @@ class AnswersBackend(Closing):
         ``reader``: ``similarity`` (the encoder and WordNet senses) or ``llm`` (the client
         asked each question, ``llm_slope`` and ``llm_offset``); default ``llm`` when an
         ``llm`` is given."""
-        if slope <= 0 or llm_slope <= 0:
+        if slope <= 0:
             raise ValueError("slope must be positive")
+        if llm_slope <= 0:
+            raise ValueError("llm_slope must be positive")
         if senses < 1:
             raise ValueError("senses must be at least 1")
         self.reader: Reader = reader or ("llm" if llm is not None else "similarity")
@@ -352,10 +354,8 @@ class AnswersBackend(Closing):
         return out
 
     def cache_misses(self) -> int:
-        """Texts this backend's encoder sent to the model (found in no cache) so far; the
-        LLM reader: the questions it asked."""
-        if self.reader == "llm":
-            return len(self._asked)
+        """Texts this backend's encoder sent to the model (found in no cache) so far (the
+        LLM reader embeds nothing: 0)."""
         return 0 if self._encoder is None else self._encoder.encoded
 
     def close(self) -> None:
