@@ -229,8 +229,8 @@ class StepColumns:
         steps["text"].extend(inp.texts)
         steps["counted"].extend(inp.counted)
         self._speaker_word.extend(report.speaker_words)
-        self._candidates.extend(inp.candidates)
-        self._k.append(len(inp.candidates))
+        self._candidates.extend(inp.columns)  # the players, from a voter's seat
+        self._k.append(len(inp.columns))
         return n
 
     def to_batch(self, numbers: Mapping[str, Any]) -> Any:

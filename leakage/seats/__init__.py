@@ -5,9 +5,22 @@ SpyGame / Undercover: ``outside-known`` (an observer told both words and which i
 civilians': ``spy_assignment=known``), ``outside-pair`` (told the pair, not which is whose:
 ``marginalise``), ``spy`` (a spy's own seat: its word, the civilians' word over an open
 vocabulary, :func:`spy_seat`) and ``civilian`` (a voter's own seat: its word only, its role
-unknown, :func:`voter_seat`). See docs/games.md, "Seats".
+unknown, :func:`voter_seat`). The Chameleon: ``chameleon`` (the card, not the secret: the
+posterior over the secret as scored by default) and ``non-chameleon`` (the card and the
+secret: P(player j is the chameleon), :func:`chameleon_seat_trace`). ``ScoreOptions.seat``
+scores a game from any of them (``leakage score --seat``). See docs/games.md, "Seats".
 """
 
+from leakage.seats._names import (
+    CHAMELEON_SEATS,
+    OPEN_SEATS,
+    SEAT_ALIASES,
+    SEAT_NAMES,
+    SEATS,
+    SPYGAME_SEATS,
+    canonical_seat,
+    check_seat,
+)
 from leakage.seats._prior import (
     PAIR_PRIOR_FORMAT,
     PairPrior,
@@ -15,6 +28,16 @@ from leakage.seats._prior import (
     fit_pair_prior,
     read_pair_prior,
 )
+from leakage.seats._reader import (
+    SEAT_FINE,
+    SEAT_SHORTLIST,
+    SEAT_TAU,
+    SeatReader,
+    open_seat_vocabulary,
+    seat_reader,
+    tiers,
+)
+from leakage.seats._score import chameleon_seat_trace, spygame_seat_trace
 from leakage.seats._spygame import (
     GameRows,
     SpySeat,
@@ -22,16 +45,36 @@ from leakage.seats._spygame import (
     VoterSeat,
     game_rows,
     seat_shortlist,
+    spy_rho,
     spy_seat,
+    spy_seat_steps,
     voter_seat,
 )
+from leakage.seats._trace import SeatTrace
 
-SPYGAME_SEATS = ("outside-known", "outside-pair", "civilian", "spy")
-"""The seats of SpyGame / Undercover, the first the default."""
 
 __all__ = [
+    "CHAMELEON_SEATS",
+    "OPEN_SEATS",
     "PAIR_PRIOR_FORMAT",
+    "SEATS",
+    "SEAT_ALIASES",
+    "SEAT_FINE",
+    "SEAT_NAMES",
+    "SEAT_SHORTLIST",
+    "SEAT_TAU",
     "SPYGAME_SEATS",
+    "SeatReader",
+    "SeatTrace",
+    "canonical_seat",
+    "chameleon_seat_trace",
+    "check_seat",
+    "open_seat_vocabulary",
+    "seat_reader",
+    "spy_rho",
+    "spy_seat_steps",
+    "spygame_seat_trace",
+    "tiers",
     "GameRows",
     "PairPrior",
     "SpySeat",
