@@ -32,7 +32,7 @@ from leakage.errors import InvalidInput
 from leakage.metrics import outlier_trace
 from leakage.posterior import SPY_ASSIGNMENTS, SpyTrace, Trace, posterior_traces, spy_trace
 from leakage.reports import Report, Step, Summary
-from leakage.seats._names import OPEN_SEATS, canonical_seat, check_seat
+from leakage.seats._names import OPEN_SEATS, canonical_seat, check_seat, seat_error
 from leakage.transcripts import AnyTranscript, ChameleonTranscript
 
 if TYPE_CHECKING:
@@ -213,20 +213,18 @@ def game_input(t: AnyTranscript, options: ScoreOptions = ScoreOptions()) -> Game
     seat = options.seat
     if isinstance(t, ChameleonTranscript):
         if seat is not None:
-            check_seat(seat, "chameleon", f"game {t.id}")
+            check_seat(seat, "chameleon", t.id)
         counted = _counted(t, options)
         players = tuple(p.id for p in t.players)
         chameleons = tuple(p for p in players if p in t.chameleons())
         if seat == "non-chameleon":
             if t.secret is None:
-                raise InvalidInput(
-                    f"game {t.id}: seat: the non-chameleon's seat knows the secret, and this "
-                    "game has none"
+                raise seat_error(
+                    "the non-chameleon's seat knows the secret, and this game has none", t.id
                 )
             if not chameleons or len(chameleons) == len(players):
-                raise InvalidInput(
-                    f"game {t.id}: seat: the non-chameleon's seat needs a chameleon and a "
-                    "non-chameleon"
+                raise seat_error(
+                    "the non-chameleon's seat needs a chameleon and a non-chameleon", t.id
                 )
             first = next(p for p in players if p not in chameleons)
             counted = tuple(p != first for p in speakers)
@@ -242,7 +240,7 @@ def game_input(t: AnyTranscript, options: ScoreOptions = ScoreOptions()) -> Game
             seat=seat,
         )
     if seat is not None:
-        check_seat(seat, "spygame", f"game {t.id}")
+        check_seat(seat, "spygame", t.id)
     candidates = tuple(t.candidates)
     position = {w: j for j, w in enumerate(candidates)}
     words = {pid: position[w] for pid, w in t.words_by_player().items()}
@@ -260,7 +258,7 @@ def game_input(t: AnyTranscript, options: ScoreOptions = ScoreOptions()) -> Game
         seat_shortlist=options.seat_shortlist,
     )
     if seat in OPEN_SEATS and not inp.holders:
-        raise InvalidInput(f"game {t.id}: seat: no player sits in the {seat}'s seat")
+        raise seat_error(f"no player sits in the {seat}'s seat", t.id)
     return inp
 
 
@@ -729,7 +727,11 @@ def _seat_report(
     """The report of a player's seat (``leakage.seats._trace``): the step fields are the
     first holder's, ``seat_view`` every holder's."""
     labels = list(tr.labels)
-    entropy, gain, kl = tr.entropy_bits.tolist(), tr.information_gain_bits.tolist(), tr.kl_bits.tolist()
+    entropy, gain, kl = (
+        tr.entropy_bits.tolist(),
+        tr.information_gain_bits.tolist(),
+        tr.kl_bits.tolist(),
+    )
     counted = tr.counted.tolist()
     probability = None if tr.secret_probability is None else tr.secret_probability.tolist()
     rank = None if tr.secret_rank is None else tr.secret_rank.tolist()

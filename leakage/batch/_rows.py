@@ -19,6 +19,7 @@ from itertools import accumulate
 from typing import Any, Final, NamedTuple
 
 from leakage.posterior import SpyTrace, Trace
+from leakage.seats import SeatTrace
 from leakage.scoring import GameInput, ReportContext, report_context
 from leakage.transcripts import AnyTranscript, ChameleonTranscript
 
@@ -156,7 +157,7 @@ class StepNumbers:
         """How many games were added."""
         return len(self._prior_entropy)
 
-    def add(self, trace: Trace | SpyTrace) -> None:
+    def add(self, trace: Trace | SpyTrace | SeatTrace) -> None:
         """Append one scored game's figures."""
         import numpy as np
 

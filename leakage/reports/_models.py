@@ -45,7 +45,9 @@ class Step(_Out):
     outlier_scores: dict[str, float] | None = None
     """SpyGame, embedding backends: player id -> how far that player's descriptions so far sit
     from the other speakers' (1 - cosine of the mean vectors); only players who have spoken."""
-    seat_view: dict[str, dict[str, Any]] | None = Field(default=None, exclude_if=lambda v: v is None)
+    seat_view: dict[str, dict[str, Any]] | None = Field(
+        default=None, exclude_if=lambda v: v is None
+    )
     """A player's seat (``settings.seat``: ``spy``, ``civilian``, ``non-chameleon``): each
     player who sits there -> its figures after this turn (``counted``, ``entropy_bits``,
     ``information_gain_bits``, ``secret_probability``, ``secret_rank``; the spy's seat its
@@ -89,3 +91,11 @@ class Report(_Out):
     steps: list[Step]
     summary: Summary
     meta: dict[str, Any]
+
+
+def report_seat(report: Report) -> str:
+    """Whose posterior ``report``'s figures are (``settings.seat``, else the game's default
+    seat under its settings; docs/games.md, "Seats")."""
+    from leakage.seats._names import settings_seat
+
+    return settings_seat(report.game, report.settings)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from leakage.seats._reader import seat_reader
+from leakage.seats._reader import SEAT_SHORTLIST, seat_reader
 from leakage.seats._spygame import _normalise, seat_shortlist, spy_rho, spy_seat_steps
 from leakage.seats._trace import SeatTrace, assemble, civilian_steps, non_chameleon_steps
 
@@ -30,8 +30,9 @@ def spygame_seat_trace(
     """The ``spy`` or ``civilian`` seat of a SpyGame: every player who holds the spies'
     word (``spy``) or the civilians' (``civilian``) is a holder, in seat order."""
     if reader is None:
-        options = {} if shortlist is None else {"shortlist": shortlist}
-        reader = seat_reader(backend, vocabulary=vocabulary, **options)
+        reader = seat_reader(
+            backend, vocabulary=vocabulary, shortlist=shortlist or SEAT_SHORTLIST
+        )
     reader.vocab.add_candidates(candidates)  # ranked among V + the game's words
     word_of = dict(zip(players, player_words, strict=True))
     spies = [p for p in players if word_of[p] != civilian_word]
@@ -39,16 +40,14 @@ def spygame_seat_trace(
         holders = spies
         rho = spy_rho(len(players), len(spies))
         steps = [
-            spy_seat_steps(
-                reader, texts, speakers, h, word_of[h], civilian_word, candidates, rho
-            )
+            spy_seat_steps(reader, texts, speakers, h, word_of[h], civilian_word, candidates, rho)
             for h in holders
         ]
         return assemble(seat, holders, candidates, steps, info=reader.info())
     holders = [p for p in players if word_of[p] == civilian_word]
     search = reader.search
     vocab = reader.vocab
-    backend_rows = reader.fine if reader.fine is not None else search.backend
+    backend_rows: Any = reader.fine if reader.fine is not None else search.backend
     plans = []
     words: dict[str, None] = {}
     for h in holders:

@@ -113,9 +113,7 @@ def assemble(
                 **s.extra[t],
             }
         views.append(view)
-    posterior = (
-        np.stack(first.columns) if m else np.zeros((0, len(labels)), dtype=np.float64)
-    )
+    posterior = np.stack(first.columns) if m else np.zeros((0, len(labels)), dtype=np.float64)
     return SeatTrace(
         seat=seat,
         holders=tuple(holders),
@@ -128,7 +126,9 @@ def assemble(
         secret_probability=(
             np.asarray([p or 0.0 for p in first.probability]) if has_secret else None
         ),
-        secret_rank=np.asarray([r or 0 for r in first.rank], dtype=np.int64) if has_secret else None,
+        secret_rank=np.asarray([r or 0 for r in first.rank], dtype=np.int64)
+        if has_secret
+        else None,
         prior_entropy_bits=first.prior_entropy,
         views=views,
         info=dict(info or {}),
@@ -152,7 +152,9 @@ class Hypotheses:
         p = np.exp(z)
         return p / p.sum()
 
-    def marginals(self, p: NDArray[np.float64], players: Sequence[str], holder: str) -> NDArray[np.float64]:
+    def marginals(
+        self, p: NDArray[np.float64], players: Sequence[str], holder: str
+    ) -> NDArray[np.float64]:
         """P(player is in the set) for every player (the holder: P(it is among them))."""
         out = np.zeros(len(players))
         for q, s, mine in zip(p, self.sets, self.holder_in, strict=True):
