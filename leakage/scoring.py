@@ -32,7 +32,7 @@ from leakage.errors import InvalidInput
 from leakage.metrics import outlier_trace
 from leakage.posterior import SPY_ASSIGNMENTS, SpyTrace, Trace, posterior_traces, spy_trace
 from leakage.reports import Report, Step, Summary
-from leakage.seats._names import OPEN_SEATS, canonical_seat, check_seat, seat_error
+from leakage._seats import OPEN_SEATS, canonical_seat, check_seat, seat_error
 from leakage.transcripts import AnyTranscript, ChameleonTranscript
 
 if TYPE_CHECKING:

@@ -96,6 +96,6 @@ class Report(_Out):
 def report_seat(report: Report) -> str:
     """Whose posterior ``report``'s figures are (``settings.seat``, else the game's default
     seat under its settings; docs/games.md, "Seats")."""
-    from leakage.seats._names import settings_seat
+    from leakage._seats import settings_seat
 
     return settings_seat(report.game, report.settings)

@@ -11,7 +11,7 @@ secret: P(player j is the chameleon), :func:`chameleon_seat_trace`). ``ScoreOpti
 scores a game from any of them (``leakage score --seat``). See docs/games.md, "Seats".
 """
 
-from leakage.seats._names import (
+from leakage._seats import (
     CHAMELEON_SEATS,
     OPEN_SEATS,
     SEAT_ALIASES,

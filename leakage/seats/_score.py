@@ -30,9 +30,7 @@ def spygame_seat_trace(
     """The ``spy`` or ``civilian`` seat of a SpyGame: every player who holds the spies'
     word (``spy``) or the civilians' (``civilian``) is a holder, in seat order."""
     if reader is None:
-        reader = seat_reader(
-            backend, vocabulary=vocabulary, shortlist=shortlist or SEAT_SHORTLIST
-        )
+        reader = seat_reader(backend, vocabulary=vocabulary, shortlist=shortlist or SEAT_SHORTLIST)
     reader.vocab.add_candidates(candidates)  # ranked among V + the game's words
     word_of = dict(zip(players, player_words, strict=True))
     spies = [p for p in players if word_of[p] != civilian_word]
