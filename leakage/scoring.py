@@ -27,12 +27,12 @@ import numpy as np
 from pydantic import BaseModel
 from pydantic_core import to_json
 
+from leakage._seats import OPEN_SEATS, canonical_seat, check_seat, seat_error
 from leakage.backends.base import LikelihoodBackend, SupportsEmbed, SupportsPrepare
 from leakage.errors import InvalidInput
 from leakage.metrics import outlier_trace
 from leakage.posterior import SPY_ASSIGNMENTS, SpyTrace, Trace, posterior_traces, spy_trace
 from leakage.reports import Report, Step, Summary
-from leakage._seats import OPEN_SEATS, canonical_seat, check_seat, seat_error
 from leakage.transcripts import AnyTranscript, ChameleonTranscript
 
 if TYPE_CHECKING:

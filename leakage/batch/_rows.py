@@ -16,12 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import cache
 from itertools import accumulate
-from typing import Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from leakage.posterior import SpyTrace, Trace
-from leakage.seats import SeatTrace
 from leakage.scoring import GameInput, ReportContext, report_context
 from leakage.transcripts import AnyTranscript, ChameleonTranscript
+
+if TYPE_CHECKING:
+    from leakage.seats import SeatTrace
 
 STEPS_FORMAT: Final = "leakage.steps/1"
 
