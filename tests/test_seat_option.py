@@ -269,3 +269,45 @@ def test_inspect_tasks_check_the_seat_before_any_move(leakage_home: Path):
     with pytest.raises(InvalidTranscript, match="seat"):
         chameleon(games=1, seat="spy")
     assert spygame(games=1, seat="spy") is not None
+
+
+def test_the_whole_pool_re_ranks_the_best_words_keeping_their_mass():
+    """Five words with P 0.4, 0.3, 0.2, 0.05, 0.05; the whole pool's row for the one
+    statement heard is 0.1 and 0.9 on the two best: their mass 0.7 is shared 0.07 / 0.63."""
+    from leakage.seats._spygame import refine
+    from leakage.vocab import OpenPosterior
+
+    post = OpenPosterior(
+        ["a", "b", "c", "d", "e"], np.log([0.4, 0.3, 0.2, 0.05, 0.05]), np.arange(5), 1.0
+    )
+    refine([post], [np.array([0, 1])], np.zeros(5), np.log([[0.1, 0.9]]), {0: 0, 1: 1})
+    assert np.exp(post.log_p) == pytest.approx([0.07, 0.63, 0.2, 0.05, 0.05])
+    assert post.rank(1) == 1 and post.rank(0) == 3
+
+
+def test_the_spy_seat_asks_the_costly_members_once_about_a_few_words(words: str, cooccurrence):
+    """An ensemble with a costly member (here a counting stand-in for the listener): the
+    cheap members re-rank the shortlist, the whole pool (one call for every spy) only each
+    step's ``SEAT_FINE`` best words and the spies' own word."""
+    from leakage.backends.ensemble import EnsembleBackend
+    from leakage.seats import SEAT_FINE
+
+    game = _game(TWO_SPIES)
+    listener = Rows({t.text: {"Violin": 0.9} for t in game.turns})
+    listener.name = "listener"
+    pool = EnsembleBackend(
+        {"cooccurrence": cooccurrence, "listener": listener},
+        {"cooccurrence": 1.0, "listener": 1.0},
+        {"cooccurrence": 1.0, "listener": 1.0},
+    )
+    report = score_transcript(game, pool, ScoreOptions(seat="spy", seat_vocabulary=words))
+    assert len(listener.asked) == 1
+    clues, candidates = listener.asked[0]
+    assert clues == [t.text for t in game.turns]
+    heard = sum(1 for t in game.turns if t.player != "p2") + sum(
+        1 for t in game.turns if t.player != "p5"
+    )
+    assert "Cello" in candidates and len(candidates) <= SEAT_FINE * heard + 1
+    assert report.settings["seat_fine"] == "cooccurrence, listener"
+    assert report.settings["seat_rerank"] == "cooccurrence"
+    assert report.steps[-1].secret_rank == 1  # the stand-in listener names Violin

@@ -9,7 +9,16 @@ from typing import Any
 import numpy as np
 
 from leakage.seats._reader import SEAT_SHORTLIST, seat_reader
-from leakage.seats._spygame import _normalise, seat_shortlist, spy_rho, spy_seat_steps
+from leakage.seats._spygame import (
+    _normalise,
+    mix_own,
+    refine,
+    seat_shortlist,
+    spy_cheap_posteriors,
+    spy_rho,
+    spy_seat_steps,
+    top_rows,
+)
 from leakage.seats._trace import SeatTrace, assemble, civilian_steps, non_chameleon_steps
 
 
@@ -35,13 +44,9 @@ def spygame_seat_trace(
     word_of = dict(zip(players, player_words, strict=True))
     spies = [p for p in players if word_of[p] != civilian_word]
     if seat == "spy":
-        holders = spies
-        rho = spy_rho(len(players), len(spies))
-        steps = [
-            spy_seat_steps(reader, texts, speakers, h, word_of[h], civilian_word, candidates, rho)
-            for h in holders
-        ]
-        return assemble(seat, holders, candidates, steps, info=reader.info())
+        return _spy_seat(
+            reader, texts, speakers, players, spies, word_of, civilian_word, candidates
+        )
     holders = [p for p in players if word_of[p] == civilian_word]
     search = reader.search
     vocab = reader.vocab
@@ -78,6 +83,41 @@ def spygame_seat_trace(
         )
     info = {**reader.info(), "seat_marginal_rows": _name(backend_rows)}
     return assemble(seat, holders, players, steps, info=info)
+
+
+def _spy_seat(
+    reader: Any,
+    texts: Sequence[str],
+    speakers: Sequence[str],
+    players: Sequence[str],
+    spies: Sequence[str],
+    word_of: dict[str, str],
+    civilian_word: str,
+    candidates: Sequence[str],
+) -> SeatTrace:
+    """Every spy's seat: the cheap tier per spy, then the whole pool asked once about every
+    statement and the best words of every spy's every step (one candidate set, so a
+    backend's per-row constants are the same for every word a step compares)."""
+    rho = spy_rho(len(players), len(spies))
+    cheap = [spy_cheap_posteriors(reader, texts, speakers, h, word_of[h], rho) for h in spies]
+    if reader.fine is not None and texts:
+        tops = [[top_rows(p, reader.fine_words) for p in posts] for _, _, posts in cheap]
+        union = list(dict.fromkeys(int(r) for held in tops for top in held for r in top))
+        owns = list(dict.fromkeys(word_of[h] for h in spies))
+        words = [reader.vocab.index.words[r] for r in union]
+        table = np.asarray(reader.fine.loglik(list(texts), [*words, *owns]), dtype=np.float64)
+        col = {r: j for j, r in enumerate(union)}
+        for h, (heard, log_prior, posts), held in zip(spies, cheap, tops, strict=True):
+            own_col = table[heard, len(words) + owns.index(word_of[h])]
+            rows = mix_own(table[heard][:, : len(words)], own_col, rho)
+            refine(posts, held, log_prior, rows, col)
+    steps = [
+        spy_seat_steps(
+            reader, texts, heard, posts, log_prior, word_of[h], civilian_word, candidates
+        )
+        for h, (heard, log_prior, posts) in zip(spies, cheap, strict=True)
+    ]
+    return assemble("spy", spies, candidates, steps, info=reader.info())
 
 
 def _name(backend: Any) -> str:

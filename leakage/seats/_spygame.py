@@ -200,22 +200,45 @@ def _posteriors(
     )
     if fine is None or fine_words < 1:
         return posts
-    tops = [_top_rows(p, fine_words) for p in posts]
+    tops = [top_rows(p, fine_words) for p in posts]
     fine_union = list(dict.fromkeys(int(r) for top in tops for r in top))
     col = {r: j for j, r in enumerate(fine_union)}
     fine_rows = _mixed_rows(fine, texts, [search.words[r] for r in fine_union], own, rho)
-    for t, (post, top) in enumerate(zip(posts, tops, strict=True)):
-        mass = float(np.logaddexp.reduce(post.log_p[top]))
-        cols = np.array([col[int(r)] for r in top])
-        inside = log_prior[top] + fine_rows[: t + 1, cols].sum(axis=0)
-        post.log_p[top] = mass + inside - float(np.logaddexp.reduce(inside))
+    refine(posts, tops, log_prior, fine_rows, col)
     return posts
 
 
-def _top_rows(post: OpenPosterior, k: int) -> NDArray[np.int64]:
+def refine(
+    posts: Sequence[OpenPosterior],
+    tops: Sequence[NDArray[np.int64]],
+    log_prior: NDArray[np.float64],
+    rows: NDArray[np.float64],
+    col: dict[int, int],
+) -> None:
+    """Re-rank each step's ``tops`` words by the whole pool's ``rows`` (one per statement
+    heard, columns the vocabulary rows ``col`` maps), their mass kept (in place): within
+    the top words P ∝ π(w) Π_i exp rows[i, w], as the shortlist's re-rank one stage up."""
+    for t, (post, top) in enumerate(zip(posts, tops, strict=True)):
+        mass = float(np.logaddexp.reduce(post.log_p[top]))
+        cols = np.array([col[int(r)] for r in top])
+        inside = log_prior[top] + rows[: t + 1, cols].sum(axis=0)
+        post.log_p[top] = mass + inside - float(np.logaddexp.reduce(inside))
+
+
+def top_rows(post: OpenPosterior, k: int) -> NDArray[np.int64]:
     k = min(k, post.ranked)
     rows = np.argpartition(-post.log_p, k - 1)[:k]
     return rows[np.argsort(-post.log_p[rows], kind="stable")].astype(np.int64)
+
+
+def mix_own(
+    rows: NDArray[np.float64], own_col: NDArray[np.float64], rho: float
+) -> NDArray[np.float64]:
+    """Each row a mixture with the own word's (``own_col``) by ρ: the speaker may be the
+    other spy, who describes the own word."""
+    if rho <= 0:
+        return rows
+    return np.logaddexp(log(1 - rho) + rows, log(rho) + own_col[:, None])
 
 
 def _mixed_rows(
@@ -224,10 +247,7 @@ def _mixed_rows(
     """``backend``'s rows over ``words``, each a mixture with the own word's by ρ (the
     speaker may be the other spy, who describes the own word)."""
     rows = np.asarray(backend.loglik(list(texts), [*words, own]), dtype=np.float64)
-    own_col = len(words)
-    if rho > 0:
-        rows = np.logaddexp(log(1 - rho) + rows, log(rho) + rows[:, own_col : own_col + 1])
-    return rows[:, :own_col]
+    return mix_own(rows[:, : len(words)], rows[:, len(words)], rho)
 
 
 # -- a voter's seat ------------------------------------------------------------------------
@@ -373,44 +393,45 @@ def game_texts(game: SpyGameTranscript, rounds: int | None) -> list[str]:
     return [t.text for _, t in _statements(game, "", rounds)]
 
 
+def spy_cheap_posteriors(
+    reader: Any, texts: Sequence[str], speakers: Sequence[str], holder: str, own: str, rho: float
+) -> tuple[list[int], NDArray[np.float64], list[OpenPosterior]]:
+    """(the turns a spy holder hears, its log-prior, its posteriors after each of them by
+    stage 1 and the cheap tier): the first part of :func:`spy_seat_steps`' figures."""
+    log_prior = reader.prior.log_prior(reader.vocab, own)
+    mask = np.isfinite(log_prior)
+    heard = [i for i, who in enumerate(speakers) if who != holder]
+    posts = (
+        _posteriors(reader.search, [texts[i] for i in heard], log_prior, mask, own, rho=rho)
+        if heard
+        else []
+    )
+    return heard, log_prior, posts
+
+
 def spy_seat_steps(
     reader: Any,
     texts: Sequence[str],
-    speakers: Sequence[str],
-    holder: str,
+    heard: Sequence[int],
+    posts: Sequence[OpenPosterior],
+    log_prior: NDArray[np.float64],
     own: str,
     truth: str,
     labels: Sequence[str],
-    rho: float,
     *,
     top: int = 5,
 ) -> Any:
-    """A spy holder's figures after every turn of a game, on plain values (a
-    :class:`~leakage.seats._reader.SeatReader`; ``HolderSteps``): a turn of its own does not
-    count. ``labels``: the words whose probabilities are the step's posterior columns."""
+    """A spy holder's figures after every turn of a game, on plain values (``HolderSteps``),
+    from its posteriors after each turn it ``heard`` (:func:`spy_cheap_posteriors`, then
+    :func:`refine` by the whole pool): a turn of its own does not count. ``labels``: the
+    words whose probabilities are the step's posterior columns."""
     from leakage.seats._trace import HolderSteps, kl_bits
 
     vocab = reader.vocab
-    log_prior = reader.prior.log_prior(vocab, own)
     mask = np.isfinite(log_prior)
     prior_lp = _normalise(np.where(mask, log_prior, -np.inf))
     truth_row = vocab.index.position(truth)
     rows = [vocab.index.position(w) for w in labels]
-    heard = [i for i, who in enumerate(speakers) if who != holder]
-    posts = (
-        _posteriors(
-            reader.search,
-            [texts[i] for i in heard],
-            log_prior,
-            mask,
-            own,
-            rho=rho,
-            fine=reader.fine,
-            fine_words=reader.fine_words,
-        )
-        if heard
-        else []
-    )
     by_turn = dict(zip(heard, posts, strict=True))
     out = HolderSteps([], [], [], [], [], [], [], [], _entropy_bits(prior_lp))
     before_lp, before_h = prior_lp, out.prior_entropy
