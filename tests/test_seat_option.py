@@ -243,7 +243,7 @@ def test_cli_batch_seat(leakage_home: Path, tmp_path: Path):
 
 
 def test_service_score_seat(tmp_path: Path, default_index: Path):
-    from .test_service import Api, settings_for
+    from .test_service import Api, ndjson, settings_for, wait_job
 
     api = Api(settings_for(tmp_path, default_index))
     try:
@@ -258,6 +258,21 @@ def test_service_score_seat(tmp_path: Path, default_index: Path):
         assert unknown.status_code == 422
         old = api.post("/v1/score", params={"seat": "marginalise"}, content=TWO_SPIES.read_bytes())
         assert old.json()["settings"]["spy_assignment"] == "marginalise"
+        # a job: the seat goes with its options; a record it does not fit is that record's
+        # error, the others are scored
+        body = (
+            SPORTS.read_bytes().replace(b"\n", b"")
+            + b"\n"
+            + TWO_SPIES.read_bytes().replace(b"\n", b"")
+            + b"\n"
+        )
+        job = api.post("/v1/jobs", params={"seat": "non-chameleon"}, content=body)
+        assert job.status_code == 202, job.text
+        done = wait_job(api, job.json()["id"], timeout=120)
+        assert (done["ok"], done["failed"]) == (1, 1), done
+        assert "not a seat of SpyGame" in json.dumps(done["errors"])
+        lines = ndjson(api.get(f"/v1/jobs/{done['id']}/results"))
+        assert lines[0]["settings"]["seat"] == "non-chameleon"
     finally:
         api.close()
 
