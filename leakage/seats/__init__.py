@@ -54,7 +54,7 @@ from leakage.seats._spygame import (
     spy_seat_steps,
     voter_seat,
 )
-from leakage.seats._trace import SeatTrace
+from leakage.seats._trace import SeatTrace, voter_hypotheses, voter_loglik
 
 __all__ = [
     "CHAMELEON_SEATS",
@@ -93,5 +93,7 @@ __all__ = [
     "spy_seat_steps",
     "spygame_seat_trace",
     "tiers",
+    "voter_hypotheses",
+    "voter_loglik",
     "voter_seat",
 ]
