@@ -29,11 +29,22 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import bootstrap_ci, roc_auc, shared_data, write_result
-from benchmarks.studies.seats import _round1, _side
 
 SEED = 0
 LAMS = (0.25, 0.5, 1.0, 2.0)
 TOPS = (5, 20, 100_000)
+
+
+def _side(game: Any) -> str:
+    """The game's side of the frozen split by pair (as ``benchmarks.studies.seats``)."""
+    from leakage.calibration import split_side
+
+    a, b = sorted((game.words.civilian, game.words.spy))
+    return split_side(f"ck-arena-pair:{a}|{b}")
+
+
+def _round1(game: Any) -> int | None:
+    return min((t.round for t in game.turns if t.round is not None), default=None)
 
 
 def _norm(x: np.ndarray) -> np.ndarray:
