@@ -200,7 +200,11 @@ class Assembler:
             if isinstance(item, InvalidInput):
                 parsed.errors.append(error_line(raw.source, raw.record, raw.label, item))
                 continue
-            inp = game_input(item, spec.options)
+            try:
+                inp = game_input(item, spec.options)
+            except InvalidInput as err:  # e.g. a seat that is not this game's
+                parsed.errors.append(error_line(raw.source, raw.record, raw.label, err))
+                continue
             parsed.good.append(raw)
             parsed.inputs.append(inp)
             parsed.contexts.append(

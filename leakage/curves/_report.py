@@ -116,10 +116,27 @@ def _reader(steps: StepTable) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+def _seat(steps: StepTable) -> str:
+    """Whose posterior the figures are: the run's ``--seat``, else each game's default seat
+    under its options (a table without a manifest: the defaults)."""
+    from leakage.seats import default_seat, seat_sentence
+
+    options = (steps.manifest or {}).get("score_options") or {}
+    if options.get("seat"):
+        return seat_sentence(str(options["seat"]))
+    spy = default_seat("spygame", str(options.get("spy_assignment") or "known"))
+    cham = default_seat("chameleon", include_chameleon=bool(options.get("include_chameleon")))
+    return (
+        f"Figures from each game's default seat: SpyGame {spy}, The Chameleon {cham} "
+        "(docs/games.md, Seats)."
+    )
+
+
 def _provenance(steps: StepTable) -> str:
     m = steps.manifest or {}
     facts = [
         ("results", str(steps.location)),
+        ("seat", _seat(steps)),
         ("games", f"{steps.n_games:,}"),
         ("backend", m.get("backend")),
         ("models", ", ".join(map(str, m.get("models") or [])) or None),
@@ -247,7 +264,10 @@ def build_site(
         "other). Every plotted number, every interval included, is in the CSV named under its "
         "figure.</p>"
     )
-    bound = f'<p class="note">{_html._esc(lower_bound_note(_reader(steps)))}</p>'
+    bound = (
+        f'<p class="note">{_html._esc(lower_bound_note(_reader(steps)))} '
+        f"{_html._esc(_seat(steps))}</p>"
+    )
     sections = [
         (
             "Leaderboard: which model leaks least",
