@@ -24,6 +24,7 @@ BENCHMARKS = (
     "guess_cli",
     "reader",
     "gpu",
+    "seat_speed",
 )
 
 __all__ = ["BENCHMARKS"]

@@ -21,18 +21,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel
 from pydantic_core import to_json
 
+from leakage._seats import OPEN_SEATS, canonical_seat, check_seat, seat_error
 from leakage.backends.base import LikelihoodBackend, SupportsEmbed, SupportsPrepare
 from leakage.errors import InvalidInput
 from leakage.metrics import outlier_trace
 from leakage.posterior import SPY_ASSIGNMENTS, SpyTrace, Trace, posterior_traces, spy_trace
 from leakage.reports import Report, Step, Summary
 from leakage.transcripts import AnyTranscript, ChameleonTranscript
+
+if TYPE_CHECKING:
+    from leakage.seats import SeatTrace
 
 ReportData = dict[str, Any]
 """A ``leakage.report/1`` as plain data, every field in the report's order (what
@@ -46,7 +50,22 @@ class ScoreOptions:
     include_chameleon: bool = False
     """Chameleon: let the chameleon's own turns update the posterior too."""
     spy_assignment: Literal["known", "marginalise"] = "known"
-    """SpyGame: ``known`` (which word is the civilians' is known) or ``marginalise``."""
+    """SpyGame: ``known`` (which word is the civilians' is known) or ``marginalise``; the
+    old name of the seats ``outside-known`` and ``outside-pair``."""
+    seat: str | None = None
+    """Whose posterior the figures are (``leakage.seats.SEATS``; docs/games.md, "Seats"):
+    SpyGame ``outside-known``, ``outside-pair``, ``civilian``, ``spy``; The Chameleon
+    ``chameleon``, ``non-chameleon``; ``known`` / ``marginalise`` are aliases of the
+    outside seats. None: the game's default seat (SpyGame: ``spy_assignment``'s; The
+    Chameleon: the chameleon's, or with ``include_chameleon`` an outside observer's), and
+    the report's ``settings`` stay as before. A seat that is not the game's is an error
+    naming the ``seat`` field, for that game alone."""
+    seat_vocabulary: str | None = None
+    """``spy`` / ``civilian``: the open vocabulary (``wordfreq:N``, a word file or a saved
+    vocabulary index; default ``wordfreq:50000``, built once in ``LEAKAGE_HOME``)."""
+    seat_shortlist: int | None = None
+    """``spy`` / ``civilian``: words re-ranked per statement (default
+    ``leakage.seats.SEAT_SHORTLIST``)."""
 
     def __post_init__(self) -> None:
         if self.spy_assignment not in SPY_ASSIGNMENTS:
@@ -54,6 +73,24 @@ class ScoreOptions:
                 f"spy_assignment must be one of {', '.join(SPY_ASSIGNMENTS)}, "
                 f"not {self.spy_assignment!r}"
             )
+        if self.seat is None:
+            return
+        seat = canonical_seat(self.seat)
+        object.__setattr__(self, "seat", seat)
+        if seat == "outside-pair":
+            object.__setattr__(self, "spy_assignment", "marginalise")
+        elif seat == "outside-known" and self.spy_assignment != "known":
+            raise InvalidInput(
+                "seat: outside-known contradicts spy_assignment=marginalise (the seat "
+                "outside-pair); give one of them"
+            )
+        if seat == "chameleon" and self.include_chameleon:
+            raise InvalidInput(
+                "seat: the chameleon learns nothing from its own clues; leave "
+                "include_chameleon off (or the seat out, for an outside observer)"
+            )
+        if self.seat_shortlist is not None and self.seat_shortlist < 1:
+            raise InvalidInput("seat_shortlist: must be at least 1")
 
 
 class ChameleonInput(NamedTuple):
@@ -70,10 +107,21 @@ class ChameleonInput(NamedTuple):
     """Which turns update the posterior."""
     secret_index: int | None
     """Position of the secret among the candidates (None without a secret)."""
+    players: tuple[str, ...] = ()
+    """The player ids in seat order."""
+    chameleons: tuple[str, ...] = ()
+    seat: str | None = None
+    """``ScoreOptions.seat`` (None: the default)."""
 
     @property
     def game(self) -> Literal["chameleon"]:
         return "chameleon"
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """What a step's posterior ranges over: the card, or the players from the
+        non-chameleon's seat."""
+        return self.players if self.seat == "non-chameleon" else self.candidates
 
     @property
     def clues(self) -> list[str]:
@@ -97,10 +145,32 @@ class SpyInput(NamedTuple):
     """The player ids in seat order (the spy posterior's columns)."""
     n_spies: int
     spy_assignment: str = "known"
+    player_words: tuple[int, ...] = ()
+    """For every player (``players``' order), the position of its word among the candidates."""
+    seat: str | None = None
+    """``ScoreOptions.seat`` (None: the default)."""
+    seat_vocabulary: str | None = None
+    seat_shortlist: int | None = None
 
     @property
     def game(self) -> Literal["spygame"]:
         return "spygame"
+
+    @property
+    def holders(self) -> tuple[str, ...]:
+        """The players who sit in the seat: ``spy`` those who hold the spies' word,
+        ``civilian`` those who hold the civilians' (the first candidate)."""
+        if self.seat == "spy":
+            return tuple(p for p, w in zip(self.players, self.player_words, strict=True) if w)
+        if self.seat == "civilian":
+            return tuple(p for p, w in zip(self.players, self.player_words, strict=True) if not w)
+        return ()
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """What a step's posterior ranges over: the pair (and distractors), or the players
+        from a civilian's seat."""
+        return self.players if self.seat == "civilian" else self.candidates
 
     @property
     def category(self) -> None:
@@ -109,7 +179,11 @@ class SpyInput(NamedTuple):
 
     @property
     def counted(self) -> tuple[bool, ...]:
-        """Every statement counts."""
+        """Every statement counts; from a player's seat (``spy``, ``civilian``), the first
+        holder's own statements do not."""
+        if self.seat in OPEN_SEATS and self.holders:
+            first = self.holders[0]
+            return tuple(p != first for p in self.speakers)
         return (True,) * len(self.texts)
 
     @property
@@ -132,22 +206,45 @@ def _counted(t: ChameleonTranscript, options: ScoreOptions) -> tuple[bool, ...]:
 
 
 def game_input(t: AnyTranscript, options: ScoreOptions = ScoreOptions()) -> GameInput:
-    """The plain values :func:`score_input` needs from ``t``."""
+    """The plain values :func:`score_input` needs from ``t``; a seat that is not one of
+    ``t``'s game is an error naming the ``seat`` field and the game."""
     texts = tuple(turn.text for turn in t.turns)
     speakers = tuple(turn.player for turn in t.turns)
+    seat = options.seat
     if isinstance(t, ChameleonTranscript):
+        if seat is not None:
+            check_seat(seat, "chameleon", t.id)
+        counted = _counted(t, options)
+        players = tuple(p.id for p in t.players)
+        chameleons = tuple(p for p in players if p in t.chameleons())
+        if seat == "non-chameleon":
+            if t.secret is None:
+                raise seat_error(
+                    "the non-chameleon's seat knows the secret, and this game has none", t.id
+                )
+            if not chameleons or len(chameleons) == len(players):
+                raise seat_error(
+                    "the non-chameleon's seat needs a chameleon and a non-chameleon", t.id
+                )
+            first = next(p for p in players if p not in chameleons)
+            counted = tuple(p != first for p in speakers)
         return ChameleonInput(
             texts=texts,
             speakers=speakers,
             candidates=tuple(t.candidates),
             category=t.category,
-            counted=_counted(t, options),
+            counted=counted,
             secret_index=t.candidates.index(t.secret) if t.secret is not None else None,
+            players=players,
+            chameleons=chameleons,
+            seat=seat,
         )
+    if seat is not None:
+        check_seat(seat, "spygame", t.id)
     candidates = tuple(t.candidates)
     position = {w: j for j, w in enumerate(candidates)}
     words = {pid: position[w] for pid, w in t.words_by_player().items()}
-    return SpyInput(
+    inp = SpyInput(
         texts=texts,
         speakers=speakers,
         candidates=candidates,
@@ -155,7 +252,14 @@ def game_input(t: AnyTranscript, options: ScoreOptions = ScoreOptions()) -> Game
         players=tuple(p.id for p in t.players),
         n_spies=len(t.spies()),
         spy_assignment=options.spy_assignment,
+        player_words=tuple(words[p.id] for p in t.players),
+        seat=seat,
+        seat_vocabulary=options.seat_vocabulary,
+        seat_shortlist=options.seat_shortlist,
     )
+    if seat in OPEN_SEATS and not inp.holders:
+        raise seat_error(f"no player sits in the {seat}'s seat", t.id)
+    return inp
 
 
 def scored_clues(t: AnyTranscript, options: ScoreOptions = ScoreOptions()) -> list[str]:
@@ -189,15 +293,22 @@ def backend_requests(inp: GameInput) -> list[BackendRequest]:
     replays the answers to :func:`score_inputs` elsewhere get the same traces. Kept beside
     ``_chameleon_loglik`` and ``_spygame_trace``, whose questions these are."""
     if isinstance(inp, ChameleonInput):
+        if inp.seat == "non-chameleon":
+            return [BackendRequest(inp.texts, inp.candidates, inp.category)] if inp.texts else []
         if not any(inp.counted):
             return []
         return [BackendRequest(tuple(inp.clues), tuple(inp.candidates), inp.category)]
+    if inp.seat in OPEN_SEATS:
+        raise InvalidInput(
+            f"seat: the {inp.seat}'s seat asks the backend about words of an open vocabulary "
+            "that only the scoring process knows; score it with the process engine"
+        )
     if not inp.texts:
         return []
     return [BackendRequest(tuple(inp.texts), tuple(inp.candidates), None, embed=True)]
 
 
-def score_input(inp: GameInput, backend: LikelihoodBackend) -> Trace | SpyTrace:
+def score_input(inp: GameInput, backend: LikelihoodBackend) -> Trace | SpyTrace | SeatTrace:
     """Stage 1 for one game (:func:`score_inputs`); a game the backend rejects raises."""
     (trace,) = score_inputs([inp], backend)
     if isinstance(trace, InvalidInput):
@@ -226,18 +337,53 @@ def _spygame_trace(inp: SpyInput, backend: LikelihoodBackend) -> SpyTrace:
     return trace
 
 
+def _seat_trace(inp: GameInput, backend: LikelihoodBackend) -> SeatTrace:
+    """A player's seat (``spy``, ``civilian``, ``non-chameleon``): ``leakage.seats``."""
+    from leakage.seats import chameleon_seat_trace, spygame_seat_trace
+
+    if isinstance(inp, ChameleonInput):
+        assert inp.secret_index is not None  # game_input checked it
+        loglik = backend.loglik(list(inp.texts), list(inp.candidates), category=inp.category)
+        return chameleon_seat_trace(
+            loglik=loglik if inp.texts else np.zeros((0, len(inp.candidates))),
+            speakers=inp.speakers,
+            players=inp.players,
+            chameleons=inp.chameleons,
+            secret_index=inp.secret_index,
+        )
+    assert inp.seat is not None
+    return spygame_seat_trace(
+        inp.seat,
+        texts=inp.texts,
+        speakers=inp.speakers,
+        players=inp.players,
+        player_words=[inp.candidates[w] for w in inp.player_words],
+        civilian_word=inp.candidates[0],
+        candidates=inp.candidates,
+        backend=backend,
+        vocabulary=inp.seat_vocabulary,
+        shortlist=inp.seat_shortlist,
+    )
+
+
+PLAYER_SEATS = (*OPEN_SEATS, "non-chameleon")
+"""Seats computed from a player's knowledge (``leakage.seats``), not by the posterior engine."""
+
+
 def score_inputs(
     inputs: Sequence[GameInput], backend: LikelihoodBackend
-) -> list[Trace | SpyTrace | InvalidInput]:
+) -> list[Trace | SpyTrace | SeatTrace | InvalidInput]:
     """:func:`score_input` for many games, in order: the backend is asked game by game, the
     posterior engine runs once per group of Chameleon games of the same shape (turns,
     candidates, with or without a secret). A game the backend rejects comes back as its
     :class:`~leakage.errors.InvalidInput`; any other backend error is raised."""
-    out: list[Trace | SpyTrace | InvalidInput | None] = [None] * len(inputs)
+    out: list[Trace | SpyTrace | SeatTrace | InvalidInput | None] = [None] * len(inputs)
     groups: dict[tuple[int, int, bool], list[tuple[int, ChameleonInput, np.ndarray]]] = {}
     for i, inp in enumerate(inputs):
         try:
-            if isinstance(inp, ChameleonInput):
+            if inp.seat in PLAYER_SEATS:
+                out[i] = _seat_trace(inp, backend)
+            elif isinstance(inp, ChameleonInput):
                 loglik = _chameleon_loglik(inp, backend)
                 key = (len(inp.texts), len(inp.candidates), inp.secret_index is not None)
                 groups.setdefault(key, []).append((i, inp, loglik))
@@ -311,7 +457,7 @@ class ReportShape:
 def shape_report(
     inp: GameInput,
     ctx: ReportContext,
-    trace: Trace | SpyTrace,
+    trace: Trace | SpyTrace | SeatTrace,
     backend: str,
     backend_info: dict[str, Any],
     options: ScoreOptions = ScoreOptions(),
@@ -321,7 +467,9 @@ def shape_report(
     built without validating it; every caller's report comes from here (see the module's
     docstring). ``Report.model_validate`` of it is the report, :func:`report_json` its
     JSON."""
-    if isinstance(inp, ChameleonInput):
+    if not isinstance(trace, (Trace, SpyTrace)):
+        data = _seat_report(inp, ctx, trace, backend, backend_info, options)
+    elif isinstance(inp, ChameleonInput):
         if not isinstance(trace, Trace):
             raise TypeError(f"a Chameleon game needs a Trace, not {type(trace).__name__}")
         data = _chameleon_report(inp, ctx, trace, backend, backend_info, options)
@@ -351,7 +499,7 @@ def reshape_report(data: ReportData, shape: ReportShape) -> ReportData:
 def report_data(
     inp: GameInput,
     ctx: ReportContext,
-    trace: Trace | SpyTrace,
+    trace: Trace | SpyTrace | SeatTrace,
     backend: str,
     backend_info: dict[str, Any],
     options: ScoreOptions = ScoreOptions(),
@@ -370,7 +518,7 @@ def report_json(data: ReportData) -> bytes:
 
 def build_report(
     t: AnyTranscript,
-    trace: Trace | SpyTrace,
+    trace: Trace | SpyTrace | SeatTrace,
     backend: str,
     backend_info: dict[str, Any],
     options: ScoreOptions = ScoreOptions(),
@@ -382,7 +530,7 @@ def build_report(
 def _report(
     t: AnyTranscript,
     inp: GameInput,
-    trace: Trace | SpyTrace,
+    trace: Trace | SpyTrace | SeatTrace,
     backend: str,
     backend_info: dict[str, Any],
     options: ScoreOptions,
@@ -397,7 +545,7 @@ def _defaults(model: type[BaseModel]) -> dict[str, Any]:
     return {name: f.get_default() for name, f in model.model_fields.items()}
 
 
-_STEP = _defaults(Step)
+_STEP = {k: v for k, v in _defaults(Step).items() if k != "seat_view"}  # only when set
 _SUMMARY = _defaults(Summary)
 _REPORT = _defaults(Report)
 
@@ -461,7 +609,7 @@ def _chameleon_report(
         "category": inp.category,
         "candidates": list(candidates),
         "secret": ctx.secret,
-        "settings": {"include_chameleon": options.include_chameleon},
+        "settings": {"include_chameleon": options.include_chameleon, **_seat_setting(options)},
         "steps": steps,
         "summary": summary,
         "meta": dict(ctx.meta),
@@ -543,7 +691,124 @@ def _spygame_report(
         "backend_info": backend_info,
         "candidates": list(candidates),
         "secret": ctx.secret,
-        "settings": {"spy_assignment": options.spy_assignment, "n_spies": n_spies},
+        "settings": {
+            "spy_assignment": options.spy_assignment,
+            "n_spies": n_spies,
+            **_seat_setting(options),
+        },
+        "steps": steps,
+        "summary": summary,
+        "meta": dict(ctx.meta),
+    }
+
+
+def _seat_setting(options: ScoreOptions) -> dict[str, Any]:
+    """``settings.seat`` when a seat was asked for (reports scored without one stay as they
+    were; their seat is the game's default, ``leakage.reports.report_seat``)."""
+    return {} if options.seat is None else {"seat": options.seat}
+
+
+SEAT_SECRETS = {
+    "spy": "the civilians' word, over the open vocabulary",
+    "civilian": "who the spies are (and whether the holder is one)",
+    "non-chameleon": "who the chameleon is",
+}
+"""What a player's seat's ``secret_probability`` and ``secret_rank`` are of."""
+
+
+def _seat_report(
+    inp: GameInput,
+    ctx: ReportContext,
+    tr: SeatTrace,
+    backend: str,
+    backend_info: dict[str, Any],
+    options: ScoreOptions,
+) -> dict[str, Any]:
+    """The report of a player's seat (``leakage.seats._trace``): the step fields are the
+    first holder's, ``seat_view`` every holder's."""
+    labels = list(tr.labels)
+    entropy, gain, kl = (
+        tr.entropy_bits.tolist(),
+        tr.information_gain_bits.tolist(),
+        tr.kl_bits.tolist(),
+    )
+    counted = tr.counted.tolist()
+    probability = None if tr.secret_probability is None else tr.secret_probability.tolist()
+    rank = None if tr.secret_rank is None else tr.secret_rank.tolist()
+    spygame = isinstance(inp, SpyInput)
+    voters = tr.seat == "civilian"
+    holder = tr.holders[0]
+    steps: list[dict[str, Any]] = []
+    spy_round1: list[str] | None = None
+    rounds = ctx.rounds
+    first_round = rounds[0] if rounds else None
+    for i, row in enumerate(tr.posterior.tolist()):
+        posterior = dict(zip(labels, row, strict=True))
+        steps.append(
+            {
+                **_STEP,
+                "index": i,
+                "player": inp.speakers[i],
+                "role": ctx.roles[i],
+                "round": rounds[i],
+                "text": inp.texts[i],
+                "counted": counted[i],
+                "posterior": posterior,
+                "entropy_bits": entropy[i],
+                "information_gain_bits": gain[i],
+                "kl_bits": kl[i],
+                "secret_probability": None if probability is None else probability[i],
+                "secret_rank": None if rank is None or not rank[i] else rank[i],
+                "speaker_word": ctx.speaker_words[i],
+                "spy_posterior": posterior if voters else None,
+                "seat_view": tr.views[i],
+            }
+        )
+        next_round = rounds[i + 1] if i + 1 < len(rounds) else None
+        if voters and spy_round1 is None and first_round is not None and next_round != first_round:
+            others = [p for p in labels if p != holder]
+            ranked = sorted(others, key=lambda p: -posterior[p])
+            spy_round1 = ranked[: max(1, len(ctx.spies) - (holder in ctx.spies))]
+    last = steps[-1] if steps else None
+    last_rank = None if last is None else last["secret_rank"]
+    summary = {
+        **_SUMMARY,
+        "counted_turns": sum(counted),
+        "prior_entropy_bits": float(tr.prior_entropy_bits),
+        "final_entropy_bits": None if last is None else last["entropy_bits"],
+        "total_information_gain_bits": None if last is None else float(sum(gain)),
+        "final_secret_probability": None if last is None else last["secret_probability"],
+        "final_secret_rank": last_rank,
+        "top1": None if last_rank is None else last_rank <= 1,
+        "top3": None if last_rank is None else last_rank <= 3,
+        "spy_top_after_round1": spy_round1,
+        "spy_hit_after_round1": (
+            None if spy_round1 is None else bool(set(spy_round1) & set(ctx.spies))
+        ),
+    }
+    settings: dict[str, Any] = (
+        {"spy_assignment": options.spy_assignment, "n_spies": inp.n_spies}
+        if isinstance(inp, SpyInput)
+        else {"include_chameleon": options.include_chameleon}
+    )
+    settings.update(
+        {
+            "seat": tr.seat,
+            "seat_holders": list(tr.holders),
+            "seat_secret": SEAT_SECRETS[tr.seat],
+            **tr.info,
+        }
+    )
+    return {
+        **_REPORT,
+        "game_id": ctx.game_id,
+        "game": "spygame" if spygame else "chameleon",
+        "backend": backend,
+        "backend_info": backend_info,
+        "category": inp.category,
+        "candidates": list(inp.candidates),
+        "secret": ctx.secret,
+        "settings": settings,
         "steps": steps,
         "summary": summary,
         "meta": dict(ctx.meta),

@@ -9,7 +9,9 @@ import pytest
 
 from leakage.backends import create_backend
 from leakage.backends.answers import (
+    ANSWER_PROMPT,
     AnswersBackend,
+    ask_question,
     is_question_answer,
     read_answer,
     sense_texts,
@@ -106,3 +108,73 @@ def test_the_factory_takes_the_embedding_options(minilm) -> None:
     assert b.loglik([], CARD).shape == (0, 4)
     with pytest.raises(ValueError, match="slope"):
         AnswersBackend(minilm, slope=0)
+
+
+# -- the LLM reader: any leakage.llm client, here an endpoint (the fake OpenAI server) -----
+
+
+@pytest.mark.parametrize(
+    ("clue", "candidate", "question"),
+    [
+        ("Is the target word a type of fish? Yes.", "Flounder", "Is Flounder a type of fish?"),
+        (
+            "Does the target word typically live in water? no",
+            "Bass",
+            "Does Bass typically live in water?",
+        ),
+        ("Can you eat it? Yes!", "Pear", "Can you eat it?"),  # no frame: asked as it was
+        ("It is not a metal.", "Gold", "Is it true that it is a metal?"),
+    ],
+)
+def test_a_clue_is_asked_about_the_candidate(clue: str, candidate: str, question: str) -> None:
+    assert ask_question(clue, candidate) == question
+
+
+def test_the_llm_reader_asks_an_endpoint_each_question_once(tmp_path) -> None:
+    from leakage.llm import OpenAICompatibleClient
+    from tests.fakes.openai_api import MODEL, FakeOpenAI, token_logprob
+
+    clues = ["Is the target word an animal? Yes.", "Is the target word a pet? No."]
+    with FakeOpenAI() as fake:
+        client = OpenAICompatibleClient(
+            fake.url, MODEL, cache_path=tmp_path / "llm.sqlite", backoff=0.01
+        )
+        backend = create_backend("answers", client=client, llm_slope=2.0, llm_offset=0.5)
+        assert backend.reader == "llm" and backend.info()["model"] == MODEL
+        rows = backend.loglik(clues, CARD[:2])
+        asked = len(fake.requests)
+        assert backend.loglik(clues, CARD[:2]).tolist() == rows.tolist()
+        assert len(fake.requests) == asked  # each question asked once
+        prompts = {r.body["prompt"] for r in fake.requests}
+    assert fake.requests[0].path == "/v1/completions"
+    assert ANSWER_PROMPT.format(candidate="Dog", question="Is Dog an animal?") + " yes" in prompts
+    assert ANSWER_PROMPT.format(candidate="Chair", question="Is Chair a pet?") + " no" in prompts
+    # by hand: the fake gives a token -len/10 whatever the context, so " yes" -0.4 and " no"
+    # -0.3 after every prompt: log-odds -0.1, logit 2 * -0.1 + 0.5 = 0.3 for every candidate;
+    # "Yes." reads log σ(0.3), "No." log σ(-0.3) (one reading per candidate: the chain rule
+    # leaves each row its own answer's probability)
+    assert token_logprob(" yes") - token_logprob(" no") == pytest.approx(-0.1)
+    assert rows[0] == pytest.approx([-np.logaddexp(0, -0.3)] * 2)
+    assert rows[1] == pytest.approx([-np.logaddexp(0, 0.3)] * 2)
+
+
+def test_llm_endpoint_reaches_the_answers_member(tmp_path, monkeypatch) -> None:
+    from leakage.cli._options import backend_options
+    from tests.fakes.openai_api import FakeOpenAI
+
+    url = "http://127.0.0.1:9/v1"
+    assert backend_options("answers", None, {}, llm_endpoint=url) == {"endpoint": url}
+    assert backend_options("ensemble", None, {}, llm_endpoint=url)["answers"] == {"endpoint": url}
+    # an endpoint alone chooses the LLM reader; nothing is opened until a clue is read
+    backend = create_backend("answers", endpoint=url, llm_model="m")
+    assert backend.reader == "llm" and backend.info()["llm"] == {"opened": False}
+    monkeypatch.setenv("LEAKAGE_HOME", str(tmp_path))  # its own LLM responses cache
+    with FakeOpenAI(models=("big-model",)) as fake:  # --llm-endpoint URL --model NAME
+        named = create_backend("answers", endpoint=fake.url, model="big-model", variables={})
+        named.loglik(["Is it a dog? Yes."], CARD[:1])
+        assert named.info()["model"] == "big-model"
+        assert {r.body["model"] for r in fake.requests} == {"big-model"}
+    kept = create_backend("answers", endpoint=url, reader="similarity")
+    assert kept.reader == "similarity"
+    with pytest.raises(ValueError, match="needs an LLM client"):
+        AnswersBackend(lambda: None, reader="llm")  # type: ignore[arg-type,return-value]

@@ -37,13 +37,17 @@ LAYERS: dict[str, int] = {
     "posterior": 1,
     "metrics": 1,
     "corpus": 1,
+    "_seats": 1,
     # 2: clients of models: LLMs (local, GGUF, remote), sentence encoders
     "llm": 2,
     "encoders": 2,
     # 3: likelihood backends, behind the protocols and the registry of backends/base.py
     "backends": 3,
-    # 4: the scoring spine: transcript -> backend matrix -> posterior -> report
+    # 4: the scoring spine: transcript -> backend matrix -> posterior -> report, and the
+    # seats it scores from (a seat is an input of the posterior, with its open vocabulary)
     "scoring": 4,
+    "seats": 4,
+    "vocab": 4,
     # 5: what is built on scoring and the backends
     "batch": 5,
     "calibration": 5,
@@ -51,8 +55,6 @@ LAYERS: dict[str, int] = {
     "reader": 5,
     "games": 5,
     "splits": 5,
-    "vocab": 5,
-    "seats": 5,
     # 6: the command line (the service is a distribution of its own, above it)
     "cli": 6,
     "inspect": 6,

@@ -163,11 +163,11 @@ def test_a_clue_is_listed_once_per_secret_at_its_most_extreme(tmp_path: Path):
 def test_report_files_and_a_self_contained_page(table: Path, tmp_path: Path):
     out = tmp_path / "rep"
     rep = build_report(table, out, by="role", replicates=100)
-    for stem in ("entropy", "topk", "info_gain", "leakage_by_group", "plane"):
+    for stem in ("leaderboard", "entropy", "topk", "info_gain", "leakage_by_group", "plane"):
         assert (out / f"{stem}.png").read_bytes()[:4] == b"\x89PNG"
         assert "<svg" in (out / f"{stem}.svg").read_text()
     page = (out / "report.html").read_text()
-    assert page.count("<svg") == 5
+    assert page.count("<svg") == 6
     assert "<script" not in page and "<link" not in page and 'src="http' not in page
     assert "&lt;clue 1-0&gt;" in page and "<clue" not in page  # clue text is escaped
     assert "log2 16" in page  # the prior is named

@@ -1359,8 +1359,8 @@ def test_a_job_is_submitted_watched_downloaded_and_deleted_from_the_page(
     act(driver, in_job_row(driver, job_id, '[data-download="html"]'))
     html = _downloaded(folder, f"leakage-report-{job_id}.html").decode()
     assert (
-        "<h2>Entropy after m clues</h2>" in html and html.count("<svg") == 5
-    )  # four figures and the reveal-vs-conceal plane
+        "<h2>Entropy after m clues</h2>" in html and html.count("<svg") == 6
+    )  # the leaderboard, four figures and the reveal-vs-conceal plane
     # opened: its curves and the table of its games and failed records
     act(driver, in_job_row(driver, job_id, '[data-action="open"]'))
     assert parse_qs(urlsplit(driver.current_url).query)["job"] == [job_id]

@@ -499,7 +499,7 @@ def test_job_report_page_is_leakage_reports_page(
         return re.findall(r"<td>([^<]*)</td>", body.split("<h2>Entropy", 1)[1])
 
     assert re.findall(r"<h2>([^<]*)</h2>", r.text) == re.findall(r"<h2>([^<]*)</h2>", want)
-    assert r.text.count("<svg") == want.count("<svg") == 5  # with the plane
+    assert r.text.count("<svg") == want.count("<svg") == 6  # with the leaderboard and plane
     assert tables(r.text) == tables(want)
     assert f"job {job_id}" in r.text
 

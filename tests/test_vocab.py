@@ -349,6 +349,29 @@ def test_a_clues_own_forms_are_left_out(vocab5k: OpenVocabulary):
     assert vocab5k.rank_of("waters", ["water"]).of == result.ranked + 1
 
 
+def test_the_words_a_sentence_clue_says_are_left_out(vocab5k: OpenVocabulary):
+    words = ["rate", "value", "values", "valuation", "worth", "measure", "measured", "price"]
+    forms = WordForms([*words, "a", "of", "something"])
+    # by hand: a, measure (+ measured: stem "measur"), of, value (+ values: stem "valu"),
+    # worth, something; valuation (stem "valuat"), rate and price are not said
+    said = {forms.words[r] for r in forms.of("A measure of the value or worth of something.")}
+    assert said == {"a", "measure", "measured", "of", "value", "values", "worth", "something"}
+    # a word alone keeps the one-word rules; two words count as a sentence
+    assert {forms.words[r] for r in forms.of("price rate")} == {"price", "rate"}
+    assert forms.words_of("price") == []
+    # In a guess: none of them is guessed, ranks stay exact, the target is never left out.
+    clue = "A piece of furniture with doors and shelves for storing things"
+    result = vocab5k.guess([clue], top=10)
+    assert {"furniture", "doors", "door", "things", "thing", "store"} <= set(result.forms)
+    assert not {g.word for g in result.guesses} & set(result.forms)
+    assert result.ranked == int(vocab5k.ranked([clue]).sum())
+    assert [g.rank for g in result.guesses] == list(range(1, 11))
+    # "store" shares the stem of "storing" (not in this vocabulary)
+    kept = vocab5k.rank_of("furniture", [clue])
+    assert kept.in_vocabulary and kept.of == result.ranked + 1
+    assert vocab5k.rank_of("furniture", [clue], exclude_forms=False).rank <= 3
+
+
 def test_racket_net_guesses_tennis_once_reranked(vocab5k: OpenVocabulary, default_index):
     """Issue 39: the clues' forms left out and the shortlist re-ranked by the word fit's
     co-occurrence and embedding members put tennis in the top 5."""

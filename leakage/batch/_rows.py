@@ -16,11 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import cache
 from itertools import accumulate
-from typing import Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from leakage.posterior import SpyTrace, Trace
 from leakage.scoring import GameInput, ReportContext, report_context
 from leakage.transcripts import AnyTranscript, ChameleonTranscript
+
+if TYPE_CHECKING:
+    from leakage.seats import SeatTrace
 
 STEPS_FORMAT: Final = "leakage.steps/1"
 
@@ -156,7 +159,7 @@ class StepNumbers:
         """How many games were added."""
         return len(self._prior_entropy)
 
-    def add(self, trace: Trace | SpyTrace) -> None:
+    def add(self, trace: Trace | SpyTrace | SeatTrace) -> None:
         """Append one scored game's figures."""
         import numpy as np
 
@@ -229,8 +232,8 @@ class StepColumns:
         steps["text"].extend(inp.texts)
         steps["counted"].extend(inp.counted)
         self._speaker_word.extend(report.speaker_words)
-        self._candidates.extend(inp.candidates)
-        self._k.append(len(inp.candidates))
+        self._candidates.extend(inp.columns)  # the players, from a voter's seat
+        self._k.append(len(inp.columns))
         return n
 
     def to_batch(self, numbers: Mapping[str, Any]) -> Any:

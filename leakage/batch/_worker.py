@@ -245,7 +245,7 @@ class Assembler:
                 continue
             try:
                 inp = game_input(item, spec.options)
-            except InvalidInput as err:
+            except InvalidInput as err:  # e.g. a seat that is not this game's
                 parsed.errors.append(error_line(raw.source, raw.record, raw.label, err))
                 continue
             parsed.good.append(raw)

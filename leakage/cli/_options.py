@@ -28,6 +28,17 @@ from typer.models import ParameterInfo
 
 SpyAssignment = Literal["known", "marginalise"]
 """``ScoreOptions.spy_assignment``."""
+Seat = Literal[
+    "outside-known",
+    "outside-pair",
+    "civilian",
+    "spy",
+    "chameleon",
+    "non-chameleon",
+    "known",
+    "marginalise",
+]
+"""``leakage.seats.SEAT_NAMES``: ``ScoreOptions.seat``."""
 Estimator = Literal["conditional", "npmi", "ngd"]
 """``leakage.backends.cooccurrence.ESTIMATORS``."""
 Pooling = Literal["mean", "sum"]
@@ -150,6 +161,26 @@ IncludeChameleonOption = Annotated[
 SpyAssignmentOption = Annotated[
     SpyAssignment,
     typer.Option(help="SpyGame spy posterior: the civilian word is known, or marginalise over it."),
+]
+SeatOption = Annotated[
+    Seat | None,
+    typer.Option(
+        metavar="<seat>",
+        help="Whose posterior (docs/games.md, Seats): SpyGame outside-known, outside-pair, "
+        "civilian or spy; The Chameleon chameleon or non-chameleon (known / marginalise: "
+        "the outside seats' old names). Default: the game's own default seat.",
+    ),
+]
+SeatVocabularyOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Seats spy / civilian: the open vocabulary (wordfreq:N, a word file or a "
+        "vocabulary index directory; default wordfreq:50000)."
+    ),
+]
+SeatShortlistOption = Annotated[
+    int | None,
+    typer.Option(min=1, help="Seats spy / civilian: words re-ranked per statement (100)."),
 ]
 BackendOptionsOption = Annotated[
     list[str] | None,

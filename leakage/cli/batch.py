@@ -23,6 +23,9 @@ from leakage.cli._options import (
     IncludeChameleonOption,
     InputFormatOption,
     NamesCommand,
+    SeatOption,
+    SeatShortlistOption,
+    SeatVocabularyOption,
     SpyAssignmentOption,
     parse_backend_options,
 )
@@ -115,6 +118,9 @@ def batch(
     backend_option: BackendOptionsOption = None,
     include_chameleon: IncludeChameleonOption = False,
     spy_assignment: SpyAssignmentOption = "known",
+    seat: SeatOption = None,
+    seat_vocabulary: SeatVocabularyOption = None,
+    seat_shortlist: SeatShortlistOption = None,
     difficulty: Annotated[
         Path | None,
         typer.Option(help="Splits directory or CSV giving each SpyGame word pair's difficulty."),
@@ -155,7 +161,13 @@ def batch(
         backend=backend,
         backend_options=options,
         input_format=input_format,
-        options=ScoreOptions(include_chameleon=include_chameleon, spy_assignment=spy_assignment),
+        options=ScoreOptions(
+            include_chameleon=include_chameleon,
+            spy_assignment=spy_assignment,
+            seat=seat,
+            seat_vocabulary=seat_vocabulary,
+            seat_shortlist=seat_shortlist,
+        ),
         workers=workers,
         engine="ray" if ray_address else engine.value,
         ray_address=ray_address,
@@ -238,6 +250,18 @@ def report(
         bool,
         typer.Option(help="Add the reveal-vs-conceal plane (plane.csv, plane.png)."),
     ] = True,
+    leaderboard: Annotated[
+        bool,
+        typer.Option(
+            "--leaderboard",
+            help="Also print the leaderboard (which model leaks least, per role; always in "
+            "report.html, leaderboard.csv and leaderboard.json).",
+        ),
+    ] = False,
+    min_games: Annotated[
+        int,
+        typer.Option(help="Leaderboard rows of fewer games are shown without a rank.", min=1),
+    ] = 10,
 ) -> None:
     """Leakage curves (entropy and top-k after m clues, with bootstrap 95% intervals), per-clue
     information gain, most and least revealing clues, leakage by model: PNG, SVG, CSV, HTML."""
@@ -258,5 +282,10 @@ def report(
         difficulty=table,
         compare=compare,
         plane=plane,
+        min_games=min_games,
     )
+    if leaderboard and rep.leaderboard is not None:
+        from leakage.cli._leaderboard import print_leaderboard
+
+        print_leaderboard(rep.leaderboard)
     typer.echo(f"{rep.games:,} games; wrote {len(rep.files)} files to {out} (open report.html)")

@@ -27,7 +27,9 @@ from leakage.cli._options import (
     Normaliser,
     Pooling,
     Precision,
-    SpyAssignment,
+    SeatOption,
+    SeatShortlistOption,
+    SeatVocabularyOption,
     SpyAssignmentOption,
     backend_options,
     choices,
@@ -95,6 +97,9 @@ def score(
     ] = None,
     include_chameleon: IncludeChameleonOption = False,
     spy_assignment: SpyAssignmentOption = "known",
+    seat: SeatOption = None,
+    seat_vocabulary: SeatVocabularyOption = None,
+    seat_shortlist: SeatShortlistOption = None,
     source: CountSourceOption = "local",
     index: Annotated[
         Path | None, typer.Option(help="Local FTS5 index (default: built on first use).")
@@ -196,8 +201,17 @@ def score(
         count_endpoint=endpoint if _given(ctx, "endpoint") else None,
         llm_endpoint=llm_endpoint if _given(ctx, "llm_endpoint") else None,
     )
+    from leakage.scoring import ScoreOptions
+
+    opts = ScoreOptions(
+        include_chameleon=include_chameleon,
+        spy_assignment=spy_assignment,
+        seat=seat,
+        seat_vocabulary=seat_vocabulary,
+        seat_shortlist=seat_shortlist,
+    )
     with open_backend(backend, **with_variables(backend, options)) as scorer:
-        _score(scorer, games, read, include_chameleon, spy_assignment, dry_run, fmt, out, err)
+        _score(scorer, _seated(games, opts, read, err), read, opts, dry_run, fmt, out, err)
 
 
 @dataclass
@@ -224,12 +238,29 @@ def _read_games(
             yield item
 
 
+def _seated(
+    games: Iterator[AnyTranscript], opts: Any, read: _Read, err: Console
+) -> Iterator[AnyTranscript]:
+    """The games that have the seat asked for; another is a bad record, said and counted
+    (the others are still scored)."""
+    from leakage.scoring import game_input
+
+    for g in games:
+        if opts.seat is not None:
+            try:
+                game_input(g, opts)
+            except InvalidInput as exc:
+                read.bad += 1
+                err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+                continue
+        yield g
+
+
 def _score(
     scorer: Any,
     games: Iterator[AnyTranscript],
     read: _Read,
-    include_chameleon: bool,
-    spy_assignment: SpyAssignment,
+    opts: Any,
     dry_run: bool,
     fmt: OutputFormat,
     out: Path | None,
@@ -237,9 +268,8 @@ def _score(
 ) -> None:
     """Score the games as they are read and write each report as it comes (none is held)."""
     from leakage.reports import open_report_writer
-    from leakage.scoring import ScoreOptions, score_many
+    from leakage.scoring import score_many
 
-    opts = ScoreOptions(include_chameleon=include_chameleon, spy_assignment=spy_assignment)
     if dry_run:
         _dry_run(scorer, games, read, opts, err)
         raise typer.Exit(EXIT_INVALID_INPUT if read.bad else 0)

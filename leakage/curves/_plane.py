@@ -287,6 +287,34 @@ _TABLE_COLUMNS = [
 ]  # fmt: skip
 
 
+def reveal_per_step(table: Any, game: NDArray[np.int64]) -> NDArray[np.float64]:
+    """y of every row of a step table (a ``pyarrow.Table`` with the columns ``game``,
+    ``candidates``, ``probabilities``, ``counted``, ``secret`` and ``pair``), ``game`` a
+    number per game (rows of a game in step order); NaN where :func:`reveal_values` leaves it
+    undefined."""
+    counted = table["counted"].to_numpy(zero_copy_only=False).astype(bool)
+    cols = {c: table[c].to_pylist() for c in ("game", "candidates", "secret", "pair")}
+    probs = table["probabilities"].to_pylist()
+    y = np.full(len(game), np.nan)
+    order = np.argsort(game, kind="stable")
+    bounds = np.flatnonzero(np.diff(game[order])) + 1
+    for rows in np.split(order, bounds):
+        if rows.size == 0:
+            continue
+        first = int(rows[0])
+        pair = cols["pair"][first] or ""
+        spy_word = pair.partition("|")[2] or None
+        y[rows] = reveal_values(
+            cols["game"][first],
+            cols["candidates"][first],
+            np.asarray([probs[i] for i in rows], dtype=np.float64),
+            counted[rows].tolist(),
+            secret=cols["secret"][first],
+            spy_word=spy_word,
+        )
+    return y
+
+
 def clue_points(dataset: Any) -> dict[str, Any]:
     """Every counted clue of a step table (a ``pyarrow.dataset``, or a ``pyarrow.Table``
     held in memory) with its x and y.
@@ -310,25 +338,7 @@ def clue_points(dataset: Any) -> dict[str, Any]:
     game = pc.dictionary_encode(key).combine_chunks().indices.to_numpy().astype(np.int64)
     counted = table["counted"].to_numpy(zero_copy_only=False).astype(bool)
     gain = table["information_gain_bits"].to_numpy()
-    cols = {c: table[c].to_pylist() for c in ("game", "candidates", "secret", "pair")}
-    probs = table["probabilities"].to_pylist()
-    y = np.full(len(game), np.nan)
-    order = np.argsort(game, kind="stable")
-    bounds = np.flatnonzero(np.diff(game[order])) + 1
-    for rows in np.split(order, bounds):
-        if rows.size == 0:
-            continue
-        first = int(rows[0])
-        pair = cols["pair"][first] or ""
-        spy_word = pair.partition("|")[2] or None
-        y[rows] = reveal_values(
-            cols["game"][first],
-            cols["candidates"][first],
-            np.asarray([probs[i] for i in rows], dtype=np.float64),
-            counted[rows].tolist(),
-            secret=cols["secret"][first],
-            spy_word=spy_word,
-        )
+    y = reveal_per_step(table, game)
     keep = np.flatnonzero(counted & np.isfinite(gain) & np.isfinite(y))
     model = table["model"].to_pylist()
     role = table["role"].to_pylist()

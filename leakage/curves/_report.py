@@ -2,6 +2,11 @@
 
 Files written in ``out`` (overwritten):
 
+- ``leaderboard.png`` / ``.svg``, ``leaderboard.csv``, ``leaderboard.json``
+  (``leakage.leaderboard/1``) and
+  ``leaderboard_pairs.csv``: which model leaks least, per role, with intervals, rank
+  intervals and the Holm-corrected pairwise tests (:mod:`leakage.curves._leaderboard`);
+  the first section of the page;
 - ``entropy.png`` / ``.svg`` and ``curves.csv``: mean entropy after m clues (m = 0: prior);
 - ``topk.png`` / ``.svg`` (same ``curves.csv``, metrics ``top1``, ``top3``, ``top5``);
 - ``info_gain.png`` / ``.svg`` and ``info_gain.csv``: per-clue information gain histograms;
@@ -30,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from leakage.curves import _html
+from leakage.curves._colours import assign_colours, model_of
 from leakage.curves._compare import COMPARE_COLUMNS, paired_difference
 from leakage.curves._compute import (
     TOP_K,
@@ -46,8 +52,17 @@ from leakage.curves._figures import (
     compare_figure,
     entropy_figure,
     gain_figure,
+    leaderboard_figure,
     plane_figure,
     topk_figure,
+)
+from leakage.curves._leaderboard import (
+    ALL_ROLES_STANDARDISED,
+    LEADERBOARD_COLUMNS,
+    PAIR_COLUMNS,
+    Leaderboard,
+    leaderboard,
+    leaderboard_records,
 )
 from leakage.curves._plane import (
     CLUE_COLUMNS as PLANE_CLUE_COLUMNS,
@@ -72,6 +87,7 @@ class ReportFiles:
     by_group: list[dict[str, Any]] = field(default_factory=list)
     plane: list[dict[str, Any]] = field(default_factory=list)
     compare: list[dict[str, Any]] = field(default_factory=list)
+    leaderboard: Leaderboard | None = None
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> Path:
@@ -100,10 +116,27 @@ def _reader(steps: StepTable) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+def _seat(steps: StepTable) -> str:
+    """Whose posterior the figures are: the run's ``--seat``, else each game's default seat
+    under its options (a table without a manifest: the defaults)."""
+    from leakage.seats import default_seat, seat_sentence
+
+    options = (steps.manifest or {}).get("score_options") or {}
+    if options.get("seat"):
+        return seat_sentence(str(options["seat"]))
+    spy = default_seat("spygame", str(options.get("spy_assignment") or "known"))
+    cham = default_seat("chameleon", include_chameleon=bool(options.get("include_chameleon")))
+    return (
+        f"Figures from each game's default seat: SpyGame {spy}, The Chameleon {cham} "
+        "(docs/games.md, Seats)."
+    )
+
+
 def _provenance(steps: StepTable) -> str:
     m = steps.manifest or {}
     facts = [
         ("results", str(steps.location)),
+        ("seat", _seat(steps)),
         ("games", f"{steps.n_games:,}"),
         ("backend", m.get("backend")),
         ("models", ", ".join(map(str, m.get("models") or [])) or None),
@@ -146,12 +179,17 @@ def build_site(
     difficulty: dict[str, str] | None = None,
     compare: tuple[str, str] | None = None,
     plane: bool = True,
+    outcomes: dict[str, str | None] | None = None,
+    min_games: int = 10,
 ) -> ReportFiles:
     """Read a step table and write the figures, CSVs and ``report.html`` into ``out``
     (a folder of files, not a ``leakage.report/1``: see :func:`leakage.scoring.build_report`).
 
     ``compare`` names two models (the ``model`` column) whose paired difference to add;
-    ``plane=False`` leaves out the reveal-vs-conceal plane (it reads every posterior)."""
+    ``plane=False`` leaves out the reveal-vs-conceal plane and the leaderboard's reveal value
+    (they read every posterior). ``outcomes`` (``game_id -> winner role``) gives the
+    leaderboard's win rates; by default they come from ``results``/reports.jsonl; its rows of
+    fewer than ``min_games`` games are shown unranked."""
     steps = load_steps(results, by, difficulty=difficulty)
     compare_rows = (
         paired_difference(steps, *compare, replicates=replicates, seed=seed) if compare else []
@@ -159,6 +197,19 @@ def build_site(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rep = ReportFiles(out=out, games=steps.n_games)
+    board = leaderboard(
+        results, outcomes=outcomes,
+        reveal=plane, replicates=replicates, seed=seed, min_games=min_games,
+    )  # fmt: skip
+    rep.leaderboard = board
+    rep.files += [
+        _write_csv(out / "leaderboard.csv", leaderboard_records(board), LEADERBOARD_COLUMNS),
+        _write_csv(
+            out / "leaderboard_pairs.csv", [p.model_dump() for p in board.pairs], PAIR_COLUMNS
+        ),
+    ]
+    (out / "leaderboard.json").write_text(board.model_dump_json(indent=1), encoding="utf-8")
+    rep.files.append(out / "leaderboard.json")
     curve_rows = curves(steps, max_clues=max_clues, replicates=replicates, seed=seed)
     gain_rows = gain_histogram(steps)
     group_rows = leakage_by_group(steps, replicates=replicates, seed=seed)
@@ -174,12 +225,24 @@ def build_site(
     curve_col, clue_col = GROUPINGS[by]
     k = _single_k(steps)
     prior = f" (K = {k}: the prior is log2 {k} = {np.log2(k):.2f} bits)" if k else ""
-    svg_entropy = entropy_figure(
-        curve_rows, out, title=f"Mean entropy after m clues, by {by}{prior}"
+    # SpyGame statements are read one by one: m numbers them, nothing accumulates.
+    per_statement = {r.game for r in board.rows} == {"spygame"}
+    colours = assign_colours(
+        steps.model.tolist(),
+        [model_of(str(g)) for g in {*steps.curve_group.tolist(), *steps.clue_group.tolist()}],
     )
-    svg_topk = topk_figure(curve_rows, out, ks=TOP_K, chance_k=k)
-    svg_gain = gain_figure(gain_rows, out)
-    svg_group = by_group_figure(group_rows, out, label=f"{clue_col} (speaker)")
+    after_m = "in the m-th statement, each read on its own" if per_statement else "after m clues"
+    svg_entropy = entropy_figure(
+        curve_rows, out, title=f"Mean entropy {after_m}, by {by}{prior}", colours=colours,
+        per_statement=per_statement,
+    )  # fmt: skip
+    svg_topk = topk_figure(
+        curve_rows, out, ks=TOP_K, chance_k=k, colours=colours, per_statement=per_statement
+    )
+    svg_gain = gain_figure(gain_rows, out, colours=colours)
+    svg_board = leaderboard_figure(board, out, colours=colours)
+    rep.files += [out / "leaderboard.png", out / "leaderboard.svg"]
+    svg_group = by_group_figure(group_rows, out, label=f"{clue_col} (speaker)", colours=colours)
     for stem in ("entropy", "topk", "info_gain", "leakage_by_group"):
         rep.files += [out / f"{stem}.png", out / f"{stem}.svg"]
     n_groups = len({r["group"] for r in curve_rows})
@@ -201,28 +264,57 @@ def build_site(
         "other). Every plotted number, every interval included, is in the CSV named under its "
         "figure.</p>"
     )
-    bound = f'<p class="note">{_html._esc(lower_bound_note(_reader(steps)))}</p>'
+    bound = (
+        f'<p class="note">{_html._esc(lower_bound_note(_reader(steps)))} '
+        f"{_html._esc(_seat(steps))}</p>"
+    )
     sections = [
+        (
+            "Leaderboard: which model leaks least",
+            _html.figure(
+                svg_board,
+                "Mean leakage per clue (statement) by model, per role, with 95% bootstrap "
+                "intervals over games; rank. model (games); grey: too few games to rank. "
+                "Data: leaderboard.csv.",
+            )
+            + _leaderboard_section(board),
+        ),
         (
             "Data",
             bound + _provenance(steps) + _html.table(sizes, [("group", by), ("games", "games")]),
         ),
         (
-            "Entropy after m clues",
+            f"Entropy {after_m}",
             _html.figure(
                 svg_entropy,
-                f"Mean entropy of the posterior over the candidates after m counted clues, "
-                f"grouped by {curve_col}; m = 0 is the prior. A game counts at m only when "
-                f"it has m counted clues.{cut} Data: curves.csv (metric entropy_bits).",
+                (
+                    "Mean entropy of the posterior over the speaker's word from the m-th "
+                    "statement alone (SpyGame reads each statement on its own, so the curve "
+                    "does not accumulate: m numbers the statements), grouped by "
+                    f"{curve_col}; m = 0 is the prior."
+                    if per_statement
+                    else f"Mean entropy of the posterior over the candidates after m counted "
+                    f"clues, grouped by {curve_col}; m = 0 is the prior."
+                )
+                + f" A game counts at m only when it has m counted "
+                f"{'statements' if per_statement else 'clues'}.{cut} "
+                "Data: curves.csv (metric entropy_bits).",
             ),
         ),
         (
-            "Secret in the top k after m clues",
+            "Speaker's word ranked first, per statement"
+            if per_statement
+            else "Secret in the top k after m clues",
             _html.figure(
                 svg_topk,
-                "Share of games whose secret is among the k most probable candidates after "
-                "m clues (ties count against the secret); dashed: chance, k / K. "
-                "Data: curves.csv (metrics top1, top3, top5).",
+                (
+                    "Share of games whose m-th statement, read alone, puts the speaker's own "
+                    "word first among the candidates (ties count against it)"
+                    if per_statement
+                    else "Share of games whose secret is among the k most probable candidates "
+                    "after m clues (ties count against the secret)"
+                )
+                + "; dashed: chance, k / K. Data: curves.csv (metrics top1, top3, top5).",
             ),
         ),
         (
@@ -264,7 +356,7 @@ def build_site(
             _write_csv(out / "plane.csv", plane_rows, PLANE_COLUMNS),
             _write_csv(out / "plane_clues.csv", points["rows"], PLANE_CLUE_COLUMNS),
         ]
-        svg_plane = plane_figure(plane_rows, points, out)
+        svg_plane = plane_figure(plane_rows, points, out, colours=colours)
         rep.files += [out / "plane.png", out / "plane.svg"]
         undefined = (
             f" {points['undefined']:,} counted clues have no reveal value (a probability the "
@@ -343,6 +435,98 @@ def build_site(
     html_path.write_text(_html.page(title, sections, intro=intro), encoding="utf-8")
     rep.files.append(html_path)
     return rep
+
+
+def not_separable_text(close: list[str], others: list[str]) -> str:
+    """The "not separable from" cell: the list, or what it leaves out when that is shorter."""
+    if not close:
+        return "–"
+    if len(others) > 3 and len(close) == len(others):
+        return f"all {len(others)} others"
+    if len(others) > 3 and len(close) > len(others) / 2:
+        return "all but " + ", ".join(sorted(set(others) - set(close)))
+    return ", ".join(close)
+
+
+_BOARD_HEADINGS = [
+    ("rank", "rank"),
+    ("rank_interval", "rank 95%"),
+    ("model", "model"),
+    ("clues", "clues"),
+    ("games", "games"),
+    ("leakage", "leakage (bits per clue)"),
+    ("reveal", "reveal (bits)"),
+    ("own_word", "P(own word)"),
+    ("win", "win rate"),
+    ("not_separable_from", "not separable from"),
+]
+
+
+def _interval(value: float | None, low: float | None, high: float | None, fmt: str) -> str:
+    if value is None:
+        return "–"
+    if low is None or high is None:
+        return format(value, fmt)
+    return f"{value:{fmt}} [{low:{fmt}}, {high:{fmt}}]"
+
+
+def _leaderboard_section(board: Leaderboard) -> str:
+    """The leaderboard's tables, one per game kind and role, and what they mean."""
+    unit = {r.game: r.unit for r in board.rows}
+    parts = [
+        f'<p class="note">{_html._esc(board.reader_note)}</p>',
+        '<p class="note">One row per model and role, the speaking player\'s own model. '
+        "Leakage: mean information gain per counted "
+        + " / ".join(f"{u} ({g})" for g, u in sorted(unit.items()))
+        + " to the observer without the secret; reveal: its value to the players who share "
+        "the secret; P(own word): the posterior the reader puts on the speaker's own word "
+        "after it (SpyGame: from that statement alone). Rank 1 leaks least; rows of fewer "
+        f"than {board.min_games} games are shown unranked. The rank "
+        f"interval and the 95% intervals are bootstrap percentile intervals over games "
+        f"({board.replicates} replicates, seed {board.seed}). Not separable from: the models "
+        "whose leakage differs from this row's by no more than chance, pairwise bootstrap "
+        f"tests with the correction of {board.correction.split(' over')[0]} at alpha "
+        f"{board.alpha}. Win rates: {board.outcomes}. Rows "
+        f"'{ALL_ROLES_STANDARDISED}' weigh each role by its share of all models' clues, the "
+        "same weights for every model. Data: leaderboard.csv, leaderboard.json, "
+        "leaderboard_pairs.csv.</p>",
+        *(f'<p class="note">{_html._esc(n)}</p>' for n in board.notes),
+    ]
+    blocks: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in board.rows:
+        blocks.setdefault((r.game, r.role), []).append(
+            {
+                "rank": r.rank,
+                "rank_interval": f"{r.rank_low}–{r.rank_high}" if r.rank_low else "–",
+                "model": r.model,
+                "clues": r.clues,
+                "games": r.games,
+                "leakage": _interval(r.leakage_bits, r.leakage_low, r.leakage_high, ".3f"),
+                "reveal": _interval(r.reveal_bits, r.reveal_low, r.reveal_high, ".2f"),
+                "own_word": _interval(
+                    r.own_word_probability,
+                    r.own_word_probability_low,
+                    r.own_word_probability_high,
+                    ".2f",
+                ),
+                "win": _interval(r.win_rate, r.win_rate_low, r.win_rate_high, ".2f")
+                + (f" ({r.games_with_outcome})" if r.win_rate is not None else ""),
+                "not_separable_from": r.not_separable_from,
+            }
+        )
+    for (game, role), rows in blocks.items():
+        ranked = [str(x["model"]) for x in rows if x["rank"] is not None]
+        for x in rows:
+            others = [m for m in ranked if m != x["model"]]
+            x["not_separable_from"] = not_separable_text(list(x["not_separable_from"]), others)
+        parts.append(f"<h3>{_html._esc(game)} · {_html._esc(role)}</h3>")
+        unit_of = next((r.unit for r in board.rows if (r.game, r.role) == (game, role)), "clue")
+        headings = [
+            (k, f"{unit_of}s" if k == "clues" else h.replace("per clue", f"per {unit_of}"))
+            for k, h in _BOARD_HEADINGS
+        ]
+        parts.append(_html.table(rows, headings))
+    return "".join(parts)
 
 
 build_report = build_site

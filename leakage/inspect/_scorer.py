@@ -45,8 +45,9 @@ from leakage.errors import InvalidTranscript
 from leakage.games.metrics import CHAMELEON_METRICS, SPY_METRICS
 from leakage.games.metrics import game_metrics as per_game
 from leakage.inspect._keys import TRANSCRIPT_KEY
-from leakage.reports import Report
-from leakage.scoring import ScoreOptions, score_transcript
+from leakage.reports import Report, report_seat
+from leakage.scoring import PLAYER_SEATS, ScoreOptions, score_transcript
+from leakage.seats import seat_sentence
 from leakage.transcripts import ChameleonTranscript, SpyGameTranscript, parse_transcript
 
 _NAN = float("nan")
@@ -86,6 +87,14 @@ def _num(x: float | int | bool | None) -> float:
 def score_value(report: Report) -> dict[str, float]:
     """What a table averages over games (NaN where a game has no such figure)."""
     s = report.summary
+    if report.settings.get("seat") in PLAYER_SEATS:  # the seat's secret: settings.seat_secret
+        return {
+            "secret_probability": _num(s.final_secret_probability),
+            "secret_rank": _num(s.final_secret_rank),
+            "final_entropy_bits": _num(s.final_entropy_bits),
+            "information_gain_bits": _num(s.total_information_gain_bits),
+            "spy_caught": _num(s.spy_hit_after_round1),
+        }
     if report.game == "chameleon":
         return {
             "secret_probability": _num(s.final_secret_probability),
@@ -114,7 +123,7 @@ def explain(report: Report) -> str:
     lines = [
         f"{report.game} game {report.game_id}, backend {report.backend}: "
         f"{len(report.candidates)} candidates, {secret}, prior entropy "
-        f"{s.prior_entropy_bits:.2f} bits.",
+        f"{s.prior_entropy_bits:.2f} bits. {seat_sentence(report_seat(report))}",
     ]
     for step in report.steps:
         head = f"{step.index + 1}. {step.player} ({step.role}): {step.text!r}"
@@ -150,13 +159,16 @@ def leakage_scorer(
     backend_options: dict[str, Any] | None = None,
     include_chameleon: bool = False,
     spy_assignment: str = "known",
+    seat: str | None = None,
 ) -> Scorer:
     """How much the game's clues reveal, by ``backend`` (any name ``leakage score -b``
     takes, built once with ``backend_options``), scored as ``leakage score`` does
-    (``include_chameleon``, ``spy_assignment`` as its options)."""
+    (``include_chameleon``, ``spy_assignment``, ``seat`` as its options: a seat that is not
+    the game's is an error when the game is scored)."""
     options = ScoreOptions(
         include_chameleon=include_chameleon,
         spy_assignment=spy_assignment,  # type: ignore[arg-type]
+        seat=seat,
     )
 
     # Scoring (and building the backend: loading a model, opening an index) blocks, so it

@@ -19,6 +19,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from leakage.games import ChameleonConfig, SpyGameConfig
 from leakage.inspect._scorer import game_scorer, games_reducer, leakage_scorer, shared_backend
 from leakage.inspect._solver import UnboundRole, play_game, role_models
+from leakage.seats import canonical_seat, check_seat
 
 VERSION = "1.0.0"
 """The tasks' version (``Task.version``, in every log's header): raised when a change makes
@@ -54,11 +55,18 @@ def _sample(
     return Sample(input=f"{text} (seed {seed}).", id=game_id, metadata=meta)
 
 
-def _scorers(backend: str, backend_options: dict[str, Any] | None) -> list[Any]:
-    return [leakage_scorer(backend=backend, backend_options=backend_options), game_scorer()]
+def _scorers(
+    backend: str, backend_options: dict[str, Any] | None, seat: str | None = None
+) -> list[Any]:
+    return [
+        leakage_scorer(backend=backend, backend_options=backend_options, seat=seat),
+        game_scorer(),
+    ]
 
 
-def _checked(game: str, backend: str, backend_options: dict[str, Any] | None) -> None:
+def _checked(
+    game: str, backend: str, backend_options: dict[str, Any] | None, seat: str | None = None
+) -> None:
     """Stop now, before any model call, on what would fail later: the backend and its
     options (built here, and kept for the scorer: ``shared_backend``) and, inside an eval,
     a game role that no model plays (``role_models``). Outside an eval (the task built in
@@ -69,6 +77,8 @@ def _checked(game: str, backend: str, backend_options: dict[str, Any] | None) ->
             f"leakage/{game}: backend_options is an object of option names and values "
             f'(-T \'backend_options={{"index": "..."}}\'), not {backend_options!r}'
         )
+    if seat is not None:  # -T seat=... that is not this game's: stop before any move
+        check_seat(canonical_seat(seat), game)
     shared_backend(backend, backend_options)
     try:
         role_models(game)
@@ -85,12 +95,13 @@ def _task(
     backend_options: dict[str, Any] | None,
     retries: int,
     max_tokens: int | None,
+    seat: str | None = None,
 ) -> Task:
-    _checked(game, backend, backend_options)
+    _checked(game, backend, backend_options, seat)
     return Task(
         dataset=MemoryDataset(samples, name=f"leakage-{game}"),
         solver=play_game(retries=retries, max_tokens=max_tokens),
-        scorer=_scorers(backend, backend_options),
+        scorer=_scorers(backend, backend_options, seat),
         epochs=Epochs(1, games_reducer()),
         metadata={"game": game},
         version=VERSION,
@@ -109,9 +120,11 @@ def chameleon(
     backend_options: dict[str, Any] | None = None,
     retries: int = 2,
     max_tokens: int | None = None,
+    seat: str | None = None,
 ) -> Task:
     """The Chameleon (Karabag & Topcu): model roles ``chameleon`` and ``non_chameleon``.
-    ``max_tokens``: a move's when Inspect's settings give none (default 64)."""
+    ``max_tokens``: a move's when Inspect's settings give none (default 64). ``seat``:
+    whose posterior the leakage scorer reports (``chameleon``, ``non-chameleon``)."""
     config = ChameleonConfig(
         n_players=n_players,
         n_candidates=n_candidates,
@@ -122,7 +135,7 @@ def chameleon(
         _sample("chameleon", i, s, seed, config, games)
         for i, s in enumerate(game_seeds(seed, games))
     ]
-    return _task("chameleon", samples, backend, backend_options, retries, max_tokens)
+    return _task("chameleon", samples, backend, backend_options, retries, max_tokens, seat)
 
 
 @task
@@ -141,13 +154,15 @@ def spygame(
     backend_options: dict[str, Any] | None = None,
     retries: int = 2,
     max_tokens: int | None = None,
+    seat: str | None = None,
 ) -> Task:
     """SpyGame (Gu et al.; ``roles_known``, ``n_spies`` for the MAgIC / CK-Arena variant):
     model roles ``civilian`` and ``spy``. ``reflect``: ``statement`` (after each
     statement), ``round`` or ``none``. ``pairs_from``: a ``leakage splits build`` directory
     or split CSV whose ``difficulty`` pairs are played, each once before any twice (default:
     pairs drawn from the cards). ``max_tokens``: a move's when Inspect's settings give none
-    (default 96)."""
+    (default 96). ``seat``: whose posterior the leakage scorer reports (``outside-known``,
+    ``outside-pair``, ``civilian``, ``spy``)."""
     if reflect not in ("statement", "round", "none"):
         raise ValueError(f"reflect must be 'statement', 'round' or 'none', not {reflect!r}")
     config = SpyGameConfig(
@@ -180,4 +195,4 @@ def spygame(
             )
             for i, (s, p) in enumerate(zip(seeds, drawn, strict=True))
         ]
-    return _task("spygame", samples, backend, backend_options, retries, max_tokens)
+    return _task("spygame", samples, backend, backend_options, retries, max_tokens, seat)

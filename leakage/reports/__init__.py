@@ -1,6 +1,6 @@
 """Reports: the ``leakage.report/1`` models and their renderings."""
 
-from leakage.reports._models import REPORT_FORMAT, Report, Step, Summary
+from leakage.reports._models import REPORT_FORMAT, Report, Step, Summary, report_seat
 from leakage.reports._table import print_reports, report_table
 from leakage.reports._write import ReportFormat, ReportWriter, open_report_writer
 
@@ -13,5 +13,6 @@ __all__ = [
     "Summary",
     "open_report_writer",
     "print_reports",
+    "report_seat",
     "report_table",
 ]

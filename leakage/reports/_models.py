@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 REPORT_FORMAT: Final = "leakage.report/1"
 
@@ -26,7 +26,9 @@ class Step(_Out):
     """Whether this turn updated the posterior (Chameleon: non-chameleon turns by default)."""
     posterior: dict[str, float]
     """Candidate -> probability. Chameleon: after every counted turn so far. SpyGame: the
-    speaker's word posterior from this statement alone (uniform prior)."""
+    speaker's word posterior from this statement alone (uniform prior). From a player's seat
+    (``settings.seat``): the spy's P of each candidate over the open vocabulary (so not
+    summing to 1), or the voter's / non-chameleon's P(player is a spy / the chameleon)."""
     entropy_bits: float
     information_gain_bits: float
     """Entropy drop caused by this turn (SpyGame: from the uniform prior)."""
@@ -43,6 +45,14 @@ class Step(_Out):
     outlier_scores: dict[str, float] | None = None
     """SpyGame, embedding backends: player id -> how far that player's descriptions so far sit
     from the other speakers' (1 - cosine of the mean vectors); only players who have spoken."""
+    seat_view: dict[str, dict[str, Any]] | None = Field(
+        default=None, exclude_if=lambda v: v is None
+    )
+    """A player's seat (``settings.seat``: ``spy``, ``civilian``, ``non-chameleon``): each
+    player who sits there -> its figures after this turn (``counted``, ``entropy_bits``,
+    ``information_gain_bits``, ``secret_probability``, ``secret_rank``; the spy's seat its
+    ``top`` words, the voters' and non-chameleons' ``p_odd_one_out`` per player). The step's
+    other fields are the first of them's. Absent from reports of the outside seats."""
 
 
 class Summary(_Out):
@@ -81,3 +91,11 @@ class Report(_Out):
     steps: list[Step]
     summary: Summary
     meta: dict[str, Any]
+
+
+def report_seat(report: Report) -> str:
+    """Whose posterior ``report``'s figures are (``settings.seat``, else the game's default
+    seat under its settings; docs/games.md, "Seats")."""
+    from leakage._seats import settings_seat
+
+    return settings_seat(report.game, report.settings)

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from leakage.reports._models import Report
+from leakage.reports._models import Report, report_seat
 
 
 def _top(d: dict[str, float], n: int = 3) -> str:
@@ -22,21 +22,36 @@ def _backend_label(report: Report) -> str:
     return f"{report.backend} ({source})" if source else report.backend
 
 
+_SEAT_COLUMNS = {
+    # seat: (posterior column, probability column)
+    "spy": ("P of the words", "P(civilians')"),
+    "civilian": ("P(spy)", "P(true spies)"),
+    "non-chameleon": ("P(chameleon)", "P(chameleon)"),
+}
+
+
 def report_table(report: Report) -> Table:
     spy = report.game == "spygame"
+    seat = report_seat(report)
+    holders = report.settings.get("seat_holders")
     title = f"{report.game_id} · {report.game}"
     if report.category:
         title += f" · {report.category}"
     if report.secret is not None:
         title += f" · {'civilian word' if spy else 'secret'}: {report.secret}"
+    title += f" · seat: {seat}" + (f" ({holders[0]})" if holders else "")
+    posterior_col, p_col = _SEAT_COLUMNS.get(
+        seat, ("speaker's word" if spy else "top candidates", "P(own)" if spy else "P(secret)")
+    )
+    spy = spy and seat not in _SEAT_COLUMNS  # the outside seats' spy posterior column
     table = Table(title=title, title_justify="left", show_lines=False, expand=False)
     table.add_column("#", justify="right")
     table.add_column("player")
     table.add_column("clue", overflow="fold", min_width=12, max_width=44)
-    table.add_column("top candidates" if not spy else "speaker's word", overflow="fold")
+    table.add_column(posterior_col, overflow="fold")
     table.add_column("H bits", justify="right")
     table.add_column("gain", justify="right")
-    table.add_column("P(own)" if spy else "P(secret)", justify="right")
+    table.add_column(p_col, justify="right")
     table.add_column("rank", justify="right")
     if spy:
         table.add_column("most likely spy", overflow="fold")
@@ -73,6 +88,8 @@ def report_table(report: Report) -> Table:
         caption.append(
             f"top outliers after round 1: {', '.join(sm.outlier_top_after_round1)} ({hit})"
         )
+    if seat in _SEAT_COLUMNS and holders and len(holders) > 1:
+        caption.append(f"rows: {holders[0]}'s seat; seat_view holds {', '.join(holders)}")
     if not spy and any(not s.counted for s in report.steps):
         caption.append("dim rows did not update the posterior")
     table.caption = " · ".join(caption)

@@ -5,9 +5,26 @@ SpyGame / Undercover: ``outside-known`` (an observer told both words and which i
 civilians': ``spy_assignment=known``), ``outside-pair`` (told the pair, not which is whose:
 ``marginalise``), ``spy`` (a spy's own seat: its word, the civilians' word over an open
 vocabulary, :func:`spy_seat`) and ``civilian`` (a voter's own seat: its word only, its role
-unknown, :func:`voter_seat`). See docs/games.md, "Seats".
+unknown, :func:`voter_seat`). The Chameleon: ``chameleon`` (the card, not the secret: the
+posterior over the secret as scored by default) and ``non-chameleon`` (the card and the
+secret: P(player j is the chameleon), :func:`chameleon_seat_trace`). ``ScoreOptions.seat``
+scores a game from any of them (``leakage score --seat``). See docs/games.md, "Seats".
 """
 
+from leakage._seats import (
+    CHAMELEON_SEATS,
+    OPEN_SEATS,
+    SEAT_ALIASES,
+    SEAT_KNOWS,
+    SEAT_NAMES,
+    SEATS,
+    SPYGAME_SEATS,
+    canonical_seat,
+    check_seat,
+    default_seat,
+    seat_sentence,
+    settings_seat,
+)
 from leakage.seats._prior import (
     PAIR_PRIOR_FORMAT,
     PairPrior,
@@ -15,6 +32,16 @@ from leakage.seats._prior import (
     fit_pair_prior,
     read_pair_prior,
 )
+from leakage.seats._reader import (
+    SEAT_FINE,
+    SEAT_SHORTLIST,
+    SEAT_TAU,
+    SeatReader,
+    open_seat_vocabulary,
+    seat_reader,
+    tiers,
+)
+from leakage.seats._score import chameleon_seat_trace, spygame_seat_trace
 from leakage.seats._spygame import (
     GameRows,
     SpySeat,
@@ -22,26 +49,51 @@ from leakage.seats._spygame import (
     VoterSeat,
     game_rows,
     seat_shortlist,
+    spy_rho,
     spy_seat,
+    spy_seat_steps,
     voter_seat,
 )
-
-SPYGAME_SEATS = ("outside-known", "outside-pair", "civilian", "spy")
-"""The seats of SpyGame / Undercover, the first the default."""
+from leakage.seats._trace import SeatTrace, voter_hypotheses, voter_loglik
 
 __all__ = [
+    "CHAMELEON_SEATS",
+    "OPEN_SEATS",
     "PAIR_PRIOR_FORMAT",
+    "SEATS",
+    "SEAT_ALIASES",
+    "SEAT_FINE",
+    "SEAT_KNOWS",
+    "SEAT_NAMES",
+    "SEAT_SHORTLIST",
+    "SEAT_TAU",
     "SPYGAME_SEATS",
     "GameRows",
     "PairPrior",
+    "SeatReader",
+    "SeatTrace",
     "SpySeat",
     "SpySeatStep",
     "VoterSeat",
+    "canonical_seat",
+    "chameleon_seat_trace",
+    "check_seat",
     "default_pair_prior_path",
+    "default_seat",
     "fit_pair_prior",
     "game_rows",
+    "open_seat_vocabulary",
     "read_pair_prior",
+    "seat_reader",
+    "seat_sentence",
     "seat_shortlist",
+    "settings_seat",
+    "spy_rho",
     "spy_seat",
+    "spy_seat_steps",
+    "spygame_seat_trace",
+    "tiers",
+    "voter_hypotheses",
+    "voter_loglik",
     "voter_seat",
 ]

@@ -118,9 +118,13 @@ def spy_seat(
     *,
     rounds: int | None = None,
     top: int = 5,
+    fine: Any | None = None,
+    fine_words: int = 10,
 ) -> SpySeat:
     """The posterior over the civilians' word from ``spy``'s seat after every statement of
-    another player (of the first ``rounds`` rounds; default all). See the module docstring."""
+    another player (of the first ``rounds`` rounds; default all). See the module docstring.
+    ``fine``: a costlier backend that re-ranks the ``fine_words`` best words of each step
+    again (``leakage.seats._reader``, two tiers)."""
     if spy not in game.spies():
         raise InvalidInput(f"game {game.id}: player {spy!r} is not a spy")
     vocab = search.vocab
@@ -143,7 +147,9 @@ def spy_seat(
     )
     if not texts:
         return seat
-    posts = _posteriors(search, texts, log_prior, mask, own, rho=_rho(game))
+    posts = _posteriors(
+        search, texts, log_prior, mask, own, rho=_rho(game), fine=fine, fine_words=fine_words
+    )
     before = seat.prior_entropy_bits
     for (i, turn), post in zip(said, posts, strict=True):
         h = post.entropy_bits()
@@ -177,20 +183,71 @@ def _posteriors(
     own: str,
     *,
     rho: float,
+    fine: Any | None = None,
+    fine_words: int = 10,
 ) -> list[OpenPosterior]:
+    """The posteriors after each statement: stage 1, the shortlist re-ranked by
+    ``search.backend`` and, with ``fine``, the ``fine_words`` most probable words of each
+    step re-ranked again by ``fine`` (their mass shared out again, ``leakage.seats._reader``)."""
     sims = search.clue_scores(texts)
     if search.backend is None:
         return search.steps(texts, log_prior=log_prior, mask=mask, scores=sims)
     stage1 = search.stage1(sims, log_prior, mask)
     union = search.union(stage1)
-    words = [search.words[r] for r in union]
-    own_col = len(words)
-    rows = np.asarray(search.backend.loglik(list(texts), [*words, own]), dtype=np.float64)
-    if rho > 0:
-        rows = np.logaddexp(log(1 - rho) + rows, log(rho) + rows[:, own_col : own_col + 1])
-    return search.steps(
-        texts, log_prior=log_prior, mask=mask, scores=sims, rows=rows[:, :own_col], row_words=union
+    rows = _mixed_rows(search.backend, texts, [search.words[r] for r in union], own, rho)
+    posts = search.steps(
+        texts, log_prior=log_prior, mask=mask, scores=sims, rows=rows, row_words=union
     )
+    if fine is None or fine_words < 1:
+        return posts
+    tops = [top_rows(p, fine_words) for p in posts]
+    fine_union = list(dict.fromkeys(int(r) for top in tops for r in top))
+    col = {r: j for j, r in enumerate(fine_union)}
+    fine_rows = _mixed_rows(fine, texts, [search.words[r] for r in fine_union], own, rho)
+    refine(posts, tops, log_prior, fine_rows, col)
+    return posts
+
+
+def refine(
+    posts: Sequence[OpenPosterior],
+    tops: Sequence[NDArray[np.int64]],
+    log_prior: NDArray[np.float64],
+    rows: NDArray[np.float64],
+    col: dict[int, int],
+) -> None:
+    """Re-rank each step's ``tops`` words by the whole pool's ``rows`` (one per statement
+    heard, columns the vocabulary rows ``col`` maps), their mass kept (in place): within
+    the top words P ∝ π(w) Π_i exp rows[i, w], as the shortlist's re-rank one stage up."""
+    for t, (post, top) in enumerate(zip(posts, tops, strict=True)):
+        mass = float(np.logaddexp.reduce(post.log_p[top]))
+        cols = np.array([col[int(r)] for r in top])
+        inside = log_prior[top] + rows[: t + 1, cols].sum(axis=0)
+        post.log_p[top] = mass + inside - float(np.logaddexp.reduce(inside))
+
+
+def top_rows(post: OpenPosterior, k: int) -> NDArray[np.int64]:
+    k = min(k, post.ranked)
+    rows = np.argpartition(-post.log_p, k - 1)[:k]
+    return rows[np.argsort(-post.log_p[rows], kind="stable")].astype(np.int64)
+
+
+def mix_own(
+    rows: NDArray[np.float64], own_col: NDArray[np.float64], rho: float
+) -> NDArray[np.float64]:
+    """Each row a mixture with the own word's (``own_col``) by ρ: the speaker may be the
+    other spy, who describes the own word."""
+    if rho <= 0:
+        return rows
+    return np.logaddexp(log(1 - rho) + rows, log(rho) + own_col[:, None])
+
+
+def _mixed_rows(
+    backend: Any, texts: Sequence[str], words: Sequence[str], own: str, rho: float
+) -> NDArray[np.float64]:
+    """``backend``'s rows over ``words``, each a mixture with the own word's by ρ (the
+    speaker may be the other spy, who describes the own word)."""
+    rows = np.asarray(backend.loglik(list(texts), [*words, own]), dtype=np.float64)
+    return mix_own(rows[:, : len(words)], rows[:, len(words)], rho)
 
 
 # -- a voter's seat ------------------------------------------------------------------------
@@ -334,3 +391,80 @@ def seat_shortlist(
 def game_texts(game: SpyGameTranscript, rounds: int | None) -> list[str]:
     """The statements of the first ``rounds`` rounds, in order."""
     return [t.text for _, t in _statements(game, "", rounds)]
+
+
+def spy_cheap_posteriors(
+    reader: Any, texts: Sequence[str], speakers: Sequence[str], holder: str, own: str, rho: float
+) -> tuple[list[int], NDArray[np.float64], list[OpenPosterior]]:
+    """(the turns a spy holder hears, its log-prior, its posteriors after each of them by
+    stage 1 and the cheap tier): the first part of :func:`spy_seat_steps`' figures."""
+    log_prior = reader.prior.log_prior(reader.vocab, own)
+    mask = np.isfinite(log_prior)
+    heard = [i for i, who in enumerate(speakers) if who != holder]
+    posts = (
+        _posteriors(reader.search, [texts[i] for i in heard], log_prior, mask, own, rho=rho)
+        if heard
+        else []
+    )
+    return heard, log_prior, posts
+
+
+def spy_seat_steps(
+    reader: Any,
+    texts: Sequence[str],
+    heard: Sequence[int],
+    posts: Sequence[OpenPosterior],
+    log_prior: NDArray[np.float64],
+    own: str,
+    truth: str,
+    labels: Sequence[str],
+    *,
+    top: int = 5,
+) -> Any:
+    """A spy holder's figures after every turn of a game, on plain values (``HolderSteps``),
+    from its posteriors after each turn it ``heard`` (:func:`spy_cheap_posteriors`, then
+    :func:`refine` by the whole pool): a turn of its own does not count. ``labels``: the
+    words whose probabilities are the step's posterior columns."""
+    from leakage.seats._trace import HolderSteps, kl_bits
+
+    vocab = reader.vocab
+    mask = np.isfinite(log_prior)
+    prior_lp = _normalise(np.where(mask, log_prior, -np.inf))
+    truth_row = vocab.index.position(truth)
+    rows = [vocab.index.position(w) for w in labels]
+    by_turn = dict(zip(heard, posts, strict=True))
+    out = HolderSteps([], [], [], [], [], [], [], [], _entropy_bits(prior_lp))
+    before_lp, before_h = prior_lp, out.prior_entropy
+    rank: int | None = _rank(prior_lp, truth_row)
+    prob = float(np.exp(prior_lp[truth_row])) if truth_row is not None else 0.0
+    best: list[tuple[str, float]] = []
+    for t in range(len(texts)):
+        post = by_turn.get(t)
+        if post is None:
+            out.counted.append(False)
+            out.gain.append(0.0)
+            out.kl.append(0.0)
+            out.entropy.append(before_h)
+        else:
+            h = post.entropy_bits()
+            p_now, p_before = np.exp(post.log_p), np.exp(before_lp)
+            out.counted.append(True)
+            out.gain.append(before_h - h)
+            out.kl.append(kl_bits(p_now, p_before))
+            out.entropy.append(h)
+            before_lp, before_h = post.log_p, h
+            rank = post.rank(truth_row) if truth_row is not None else None
+            prob = post.probability(truth_row) if truth_row is not None else 0.0
+            best = post.top(top)
+        out.probability.append(prob)
+        out.rank.append(rank)
+        out.columns.append(
+            np.array([0.0 if r is None else float(np.exp(before_lp[r])) for r in rows])
+        )
+        out.extra.append({"own_word": own, "top": dict(best)})
+    return out
+
+
+def spy_rho(players: int, spies: int) -> float:
+    """ρ = (k − 1)/(n − 1): the chance that another speaker is the other spy."""
+    return (spies - 1) / (players - 1) if players > 1 else 0.0

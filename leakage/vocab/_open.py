@@ -70,7 +70,8 @@ class GuessResult(BaseModel):
     """Vocabulary words left out of the ranking (by default the clues themselves)."""
     forms: list[str] = []
     """Vocabulary words left out as forms of a clue (plurals, derivations, shared stems,
-    compounds: ``leakage.vocab.WordForms``), unless ``exclude_forms=False``."""
+    compounds; a clue of several words: its words and their inflections:
+    ``leakage.vocab.WordForms``), unless ``exclude_forms=False``."""
     tau: float
     ranked: int
     """How many vocabulary words were ranked."""
@@ -297,6 +298,19 @@ class OpenVocabulary:
         if not mask.any():
             raise InvalidInput("every vocabulary word is excluded; nothing left to rank")
         return mask, excluded, forms
+
+    def ranked(
+        self,
+        clues: Sequence[str],
+        *,
+        exclude: Iterable[str] = (),
+        exclude_clues: bool = True,
+        exclude_forms: bool = True,
+    ) -> NDArray[np.bool_]:
+        """Which vocabulary words (in index order) ``guess`` ranks given ``clues``: all but
+        the clues, their forms and ``exclude`` (the options as in ``guess``)."""
+        texts = [c.strip() for c in clues]
+        return self._ranked_mask(texts, exclude, exclude_clues, exclude_forms)[0]
 
     def guess(
         self,

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from leakage.backends import SupportsTokenCount, cost_factor
 from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
 from leakage.scoring import ReportShape, ScoreOptions
+from leakage.seats import canonical_seat, check_seat
 from leakage.transcripts import (
     TOO_DEEP,
     AnyTranscript,
@@ -67,7 +68,27 @@ class ScoreParams(BaseModel):
     include_chameleon: bool = False
     """Chameleon: let the chameleon's own turns update the posterior too."""
     spy_assignment: Literal["known", "marginalise"] = "known"
-    """SpyGame spy posterior: the civilians' word is ``known``, or ``marginalise`` over both."""
+    """SpyGame spy posterior: the civilians' word is ``known``, or ``marginalise`` over both
+    (the seats ``outside-known`` and ``outside-pair``)."""
+    seat: (
+        Literal[
+            "outside-known",
+            "outside-pair",
+            "civilian",
+            "spy",
+            "chameleon",
+            "non-chameleon",
+            "known",
+            "marginalise",
+        ]
+        | None
+    ) = None
+    """Whose posterior the figures are (docs/games.md, "Seats"): SpyGame ``outside-known``,
+    ``outside-pair``, ``civilian``, ``spy``; The Chameleon ``chameleon``, ``non-chameleon``
+    (``known`` / ``marginalise``: the outside seats' old names). Unset: the game's default
+    seat, and the report as before. A seat that is not the game's is a 422 naming the field
+    ``seat``. ``spy`` and ``civilian`` rank words of the server's open vocabulary
+    (wordfreq:50000)."""
     top_k: Annotated[int | None, Field(ge=1, le=1000)] = None
     """Keep only the k most probable candidates in each step's ``posterior`` (smaller
     reports; ``secret_rank`` and the summary still use every candidate)."""
@@ -79,7 +100,9 @@ class ScoreParams(BaseModel):
 
     def options(self) -> ScoreOptions:
         return ScoreOptions(
-            include_chameleon=self.include_chameleon, spy_assignment=self.spy_assignment
+            include_chameleon=self.include_chameleon,
+            spy_assignment=self.spy_assignment,
+            seat=self.seat,
         )
 
     def shape(self) -> ReportShape:
@@ -248,9 +271,12 @@ def to_game(record: Any, params: ScoreParams, *, index: int = 0) -> AnyTranscrip
     """A record of the body -> a validated game with the request's distractors."""
     if isinstance(record, InvalidInput):
         raise record
-    return with_distractors(
+    game = with_distractors(
         convert_record(record, input_format=params.input_format, index=index), params.distractors
     )
+    if params.seat is not None:  # a 422 naming ``seat`` before any model loads
+        check_seat(canonical_seat(params.seat), game.game, game.id)
+    return game
 
 
 PROMPT_COST = 32

@@ -41,14 +41,14 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
+
+from tests.fakes._loopback import JsonHandler, LoopbackFake
 
 MODEL = "fake-lm"
 COMPLETION = " and the secret stays hidden."
@@ -97,7 +97,7 @@ class Request:
     authorization: str | None
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackFake["Request", "Fault"]):
     """An OpenAI-compatible API on a loopback port; use as a context manager."""
 
     def __init__(
@@ -120,30 +120,12 @@ class FakeOpenAI:
         self.min_max_tokens = min_max_tokens
         self.delay = delay
         self.chat_reply = chat_reply
-        self.requests: list[Request] = []
-        self.max_in_flight = 0
-        self._in_flight = 0
-        self._faults: deque[Fault] = deque()
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()  # joins the handler threads
-        self._thread.join(timeout=5)
+        super().__init__(_handler_for)
 
     @property
     def url(self) -> str:
         """The API root, as a client's ``base_url``."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return self.root + "/v1"
 
     def fail(
         self,
@@ -160,28 +142,11 @@ class FakeOpenAI:
         ``field`` (for ``"missing"``) is a dotted path into the answer, e.g.
         ``"choices.0.logprobs.text_offset"``; by default the generated text.
         """
-        with self._lock:
-            self._faults.extend(
-                Fault(kind, retry_after, message, field, seconds) for _ in range(times)
-            )
+        self._queue([Fault(kind, retry_after, message, field, seconds) for _ in range(times)])
 
     def hits(self, path: str | None = None) -> int:
         """How many requests arrived (at one path, e.g. ``"/v1/completions"``, or all)."""
-        with self._lock:
-            return sum(1 for r in self.requests if path is None or r.path == path)
-
-    # -- used by the handler -------------------------------------------------------------
-
-    def _record(self, request: Request) -> Fault | None:
-        with self._lock:
-            self.requests.append(request)
-            self._in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self._in_flight)
-            return self._faults.popleft() if self._faults else None
-
-    def _done(self) -> None:
-        with self._lock:
-            self._in_flight -= 1
+        return self._count(lambda r: path is None or r.path == path)
 
 
 def _error(status: int, message: str, kind: str, code: str | None = None) -> tuple[int, Any]:
@@ -327,15 +292,7 @@ def _remove(payload: Any, dotted: str) -> None:
 
 
 def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        # Headers and body go out in separate writes: without this, Nagle's algorithm and
-        # the client's delayed ACK add ~40 ms to every request.
-        disable_nagle_algorithm = True
-
-        def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
-            pass
-
+    class Handler(JsonHandler):
         def do_GET(self) -> None:
             if urlsplit(self.path).path == "/v1/models":
                 data = [{"id": m, "object": "model", "owned_by": "fake"} for m in fake.models]
@@ -391,17 +348,5 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 default = "choices.0.message.content" if "chat" in path else "choices.0.text"
                 _remove(payload, fault.field or default)
             self._send(status, {}, json.dumps(payload).encode())
-
-        def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
-                self.close_connection = True
 
     return Handler

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
-from collections import deque
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from tests.fakes._loopback import JsonHandler, LoopbackFake
 
 DOCUMENTS: tuple[str, ...] = (
     "The tennis racket hit the ball over the net.",
@@ -80,37 +80,17 @@ class Request:
     params: dict[str, Any]
 
 
-class FakeWebApis:
+class FakeWebApis(LoopbackFake["Request", "Fault"]):
     """The three APIs on one loopback server; use as a context manager."""
 
     def __init__(self, documents: tuple[str, ...] = DOCUMENTS, *, delay: float = 0.0) -> None:
         self.documents = documents
         self.delay = delay
-        self.requests: list[Request] = []
-        self.max_in_flight = 0
-        self._in_flight = 0
-        self._faults: deque[Fault] = deque()
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    # -- lifecycle ---------------------------------------------------------------------
-
-    def __enter__(self) -> FakeWebApis:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        super().__init__(_handler_for)
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self.root
 
     @property
     def serpapi_url(self) -> str:
@@ -135,13 +115,11 @@ class FakeWebApis:
         message: str | None = None,
     ) -> None:
         """Answer the next ``times`` requests with this fault instead of a count."""
-        with self._lock:
-            self._faults.extend(Fault(kind, retry_after, message) for _ in range(times))
+        self._queue([Fault(kind, retry_after, message) for _ in range(times)])
 
     def hits(self, api: str | None = None) -> int:
         """How many requests arrived (for one API, or all)."""
-        with self._lock:
-            return sum(1 for r in self.requests if api is None or r.api == api)
+        return self._count(lambda r: api is None or r.api == api)
 
     # -- counting ------------------------------------------------------------------------
 
@@ -166,19 +144,6 @@ class FakeWebApis:
         return sum(
             all(any(_occurrences(d, term) for term in clause) for clause in clauses) for d in docs
         )
-
-    # -- internals used by the handler ---------------------------------------------------
-
-    def _record(self, request: Request) -> Fault | None:
-        with self._lock:
-            self.requests.append(request)
-            self._in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self._in_flight)
-            return self._faults.popleft() if self._faults else None
-
-    def _done(self) -> None:
-        with self._lock:
-            self._in_flight -= 1
 
 
 def _serpapi(fake: FakeWebApis, params: dict[str, Any]) -> tuple[int, Any]:
@@ -285,14 +250,8 @@ def _fault_body(api: str, fault: Fault) -> tuple[int, dict[str, str], bytes]:
 
 
 def _handler_for(fake: FakeWebApis) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        # Headers and body go out in separate writes: without this, Nagle's algorithm and
-        # the client's delayed ACK add ~40 ms to every request.
-        disable_nagle_algorithm = True
-
-        def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
-            pass
+    class Handler(JsonHandler):
+        content_type = "application/json; charset=utf-8"
 
         def do_GET(self) -> None:
             parts = urlsplit(self.path)
@@ -331,14 +290,5 @@ def _handler_for(fake: FakeWebApis) -> type[BaseHTTPRequestHandler]:
                     self._send(status, {}, json.dumps(body).encode())
             finally:
                 fake._done()
-
-        def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(body)
 
     return Handler
