@@ -19,11 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from leakage.curves import (
+    Leaderboard,
     colour_of,
     curves,
     game_list,
     group_colour,
+    leaderboard,
     models_present,
+    outcomes_from_reports,
     paired_difference,
     plane_view,
     steps_from_table,
@@ -283,3 +286,36 @@ def job_compare(
         )
     colours = {m: colour_of(m) for m in present}
     return JobCompare(table.n_games, job.failed, present, colours, rows, [])
+
+
+def job_leaderboard(
+    state: ServiceState, job: Job, *, replicates: int, seed: int = 0
+) -> Leaderboard:
+    """The leaderboard (``leakage.leaderboard/1``, :func:`leakage.curves.leaderboard`) of the
+    rows committed so far: one call on the job's step table, the win rates from its stored
+    reports' ``meta.winner_role`` (:func:`leakage.curves.outcomes_from_reports`). A job with
+    no scored game, or none with a counted clue, is a 409 ``job_not_ready``."""
+    assert state.store is not None
+    store = state.store
+    held = _steps(state, job)
+    if not held.table.num_rows:  # the request is right; the job has nothing to rank yet
+        raise ServiceError(
+            409, "job_not_ready",
+            f"job {job.id} has no scored game with turns yet ({job.state}): nothing to rank",
+            field="id",
+        )  # fmt: skip
+
+    def compute() -> Leaderboard:
+        reports = (json.loads(body) for _, ok, body in store.results(job.id) if ok)
+        try:
+            return leaderboard(
+                held.table, outcomes=outcomes_from_reports(reports), replicates=replicates,
+                seed=seed,
+            )  # fmt: skip
+        except InvalidInput as err:  # e.g. no counted clue yet: nothing to rank by
+            raise ServiceError(
+                409, "job_not_ready", f"job {job.id} ({job.state}): {err}", field="id"
+            ) from None
+
+    board: Leaderboard = held.view(("leaderboard", replicates, seed), compute)
+    return board

@@ -17,6 +17,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
+from leakage.curves import Leaderboard
 from leakage.splits import GU_EASY_BELOW, GU_HARD_ABOVE, SplitSummary
 from leakage_service.inputs import ScoreParams
 from leakage_service.patterns import NOT_BLANK
@@ -591,6 +592,14 @@ class JobCompare(_Out):
     """One per role both models spoke in, then ``(all roles)``; empty without ``a`` and
     ``b``."""
     notes: list[str]
+
+
+class JobLeaderboard(Leaderboard):
+    """``leakage.leaderboard/1`` of a job's results stored so far (the library's
+    :class:`leakage.curves.Leaderboard`, field for field), with the job and its state."""
+
+    job: str
+    state: str
 
 
 class JobList(_Out):

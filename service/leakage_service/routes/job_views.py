@@ -5,6 +5,8 @@ table) run on the slow pool."""
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from enum import StrEnum
 from functools import partial
@@ -15,6 +17,7 @@ from fastapi import Query
 from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from leakage.curves import LEADERBOARD_COLUMNS, leaderboard_records
 from leakage_service.deps import State
 from leakage_service.errors import ServiceError
 from leakage_service.job_report import job_records, job_report_html
@@ -23,6 +26,7 @@ from leakage_service.job_views import (
     game_transcript,
     job_compare,
     job_curves,
+    job_leaderboard,
     job_plane,
 )
 from leakage_service.routes.job_route import JobId, router
@@ -31,9 +35,11 @@ from leakage_service.schemas import (
     CompareRow,
     CurveGame,
     CurvePoint,
+    ErrorBody,
     JobCompare,
     JobCurves,
     JobGame,
+    JobLeaderboard,
     JobPlane,
     JobRecord,
     JobRecords,
@@ -138,6 +144,64 @@ async def plane(
         colours=out.colours,
         notes=out.notes,
     )
+
+
+class BoardFormat(StrEnum):
+    json = "json"
+    csv = "csv"
+
+
+@router.get(
+    "/{job_id}/leaderboard",
+    summary="Which model leaks least, per game kind and role (leakage report --leaderboard)",
+    response_model=JobLeaderboard,
+    responses={
+        200: {
+            "description": "The leaderboard (JSON), or its rows as CSV with format=csv.",
+            "content": {"text/csv": {"schema": {"type": "string"}}},
+        },
+        **error_responses(401, 404, 409, 422, 429, 503),
+        409: {
+            "model": ErrorBody,
+            "description": "job_not_ready: no scored game with a counted clue yet.",
+        },
+    },
+)
+async def board(
+    job_id: JobId,
+    state: State,
+    format: Annotated[
+        BoardFormat,
+        Query(description="json: leakage.leaderboard/1; csv: its rows, one line each."),
+    ] = BoardFormat.json,
+    replicates: Replicates = 1000,
+) -> Any:
+    """One row per game kind, model and role (the speaker's own), from the results stored
+    so far: its statements or clues (``unit``), games, mean leakage per clue to the reader
+    without the secret, reveal value, the posterior left on its own word and its side's win
+    rate (from the reports' ``meta.winner_role``), each with a 95% bootstrap interval over
+    games; with at least ``min_games`` games a rank (1 = leaks least) and a rank interval,
+    and the models it is not separable from (Holm-corrected bootstrap tests). The figures of
+    ``leakage.curves.leaderboard`` on the job's step table, computed in one call; the
+    leakage is a lower bound set by the reader (``reader``, ``reader_note``). A job with no
+    scored game with a counted clue yet is a 409 (``job_not_ready``)."""
+    job = _job(state, job_id)
+    out = await state.slow.run(partial(job_leaderboard, replicates=replicates), state, job)
+    if format is BoardFormat.csv:
+        text = io.StringIO()
+        writer = csv.DictWriter(text, fieldnames=LEADERBOARD_COLUMNS, lineterminator="\r\n")
+        writer.writeheader()
+        writer.writerows(leaderboard_records(out))
+        name = f"leakage-leaderboard-{job.id}.csv"
+        return Response(
+            text.getvalue(),
+            media_type="text/csv; charset=utf-8",
+            headers={
+                "X-Job-State": job.state,
+                "Content-Disposition": f'attachment; filename="{name}"',
+            },
+        )
+    return JobLeaderboard(**out.model_dump(), job=job.id, state=job.state)
 
 
 def _finite(v: Any) -> Any:
