@@ -83,6 +83,7 @@ def test_root_redirects_to_the_page_keeping_the_query(api: Api):
         ("export.js", "text/javascript; charset=utf-8"),
         ("models.js", "text/javascript; charset=utf-8"),
         ("dom.js", "text/javascript; charset=utf-8"),
+        ("leaderboard.js", "text/javascript; charset=utf-8"),
         ("style.css", "text/css; charset=utf-8"),
     ],
 )
@@ -107,7 +108,7 @@ def test_every_module_the_page_imports_is_served(api: Api):
         assert r.status_code == 200, name
         todo += re.findall(r'from "\./([^"]+)"', r.text)
     assert {"app.js", "api.js", "state.js", "views.js", "charts.js", "jobs.js", "export.js"} <= seen
-    assert {"models.js", "dom.js"} <= seen
+    assert {"models.js", "dom.js", "leaderboard.js"} <= seen
 
 
 def test_missing_asset_is_404(api: Api):

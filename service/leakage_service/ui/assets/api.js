@@ -139,6 +139,9 @@ export const api = {
   // a job's reveal-vs-conceal plane; two models compared where they met (without a and b:
   // the models there are)
   plane: async (id, params) => (await request("GET", job(id, "/plane"), { params })).data,
+  // which model leaks least (leakage.leaderboard/1), and its rows as CSV
+  leaderboard: async (id) => (await request("GET", job(id, "/leaderboard"))).data,
+  leaderboardCsv: (id) => blob(job(id, "/leaderboard"), { format: "csv" }),
   compareModels: async (id, a, b) => (await request("GET", job(id, "/compare"), { params: { a, b } })).data,
   // the game id as a query parameter: any id, "." and ".." included (dot segments of a path
   // are removed by the URL parser), and "/" needs no escaping

@@ -13,6 +13,7 @@ import {
   renderSpeakerPicker, speakerHidden,
 } from "./models.js";
 import { downloads, initJobs, loadRecords, showJobsPanel } from "./jobs.js";
+import { initLeaderboard, renderLeaderboard, restyleLeaderboard } from "./leaderboard.js";
 
 const $ = (id) => document.getElementById(id);
 // Whether the select #id offers `value` (and it may be chosen).
@@ -254,9 +255,19 @@ async function openJob(id, by, push = false) {
   app.seen = seenKey(job, by);
   setState({ job: id, by, ...pick, hide, models, example: undefined, game: undefined, record: undefined, pasted: undefined }, { push });
   $("job-actions").replaceChildren("Download: ", ...downloads(id));
-  await Promise.all([loadRecords(id), loadModels(id)]);
+  await Promise.all([loadLeaderboard(id), loadRecords(id), loadModels(id)]);
   refreshLater(job, by);
   return data.curves.length ? `Curves of job ${id} by ${by}: ${plural(data.groups.length, "group")}.` : `Job ${id} has no counted clues to draw yet.`;
+}
+
+// The job's leaderboard, its first view (none yet while no game has a counted clue: said so).
+async function loadLeaderboard(id) {
+  try {
+    renderLeaderboard(await api.leaderboard(id), app.styleOf);
+  } catch (err) {
+    if (err.status !== 409) throw err;
+    renderLeaderboard(null, app.styleOf, `No leaderboard yet: ${err.message}`);
+  }
 }
 
 // The plane and the models to compare (the two compared: the URL's, else the two with the
@@ -301,6 +312,7 @@ function pickModels(models) {
     drawCurves();
   }
   if (app.plane) renderPlane(app.plane, app.state.model, app.state.role, app.styleOf, models);
+  restyleLeaderboard(app.styleOf);
   if (app.two) renderCompare(app.two, app.styleOf);
   const many = models.length > MAX_PAIRED ? ` (every pair is compared for at most ${MAX_PAIRED})` : "";
   act(models.length ? `Comparing ${plural(models.length, "model")}${many}` : "Showing every model", async () => {
@@ -367,7 +379,8 @@ async function refreshJob(id, by) {
     if (!showing() || app.timer !== null) return;
     showCurves(job, data);
     app.seen = seenKey(job, by);
-    await Promise.all([loadRecords(id), loadModels(id)]);
+    await Promise.all([loadLeaderboard(id), loadRecords(id), loadModels(id)]);
+    decorate(); // a leaderboard's new tables get their CSV buttons (outside act())
     refreshLater(job, by);
   } catch (err) {
     if (showing()) $("job-summary").textContent += ` (not read again: ${err.message})`;
@@ -621,6 +634,7 @@ function wire() {
     act("Opening the view", () => route(e.state), { clears: true });
   });
   wireTooltip();
+  initLeaderboard({ act, job: () => app.state.job });
   initJobs({
     act, closeJob,
     openJob: (id) => openJob(id, $("curve-group").value, true),

@@ -1,0 +1,203 @@
+"""The leaderboard, a job's first view in the explorer, in a real headless Chromium against a
+real ``leakage serve`` (test_explorer_browser's browser and console check): a job of the real
+CK-Arena dev logs (co-occurrence, read in place: ``shared_data``, skipped without) shows one
+table per game kind and role before anything else of the job, with the reader's sentence
+above it, the numbers of ``GET /v1/jobs/{id}/leaderboard``, the rows of too few games
+unranked and labelled, the job's colour per model, headers that sort by click and by
+keyboard, and a CSV download; screenshots at 1400 and 390 px ($EXPLORER_SCREENSHOTS)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from . import test_explorer_models_browser as models_page
+from .test_explorer_browser import SHOTS, TIMEOUT, WINDOW, act, by_id, open_page, wait_until
+from .test_service_server import Server
+
+browser_paths = models_page.browser_paths
+driver = models_page.driver
+console_clean = models_page.console_clean  # no console error or CSP violation
+server_start = models_page.server_start
+server = models_page.server
+get, js = models_page.get, models_page.js
+CK_ARENA = models_page.CK_ARENA
+
+ROWS = """return Array.from(document.querySelectorAll(arguments[0] + ' tbody tr'), tr => {
+    const cell = k => tr.querySelector(`td[data-key="${k}"]`);
+    return {model: tr.dataset.model, cls: tr.className,
+            rank: cell('rank').textContent, model_text: cell('model').textContent,
+            leakage: cell('leakage_bits').dataset.value ?? null,
+            leakage_text: cell('leakage_bits').textContent,
+            games: +cell('games').dataset.value, clues: +cell('clues').dataset.value,
+            own: cell('own_word_probability').dataset.value ?? null,
+            win: cell('win_rate').dataset.value ?? null,
+            apart: cell('not_separable_from').dataset.csv,
+            fill: tr.querySelector('svg.swatch-mark rect').getAttribute('fill')};
+})"""
+
+
+def fnum(v: str | None) -> float | None:
+    return None if v is None else float(v)
+
+
+def shown(driver: Any, table_id: str) -> list[dict[str, Any]]:
+    return list(js(driver, ROWS, f"#{table_id}"))
+
+
+def check_table(driver: Any, table_id: str, rows: list[dict[str, Any]], board: dict) -> None:
+    """The table shows exactly the API's rows: each figure its value (and as printed)."""
+    got = {r["model"]: r for r in shown(driver, table_id)}
+    assert sorted(got) == sorted(r["model"] for r in rows)
+    for want in rows:
+        g = got[want["model"]]
+        assert fnum(g["leakage"]) == want["leakage_bits"]
+        assert g["leakage_text"].startswith(f"{want['leakage_bits']:.3f}")
+        if want["leakage_low"] is not None:
+            assert f"[{want['leakage_low']:.3f}, {want['leakage_high']:.3f}]" in g["leakage_text"]
+        assert fnum(g["own"]) == want["own_word_probability"]
+        assert fnum(g["win"]) == want["win_rate"]
+        assert (g["games"], g["clues"]) == (want["games"], want["clues"])
+        if want["rank"] is None:  # too few games: unranked, and it says why
+            assert g["rank"] == "unranked" and "unranked" in g["cls"]
+            assert f"fewer than {board['min_games']} games" in g["model_text"]
+        else:
+            assert g["rank"] == str(want["rank"]) and "unranked" not in g["cls"]
+        assert g["apart"] == "; ".join(want["not_separable_from"])
+
+
+def order(driver: Any, table_id: str) -> list[str]:
+    return [r["model"] for r in shown(driver, table_id)]
+
+
+def test_the_leaderboard_is_a_ck_arena_jobs_first_view(
+    driver: Any, server: Server, shared_data: Path
+) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    if not CK_ARENA.is_dir():
+        pytest.skip(f"needs the CK-Arena dev logs in {CK_ARENA}")
+    r = httpx.post(
+        server.url + "/v1/jobs",
+        params={"input_format": "ck-arena"},
+        json={"path": str(CK_ARENA)},
+        timeout=TIMEOUT,
+    )
+    assert r.status_code == 202, r.text
+    job_id = r.json()["id"]
+    wait_until(
+        f"job {job_id} done",
+        lambda: get(server, f"/v1/jobs/{job_id}")["state"] == "done",
+        timeout=600,
+    )
+    open_page(driver, f"{server.url}/ui?job={job_id}")
+    board = get(server, f"/v1/jobs/{job_id}/leaderboard")
+    # first: visible, before the curves, the plane and the records
+    first = js(
+        driver,
+        """const lb = document.getElementById('leaderboard');
+        const later = ['speaker-picker', 'model-select', 'curves', 'plane-section',
+                       'job-records-table'].map(id => document.getElementById(id));
+        return !lb.hidden && later.every(
+            e => lb.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING);""",
+    )
+    assert first
+    # the reader's sentence, as the result says it, above the tables
+    reader = by_id(driver, "leaderboard-reader")
+    assert reader.text == board["reader_note"]
+    assert reader.text.startswith("Leakage is a lower bound set by the reader")
+    assert "cooccurrence" in reader.text
+    # one table per game kind and role, in the result's order, each with its rows
+    blocks: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in board["rows"]:
+        blocks.setdefault((row["game"], row["role"]), []).append(row)
+    tables = js(
+        driver,
+        "return Array.from(document.querySelectorAll('#leaderboard table.leaderboard'),"
+        " t => [t.id, t.dataset.game, t.dataset.role, t.getBoundingClientRect().top])",
+    )
+    assert [(g, role) for _, g, role, _ in tables] == list(blocks)
+    assert reader.rect["y"] < min(t[3] for t in tables) + js(driver, "return window.scrollY")
+    ids = {(g, role): t for t, g, role, _ in tables}
+    for key, rows in blocks.items():
+        check_table(driver, ids[key], rows, board)
+    assert any(r["rank"] is None for r in board["rows"]), "the job has unranked rows"
+    # the statements are the unit CK-Arena's result names
+    civ = ids[("spygame", "civilian")]
+    heads = js(
+        driver,
+        "return Array.from(document.querySelectorAll(arguments[0] + ' thead th'),"
+        " th => th.textContent)",
+        f"#{civ}",
+    )
+    assert "statements" in heads and any("bits per statement" in h for h in heads)
+    # the job's colours: the palette in the models' sorted order (no model picked)
+    palette = js(driver, "return import('./ui/assets/charts.js').then(m => m.PALETTE)")
+    job_models = sorted(get(server, f"/v1/jobs/{job_id}/compare")["models"])
+    for row in shown(driver, civ):
+        want = palette[job_models.index(row["model"]) % len(palette)]
+        assert row["fill"].lower() == want.lower()
+    # default order: ranked by rank, then the unranked by leakage
+    civ_rows = blocks[("spygame", "civilian")]
+    ranked = sorted((r for r in civ_rows if r["rank"] is not None), key=lambda r: r["rank"])
+    assert order(driver, civ)[: len(ranked)] == [r["model"] for r in ranked]
+
+    # screenshots of the leaderboard (in its own order) at 1400 px and at phone width; nothing sticks out of
+    # the page at 390 px (the tables scroll sideways in their own box)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for width in (1400, 390):
+        driver.set_window_size(width, 900)
+        try:
+            tall = js(driver, "return document.getElementById('leaderboard').scrollHeight")
+            driver.set_window_size(width, min(int(tall) + 400, 8000))
+            js(driver, "document.getElementById('leaderboard').scrollIntoView()")
+            png = by_id(driver, "leaderboard").screenshot_as_png
+            (SHOTS / f"leaderboard-{width}.png").write_bytes(png)
+            if width == 390:
+                wide = js(
+                    driver,
+                    """const w = document.documentElement.clientWidth;
+                    return Array.from(document.querySelectorAll('#leaderboard *'))
+                        .filter(e => e.getBoundingClientRect().right > w + 1
+                                     && !e.closest('.scroll'))
+                        .map(e => e.tagName + ': ' + e.textContent.slice(0, 40));""",
+                )
+                assert not wide, wide
+        finally:
+            driver.set_window_size(*WINDOW)
+    # sorting: a click on the leakage header sorts by it, again the other way
+    def by_leakage(desc: bool) -> list[str]:
+        rows = sorted(civ_rows, key=lambda r: r["leakage_bits"], reverse=desc)
+        return [r["model"] for r in rows]
+
+    header = f'#{civ} button[data-sort="leakage_bits"]'
+    js(driver, "document.querySelector(arguments[0]).click()", header)
+    assert order(driver, civ) == by_leakage(False)
+    aria = "return document.querySelector(arguments[0]).closest('th').getAttribute('aria-sort')"
+    assert js(driver, aria, header) == "ascending"
+    js(driver, "document.querySelector(arguments[0]).click()", header)
+    assert order(driver, civ) == by_leakage(True)
+    assert js(driver, aria, header) == "descending"
+    # and by keyboard: the focus stays on the header, Enter sorts by games
+    games = f'#{civ} button[data-sort="games"]'
+    js(driver, "document.querySelector(arguments[0]).focus()", games)
+    driver.switch_to.active_element.send_keys(Keys.ENTER)
+    got = shown(driver, civ)
+    assert [r["games"] for r in got] == sorted(r["games"] for r in civ_rows)
+    assert js(driver, "return document.activeElement.dataset.sort") == "games"
+    check_table(driver, civ, civ_rows, board)  # the same numbers, in another order
+    # the CSV: the API's (the whole leaderboard), downloaded from the page
+    csv_button = by_id(driver, "leaderboard-csv")
+    assert csv_button.is_displayed()
+    act(driver, csv_button.click)
+    assert by_id(driver, "status").text.startswith("Downloaded leakage-leaderboard-")
+    # every table also has its own CSV button (export.js)
+    for t in ids.values():
+        assert js(
+            driver,
+            "return !!document.querySelector(`.exports[data-for=\"${arguments[0]}\"] button`)",
+            t,
+        )
