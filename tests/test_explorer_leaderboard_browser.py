@@ -36,7 +36,8 @@ ROWS = """return Array.from(document.querySelectorAll(arguments[0] + ' tbody tr'
             own: cell('own_word_probability').dataset.value ?? null,
             win: cell('win_rate').dataset.value ?? null,
             apart: cell('not_separable_from').dataset.csv,
-            fill: tr.querySelector('svg.swatch-mark rect').getAttribute('fill')};
+            fill: tr.querySelector('svg.swatch-mark rect').getAttribute('fill'),
+            dashed: !!tr.querySelector('svg.swatch-mark rect.dash')};
 })"""
 
 
@@ -138,15 +139,16 @@ def test_the_leaderboard_is_a_ck_arena_jobs_first_view(
     palette = js(driver, "return import('./ui/assets/charts.js').then(m => m.PALETTE)")
     job_models = sorted(get(server, f"/v1/jobs/{job_id}/compare")["models"])
     for row in shown(driver, civ):
-        want = palette[job_models.index(row["model"]) % len(palette)]
-        assert row["fill"].lower() == want.lower()
+        k = job_models.index(row["model"])
+        assert row["fill"].lower() == palette[k % len(palette)].lower()
+        assert row["dashed"] == (k >= len(palette))  # a colour come back: dashed, barred
     # default order: ranked by rank, then the unranked by leakage
     civ_rows = blocks[("spygame", "civilian")]
     ranked = sorted((r for r in civ_rows if r["rank"] is not None), key=lambda r: r["rank"])
     assert order(driver, civ)[: len(ranked)] == [r["model"] for r in ranked]
 
-    # screenshots of the leaderboard (in its own order) at 1400 px and at phone width; nothing sticks out of
-    # the page at 390 px (the tables scroll sideways in their own box)
+    # screenshots of the leaderboard (in its own order) at 1400 px and at phone width;
+    # nothing sticks out of the page at 390 px (the tables scroll sideways in their box)
     SHOTS.mkdir(parents=True, exist_ok=True)
     for width in (1400, 390):
         driver.set_window_size(width, 900)
@@ -168,6 +170,7 @@ def test_the_leaderboard_is_a_ck_arena_jobs_first_view(
                 assert not wide, wide
         finally:
             driver.set_window_size(*WINDOW)
+
     # sorting: a click on the leakage header sorts by it, again the other way
     def by_leakage(desc: bool) -> list[str]:
         rows = sorted(civ_rows, key=lambda r: r["leakage_bits"], reverse=desc)
@@ -198,6 +201,6 @@ def test_the_leaderboard_is_a_ck_arena_jobs_first_view(
     for t in ids.values():
         assert js(
             driver,
-            "return !!document.querySelector(`.exports[data-for=\"${arguments[0]}\"] button`)",
+            'return !!document.querySelector(`.exports[data-for="${arguments[0]}"] button`)',
             t,
         )

@@ -18,12 +18,15 @@ writes small PNGs (reduced to 128 colours) into ``--out``:
   a job's view (``chameleon_batch``'s: its short model names leave room for a curve on the
   screen, where the CK-Arena logs' '+'-joined model groups fill it);
 - ``explorer-three-models.png``: the CK-Arena job by speaker with the three models that gave
-  the most clues picked (the model check boxes and their curves).
+  the most clues picked (the model check boxes and their curves);
+- ``explorer-leaderboard.png``: the CK-Arena job's first view, its leaderboard: the reader's
+  sentence and the civilians' table.
 
 Each picture is checked before it is written: the page is ready (not an error), and at the
 phone's width the page does not scroll sideways.
 
     python tools/explorer_screenshots.py --out docs/img
+    python tools/explorer_screenshots.py --only leaderboard   # one picture (and its job)
 """
 
 from __future__ import annotations
@@ -194,15 +197,17 @@ def crop(png: bytes, box: tuple[int, int, int, int]) -> bytes:
         return out.getvalue()
 
 
-def save(png: bytes, path: Path, caption: str) -> None:
+def save(png: bytes, path: Path, caption: str, *, octree: bool = False) -> None:
     """``png`` reduced to 128 colours (the charts and tables need no more), or 64 where that
-    is still over MAX_BYTES."""
+    is still over MAX_BYTES. ``octree``: Pillow's fast octree instead of median cut, which
+    keeps the few pixels of a table's colour swatches (median cut greys them)."""
     from PIL import Image
 
+    method = Image.Quantize.FASTOCTREE if octree else Image.Quantize.MEDIANCUT
     for colours in (128, 64):
         with Image.open(io.BytesIO(png)) as im:
             small = im.convert("RGB").quantize(
-                colors=colours, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE
+                colors=colours, method=method, dither=Image.Dither.NONE
             )
             out = io.BytesIO()
             small.save(out, "PNG", optimize=True)
@@ -313,6 +318,46 @@ def three_models(page: Page, server: Server, out: Path) -> None:
     save(png, out / "explorer-three-models.png", f"three models picked ({', '.join(models)})")
 
 
+def leaderboard(page: Page, server: Server, logs: Path, out: Path) -> None:
+    """The CK-Arena job's leaderboard (the job ``phone`` submitted, or one submitted here by
+    path): the reader's sentence, the notes and the first table (the civilians')."""
+    import json
+    import urllib.request
+
+    def call(path: str, body: bytes | None = None) -> Any:
+        req = urllib.request.Request(server.url + path, data=body)
+        if body is not None:
+            req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req, timeout=TIMEOUT) as r:
+            return json.load(r)
+
+    jobs = [j for j in call("/v1/jobs")["jobs"] if j["source"] == "path"]
+    if not jobs and not (logs.is_dir() and any(logs.glob("*.json"))):
+        print(f"skipped explorer-leaderboard.png: no CK-Arena log (*.json) in {logs}")
+        return
+    job = jobs[0]["id"] if jobs else None
+    if job is None:
+        made = call("/v1/jobs?input_format=ck-arena", json.dumps({"path": str(logs)}).encode())
+        job = made["id"]
+    page.wait("the job to end", lambda: call(f"/v1/jobs/{job}")["state"] == "done", 600)
+    page.viewport(*DESKTOP)
+    page.open(f"{server.url}/ui?job={job}")
+    page.wait(
+        "the leaderboard", lambda: page.js("return !!document.querySelector('#leaderboard table')")
+    )
+    bottom = int(
+        page.js(
+            "return document.querySelector('#leaderboard .board').getBoundingClientRect().bottom"
+            " + scrollY"
+        )
+    )
+    png = page.whole_page(DESKTOP[0], page.top_of("leaderboard") - 4, bottom + 4)
+    save(
+        png, out / "explorer-leaderboard.png", "a CK-Arena job's leaderboard (civilians)",
+        octree=True,
+    )  # fmt: skip
+
+
 def check_phone(page: Page, what: str) -> None:
     over = page.sideways()
     if over > 0:
@@ -324,6 +369,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "img", help="folder of the PNGs")
     ap.add_argument("--index", type=Path, help="co-occurrence index (.sqlite)")
     ap.add_argument("--ck-arena", type=Path, default=CK_ARENA, help="folder of CK-Arena logs")
+    ap.add_argument(
+        "--only", choices=["leaderboard"], help="draw only this picture (its job submitted)"
+    )
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="leakage-shots-") as tmp:
@@ -341,10 +389,12 @@ def main() -> None:
         try:
             page = Page()
             try:
-                two_backends(page, server, args.out)
-                ck_arena(page, server, logs, args.out)
-                phone(page, server, logs, args.out)
-                three_models(page, server, args.out)
+                if args.only is None:
+                    two_backends(page, server, args.out)
+                    ck_arena(page, server, logs, args.out)
+                    phone(page, server, logs, args.out)
+                    three_models(page, server, args.out)
+                leaderboard(page, server, logs, args.out)
             finally:
                 page.quit()
         finally:

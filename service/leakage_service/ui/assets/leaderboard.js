@@ -43,7 +43,7 @@ function columns(unit) {
     ["leakage_bits", `leakage (bits per ${unit}) [95% interval]`, (r) => fixed(r.leakage_bits) + interval(r.leakage_low, r.leakage_high, fixed), (r) => r.leakage_bits, "num"],
     ["reveal_bits", "reveal (bits)", (r) => fixed(r.reveal_bits) + interval(r.reveal_low, r.reveal_high, fixed), (r) => r.reveal_bits, "num"],
     ["own_word_probability", "P(own word)", (r) => fixed(r.own_word_probability) + interval(r.own_word_probability_low, r.own_word_probability_high, fixed), (r) => r.own_word_probability, "num"],
-    ["win_rate", "win rate (games with outcome)", (r) => (r.win_rate === null ? "–" : `${pct(r.win_rate)}${interval(r.win_rate_low, r.win_rate_high, pct)} (${r.games_with_outcome})`), (r) => r.win_rate, "num"],
+    ["win_rate", "win rate (games known)", (r) => (r.win_rate === null ? "–" : `${pct(r.win_rate)}${interval(r.win_rate_low, r.win_rate_high, pct)} (${r.games_with_outcome})`), (r) => r.win_rate, "num"],
     ["not_separable_from", "not separable from", (r) => r.not_separable_from.join("; "), (r) => r.not_separable_from.length, "long"],
   ];
 }
@@ -120,9 +120,9 @@ function apart(r, rows) {
   const names = r.not_separable_from;
   if (r.rank === null) return "–";
   const others = rows.filter((x) => x.rank !== null && x.model !== r.model).length;
-  if (!names.length) return others ? "none: separable from all" : "–";
+  if (!names.length) return others ? "none (separable from all)" : "–";
   if (names.length <= 3) return names.join(", ");
-  const what = names.length === others ? `all ${others} other ranked` : `${names.length} of ${others} others`;
+  const what = names.length === others ? `all ${others} others` : `${names.length} of ${others} others`;
   return h("span", { class: "apart", tabindex: "0", "data-tip": names.join(", ") }, what);
 }
 
