@@ -98,7 +98,7 @@ function fill(table, rows, unit) {
       fill(table, rows, unit);
       table.querySelector(`button[data-sort="${k}"]`).focus();
     });
-    return h("th", { scope: "col", class: cls === "num" ? "num" : null, "aria-sort": on ? (sort.dir > 0 ? "ascending" : "descending") : null, "data-csv": label }, b);
+    return h("th", { scope: "col", class: cls || null, "aria-sort": on ? (sort.dir > 0 ? "ascending" : "descending") : null, "data-csv": label }, b);
   }));
   const body = ordered(rows, sort).map((r) => h("tr", { class: r.rank === null ? "unranked" : null, "data-model": r.model, "data-role": r.role, "data-game": r.game },
     cols.map(([k, , text, value, cls]) => {
