@@ -204,3 +204,20 @@ def test_the_leaderboard_is_a_ck_arena_jobs_first_view(
             'return !!document.querySelector(`.exports[data-for="${arguments[0]}"] button`)',
             t,
         )
+
+
+def test_a_job_with_nothing_to_rank_says_so_in_place_of_the_tables(
+    driver: Any, server: Server
+) -> None:
+    """A job whose one record failed: the API's 409 job_not_ready becomes the leaderboard's
+    note (the rest of the job's view opens as usual), no table, no CSV button."""
+    r = httpx.post(server.url + "/v1/jobs", content=b'{"not": "a transcript"}\n', timeout=TIMEOUT)
+    assert r.status_code == 202, r.text
+    job_id = r.json()["id"]
+    wait_until(f"job {job_id} done", lambda: get(server, f"/v1/jobs/{job_id}")["state"] == "done")
+    assert httpx.get(f"{server.url}/v1/jobs/{job_id}/leaderboard").status_code == 409
+    open_page(driver, f"{server.url}/ui?job={job_id}")
+    assert by_id(driver, "leaderboard").is_displayed()
+    assert by_id(driver, "leaderboard-note").text.startswith("No leaderboard yet: ")
+    assert js(driver, "return document.querySelectorAll('#leaderboard table').length") == 0
+    assert not by_id(driver, "leaderboard-csv").is_displayed()
