@@ -62,7 +62,8 @@ def _with_csvs(html: str, site: Path) -> str:
     if not links:
         return html
     names = "|".join(re.escape(n) for n in sorted(links, key=len, reverse=True))
-    return re.sub(rf"(?<![\w.-])({names})(?![\w.-])", lambda m: links[m.group(1)], html)
+    whole = rf"(?<![\w.-])({names})(?![\w-])(?!\.\w)"  # a sentence's full stop may follow
+    return re.sub(whole, lambda m: links[m.group(1)], html)
 
 
 def job_records(state: ServiceState, job: Job) -> list[dict[str, Any]]:
