@@ -18,6 +18,7 @@ from leakage.curves import build_site
 from leakage.curves._colours import colour_of, group_colour
 from leakage.curves._compare import paired_difference
 from leakage.curves._data import load_steps
+from leakage.curves import NO_REFERENCES, default_grouping, per_statement, plane_references
 from leakage.curves._plane import reference_points, reveal_values
 from leakage.errors import InvalidInput
 
@@ -130,6 +131,36 @@ def table(tmp_path: Path) -> Path:
     return out.parent
 
 
+def test_per_statement_only_where_every_game_is_spygame():
+    """SpyGame reads each statement on its own; one Chameleon game makes the clues
+    accumulate (the report's wording and the service's field come from this one call)."""
+    assert per_statement(["spygame", "spygame", None])
+    assert not per_statement(["spygame", "chameleon"])
+    assert not per_statement(["chameleon"])
+    assert not per_statement([])
+    assert default_grouping(["spygame"]) == "speaker"
+    assert default_grouping(["chameleon", "spygame"]) == "model"
+
+
+def test_plane_references_belong_to_the_game():
+    """Karabag & Topcu's strategies are The Chameleon's: drawn for its games' K, none for
+    SpyGame (said so), and for a mixed table labelled as the Chameleon games'."""
+    cham = [_row(0, i, "A", "non-chameleon", 0.1, k=8) for i in range(3)]
+    spy = [{**r, "game": "spygame", "record": 1} for r in cham]
+    refs = plane_references(pa.Table.from_pylist(cham, schema=steps_schema()))
+    assert refs["k"] == 8 and not refs["mixed_k"]
+    assert {r["model"] for r in refs["references"]} >= {"trivial", "concealing", "revealing"}
+    assert all("K=8" in r["note"] for r in refs["references"])
+    assert "K = 8" in refs["note"] and "SpyGame" not in refs["note"]
+    none = plane_references(pa.Table.from_pylist(spy, schema=steps_schema()))
+    assert none == {"references": [], "k": None, "mixed_k": False, "note": NO_REFERENCES}
+    both = plane_references(pa.Table.from_pylist(cham + spy, schema=steps_schema()))
+    assert both["references"] and "SpyGame has none" in both["note"]
+    other_k = [_row(2, 0, "A", "non-chameleon", 0.1, k=4)]
+    mixed = plane_references(pa.Table.from_pylist(cham + other_k, schema=steps_schema()))
+    assert mixed["mixed_k"] and mixed["k"] == 16 and "different numbers" in mixed["note"]
+
+
 def test_paired_difference_by_hand(table: Path):
     steps = load_steps(table, "speaker")
     rows = paired_difference(steps, "A", "B", replicates=500)
@@ -207,6 +238,11 @@ def test_ck_arena_models_compared_and_plane(shared_data: Path, tmp_path: Path, l
     assert data["qwen2.5-72b · spy"]["reveal_bits"] < data["qwen2.5-72b · civilian"]["reveal_bits"]
     for r in data.values():
         assert r["leakage_low"] <= r["leakage_bits"] <= r["leakage_high"]
+    # SpyGame has no reference strategy of its own: none drawn, and the page says why
+    assert not [r for r in rep.plane if r["kind"] == "reference"]
+    html = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
+    assert "No reference strategy is drawn" in html
+    assert "in the m-th statement, each read on its own" in html
 
 
 # -- the API ----------------------------------------------------------------------------------
@@ -245,6 +281,7 @@ def test_job_plane_is_the_reports_plane(api: Api, job_id: str, tmp_path: Path, l
     assert {r["model"] for r in got["references"]} >= {"trivial", "concealing", "revealing"}
     assert got["points_total"] == len(got["points"]) > 0
     assert set(got["colours"]) == {g["group"] for g in got["groups"]}
+    assert "The Chameleon" in got["references_note"] and "K = 16" in got["references_note"]
 
 
 def test_job_curves_by_speaker(api: Api, job_id: str):
@@ -253,6 +290,21 @@ def test_job_curves_by_speaker(api: Api, job_id: str):
     assert all(" · " in g for g in got["groups"])
     assert got["colours"][got["groups"][0]].startswith("#")
     assert all(g["speakers"] is not None for g in got["game_list"])
+    assert (got["per_statement"], got["default_by"]) == (False, "model")  # clues accumulate
+
+
+def test_spygame_job_reads_per_statement_and_has_no_references(api: Api):
+    from .test_service import wait_job
+
+    body = (EXAMPLES / "spygame_fruit.json").read_bytes()
+    r = api.post("/v1/jobs", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 202, r.text
+    job = wait_job(api, r.json()["id"])
+    assert job["state"] == "done", job
+    got = api.get(f"/v1/jobs/{job['id']}/curves").json()
+    assert (got["per_statement"], got["default_by"]) == (True, "speaker")
+    plane = api.get(f"/v1/jobs/{job['id']}/plane", params={"replicates": 200}).json()
+    assert plane["references"] == [] and plane["references_note"] == NO_REFERENCES
 
 
 def test_job_plane_bad_input(api: Api, job_id: str):

@@ -45,7 +45,7 @@ The reference strategies (:func:`reference_points`) are Karabag & Topcu's, from
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -277,6 +277,75 @@ def reference_points(
         x, y = simulate_amb_plane(na, l, games, rng)
         out.append(_summary("pi_amb", "non-chameleon", x, y, f"l={l}, K={k}, N={na}"))
     return out
+
+
+DEFAULT_K = 16
+"""The candidates per game of the reference strategies when the Chameleon games' numbers
+differ."""
+
+NO_REFERENCES = (
+    "No reference strategy is drawn: Karabag & Topcu's (trivial, concealing, revealing, "
+    "pi_amb) are strategies of The Chameleon, one player without the secret among N with K "
+    "candidates; SpyGame's players each hold a word of a pair and none is without one, so "
+    "they have no counterpart there."
+)
+
+
+def per_statement(games: Iterable[Any]) -> bool:
+    """Whether figures over games of these kinds (``chameleon``, ``spygame`` per game or per
+    row; None and empty left out) read each clue on its own: True when every game is SpyGame
+    (CK-Arena and SpyGame logs), whose statements are each scored from the uniform prior
+    (the m-th statement's posterior is its own: nothing accumulates, m numbers the
+    statements); False as soon as one game is The Chameleon's, whose counted clues accumulate
+    (the posterior after m clues). ``leakage report`` words its figures by it and the service
+    says it with each job's curves."""
+    kinds = {str(g) for g in games if g not in (None, "")}
+    return kinds == {"spygame"}
+
+
+def default_grouping(games: Iterable[Any]) -> str:
+    """The grouping a viewer shows first for games of these kinds: ``speaker`` (each
+    statement by its speaker's own model and role) when they are read per statement
+    (:func:`per_statement`: a SpyGame's players are six models, and grouping the game by all
+    of them names no one), else ``model`` (the models of the counted speakers)."""
+    return "speaker" if per_statement(games) else "model"
+
+
+def plane_references(rows: Any, *, seed: int = 0, games: int = 4000) -> dict[str, Any]:
+    """The reference strategies that belong to the games of a step table (a ``pyarrow``
+    table or dataset with the columns ``game`` and ``candidates``): Karabag & Topcu's
+    (:func:`reference_points`) for K the Chameleon games' number of candidates
+    (:data:`DEFAULT_K` when it differs between them: ``mixed_k``), and none for a table
+    without a Chameleon game (:data:`NO_REFERENCES` says why in ``note``). With Chameleon and
+    SpyGame games together, the note says the references are the Chameleon's. One function
+    for ``leakage report``'s plane and the service's."""
+    import pyarrow.compute as pc
+
+    table = (
+        rows.to_table(columns=["game", "candidates"])
+        if hasattr(rows, "to_table")
+        else (rows.select(["game", "candidates"]))
+    )
+    cham = table.filter(pc.equal(table["game"], "chameleon"))
+    if not cham.num_rows:
+        return {"references": [], "k": None, "mixed_k": False,
+                "note": NO_REFERENCES if table.num_rows else ""}  # fmt: skip
+    ks = set(pc.unique(pc.list_value_length(cham["candidates"])).to_pylist())
+    k = int(next(iter(ks))) if len(ks) == 1 else DEFAULT_K
+    note = (
+        "Black: Karabag & Topcu's strategies of The Chameleon (trivial, concealing, "
+        f"revealing, pi_amb), K = {k} candidates, simulated with their own likelihoods"
+    )
+    if len(ks) > 1:
+        note += f" (the Chameleon games have different numbers of candidates: K = {k} is used)"
+    if cham.num_rows < table.num_rows:
+        note += "; they belong to the Chameleon games: SpyGame has none"
+    return {
+        "references": reference_points(k=k, seed=seed, games=games),
+        "k": k,
+        "mixed_k": len(ks) > 1,
+        "note": note + ".",
+    }
 
 
 # -- from a step table ----------------------------------------------------------------------

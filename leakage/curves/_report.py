@@ -70,8 +70,9 @@ from leakage.curves._plane import (
 from leakage.curves._plane import (
     PLANE_COLUMNS,
     clue_points,
+    per_statement,
     plane_groups,
-    reference_points,
+    plane_references,
 )
 from leakage.reader import lower_bound_note
 
@@ -226,18 +227,18 @@ def build_site(
     k = _single_k(steps)
     prior = f" (K = {k}: the prior is log2 {k} = {np.log2(k):.2f} bits)" if k else ""
     # SpyGame statements are read one by one: m numbers them, nothing accumulates.
-    per_statement = {r.game for r in board.rows} == {"spygame"}
+    each = per_statement(r.game for r in board.rows)
     colours = assign_colours(
         steps.model.tolist(),
         [model_of(str(g)) for g in {*steps.curve_group.tolist(), *steps.clue_group.tolist()}],
     )
-    after_m = "in the m-th statement, each read on its own" if per_statement else "after m clues"
+    after_m = "in the m-th statement, each read on its own" if each else "after m clues"
     svg_entropy = entropy_figure(
         curve_rows, out, title=f"Mean entropy {after_m}, by {by}{prior}", colours=colours,
-        per_statement=per_statement,
+        per_statement=each,
     )  # fmt: skip
     svg_topk = topk_figure(
-        curve_rows, out, ks=TOP_K, chance_k=k, colours=colours, per_statement=per_statement
+        curve_rows, out, ks=TOP_K, chance_k=k, colours=colours, per_statement=each
     )
     svg_gain = gain_figure(gain_rows, out, colours=colours)
     svg_board = leaderboard_figure(board, out, colours=colours)
@@ -292,25 +293,25 @@ def build_site(
                     "statement alone (SpyGame reads each statement on its own, so the curve "
                     "does not accumulate: m numbers the statements), grouped by "
                     f"{curve_col}; m = 0 is the prior."
-                    if per_statement
+                    if each
                     else f"Mean entropy of the posterior over the candidates after m counted "
                     f"clues, grouped by {curve_col}; m = 0 is the prior."
                 )
                 + f" A game counts at m only when it has m counted "
-                f"{'statements' if per_statement else 'clues'}.{cut} "
+                f"{'statements' if each else 'clues'}.{cut} "
                 "Data: curves.csv (metric entropy_bits).",
             ),
         ),
         (
             "Speaker's word ranked first, per statement"
-            if per_statement
+            if each
             else "Secret in the top k after m clues",
             _html.figure(
                 svg_topk,
                 (
                     "Share of games whose m-th statement, read alone, puts the speaker's own "
                     "word first among the candidates (ties count against it)"
-                    if per_statement
+                    if each
                     else "Share of games whose secret is among the k most probable candidates "
                     "after m clues (ties count against the secret)"
                 )
@@ -350,7 +351,9 @@ def build_site(
         plane_rows = plane_groups(
             points["game"], points["group"], points["x"], points["y"],
             replicates=replicates, seed=seed,
-        ) + reference_points(k=k or 16, seed=seed)  # fmt: skip
+        )  # fmt: skip
+        refs = plane_references(steps.dataset, seed=seed)
+        plane_rows += refs["references"]
         rep.plane = plane_rows
         rep.files += [
             _write_csv(out / "plane.csv", plane_rows, PLANE_COLUMNS),
@@ -375,9 +378,10 @@ def build_site(
                     "over candidates of P(clue | w); SpyGame: P(clue | civilian word) over "
                     "P(clue | spy word)), what the players with the secret learn about the "
                     "speaker. Coloured marks: means per model and role with 95% bootstrap "
-                    "intervals over games. Black: Karabag & Topcu's strategies (trivial, "
-                    "concealing, revealing, pi_amb) simulated with their own likelihoods. "
-                    f"Chameleon clues are on it only when counted.{undefined} "
+                    "intervals over games. "
+                    + refs["note"]
+                    + " "
+                    + f"Chameleon clues are on it only when counted.{undefined} "
                     "Data: plane.csv, plane_clues.csv.",
                 )
                 + _html.table(

@@ -13,10 +13,7 @@ from typing import Any
 import numpy as np
 
 from leakage.curves._data import NONE_GROUP, StepTable, speaker_groups
-from leakage.curves._plane import clue_points, plane_groups, reference_points
-
-DEFAULT_K = 16
-"""The candidates per game of the reference strategies when the games' numbers differ."""
+from leakage.curves._plane import clue_points, plane_groups, plane_references
 
 
 def _columns(rows: Any, names: list[str]) -> Any:
@@ -72,22 +69,19 @@ def plane_view(
 ) -> dict[str, Any]:
     """The reveal-vs-conceal plane of a step table (``pyarrow`` table or dataset): per
     ``model · role`` the means with bootstrap intervals over games (:func:`plane_groups`),
-    Karabag & Topcu's reference strategies for the games' K (:data:`DEFAULT_K` when the games'
-    numbers of candidates differ: ``mixed_k``), and the first ``max_points`` counted clues
+    the reference strategies that belong to its games (:func:`plane_references`: Karabag &
+    Topcu's for the Chameleon games' K, 16 when those differ: ``mixed_k``;
+    none for SpyGame, said in ``references_note``), and the first ``max_points`` counted clues
     (``source``, ``record``, ``game_id``, ``step``, ``group``, ``leakage_bits``,
     ``reveal_bits``) of ``points_total``. ``undefined``: counted clues without a reveal value
     (no secret, or a probability that underflowed)."""
-    import pyarrow.compute as pc
-
     points = clue_points(rows)
     groups = plane_groups(
         points["game"], points["group"], points["x"], points["y"],
         replicates=replicates, seed=seed,
     )  # fmt: skip
-    table = _columns(rows, ["source", "record", "candidates"])
-    ks = set(pc.unique(pc.list_value_length(table["candidates"])).to_pylist())
-    k = next(iter(ks)) if len(ks) == 1 else DEFAULT_K
-    references = reference_points(k=k, seed=seed) if table.num_rows else []
+    table = _columns(rows, ["source", "record"])
+    refs = plane_references(rows, seed=seed)
     shown = points["index"][:max_points]
     where = table.select(["source", "record"]).take(shown).to_pydict()
     listed = [
@@ -100,10 +94,11 @@ def plane_view(
     ]  # fmt: skip
     return {
         "groups": groups,
-        "references": references,
+        "references": refs["references"],
+        "references_note": refs["note"],
         "points": listed,
         "points_total": len(points["x"]),
-        "k": k,
-        "mixed_k": len(ks) > 1,
+        "k": refs["k"],
+        "mixed_k": refs["mixed_k"],
         "undefined": points["undefined"],
     }

@@ -22,12 +22,14 @@ from leakage.curves import (
     Leaderboard,
     colour_of,
     curves,
+    default_grouping,
     game_list,
     group_colour,
     leaderboard,
     models_present,
     outcomes_from_reports,
     paired_difference,
+    per_statement,
     plane_view,
     steps_from_table,
 )
@@ -134,6 +136,8 @@ class JobCurves:
     rows: list[dict[str, Any]]
     game_list: list[dict[str, Any]]
     notes: list[str]
+    per_statement: bool = False
+    default_by: str = "model"
 
 
 def _steps(state: ServiceState, job: Job) -> JobSteps:
@@ -153,7 +157,11 @@ def job_curves(
     if by != "speaker":
         groups += sorted({g["group"] for g in games} - set(groups))  # games without clues
     colours = {g: group_colour(g) for g in groups}
-    return JobCurves(by, len(games), job.failed, groups, colours, rows, games, [])
+    kinds = [g["game"] for g in games]
+    return JobCurves(
+        by, len(games), job.failed, groups, colours, rows, games, [],
+        per_statement(kinds), default_grouping(kinds),
+    )  # fmt: skip
 
 
 def _curves(
@@ -181,6 +189,7 @@ class JobPlane:
     points_total: int
     colours: dict[str, str]
     notes: list[str]
+    references_note: str = ""
 
 
 def job_plane(
@@ -188,7 +197,9 @@ def job_plane(
 ) -> JobPlane:
     """The reveal-vs-conceal plane (``leakage.curves.plane_view``) of the rows committed so
     far: per clue its leakage and reveal value, per model and role the means with bootstrap
-    intervals over games, and Karabag & Topcu's reference strategies for the job's K."""
+    intervals over games, and the reference strategies that belong to the job's games
+    (``leakage.curves.plane_references``: Karabag & Topcu's for the Chameleon games' K, none
+    for SpyGame, with ``references_note`` saying which)."""
     held = _steps(state, job)
     view = held.view(
         ("plane", replicates, max_points, seed),
@@ -199,10 +210,6 @@ def job_plane(
         notes.append(
             f"{view['undefined']} counted clues have no reveal value (a probability "
             "underflowed, or no secret)"
-        )
-    if view["mixed_k"]:
-        notes.append(
-            f"the games have different numbers of candidates: references use K = {view['k']}"
         )
     points = [
         {
@@ -217,7 +224,7 @@ def job_plane(
     games = _games(held)
     return JobPlane(
         games, job.failed, groups, view["references"], points, view["points_total"], colours,
-        notes,
+        notes, view["references_note"],
     )  # fmt: skip
 
 

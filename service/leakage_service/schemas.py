@@ -460,6 +460,15 @@ class JobCurves(_Out):
     colours: dict[str, str] = {}
     """Group -> ``#rrggbb``, from the name alone (``by=speaker``: the model's), so a model
     keeps its colour across jobs and while a job runs (``leakage.curves._colours``)."""
+    per_statement: bool = False
+    """True when every game is SpyGame (CK-Arena, SpyGame logs): each statement is scored on
+    its own, so ``m`` numbers the statements and a point is the m-th statement read alone
+    (nothing accumulates); False when clues accumulate (The Chameleon: the posterior after m
+    clues). ``leakage.curves.per_statement``, the decision ``leakage report`` words its
+    figures by."""
+    default_by: Literal["model", "matchup", "difficulty", "speaker"] = "model"
+    """The grouping a viewer shows first (``leakage.curves.default_grouping``): ``speaker``
+    (each statement by its speaker's model and role) for SpyGame, ``model`` otherwise."""
     curves: list[CurvePoint]
     game_list: list[CurveGame]
     notes: list[str]
@@ -545,6 +554,11 @@ class JobPlane(_Out):
     groups: list[PlaneGroup]
     """Per model and role, most clues first."""
     references: list[PlaneGroup]
+    """The reference strategies that belong to the job's games
+    (``leakage.curves.plane_references``): Karabag & Topcu's for the Chameleon games, none
+    for SpyGame."""
+    references_note: str = ""
+    """What the references are, or why there are none (a SpyGame job)."""
     points: list[PlanePoint]
     """The first ``max_points`` clues (in the order of the stored results)."""
     points_total: int

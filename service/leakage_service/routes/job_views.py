@@ -103,6 +103,8 @@ async def curves(
         failed=out.failed,
         groups=out.groups,
         colours=out.colours,
+        per_statement=out.per_statement,
+        default_by=out.default_by,  # type: ignore[arg-type]
         curves=[CurvePoint(**r) for r in out.rows],
         game_list=[CurveGame(**g) for g in out.game_list],
         notes=out.notes,
@@ -125,9 +127,10 @@ async def plane(
 ) -> JobPlane:
     """Each counted clue's leakage (information gain about the secret, bits) against its
     reveal value (log2 likelihood ratio that its speaker knows the secret, bits), per
-    model and role the means with 95% bootstrap intervals over games, and Karabag & Topcu's
-    reference strategies (trivial, concealing, revealing, pi_amb) simulated on the same axes
-    (``leakage.curves._plane``), from the results stored so far."""
+    model and role the means with 95% bootstrap intervals over games, and the reference
+    strategies that belong to the job's games (``leakage.curves.plane_references``: Karabag &
+    Topcu's trivial, concealing, revealing and pi_amb for The Chameleon, simulated on the same
+    axes; none for SpyGame, said in ``references_note``), from the results stored so far."""
     job = _job(state, job_id)
     out = await state.slow.run(
         partial(job_plane, replicates=replicates, max_points=max_points), state, job
@@ -139,6 +142,7 @@ async def plane(
         failed=out.failed,
         groups=[PlaneGroup(**r) for r in out.groups],
         references=[PlaneGroup(**r) for r in out.references],
+        references_note=out.references_note,
         points=[PlanePoint(**p) for p in out.points],
         points_total=out.points_total,
         colours=out.colours,
