@@ -291,6 +291,7 @@ def test_job_curves_by_speaker(api: Api, job_id: str):
     assert got["colours"][got["groups"][0]].startswith("#")
     assert all(g["speakers"] is not None for g in got["game_list"])
     assert (got["per_statement"], got["default_by"]) == (False, "model")  # clues accumulate
+    assert api.get(f"/v1/jobs/{job_id}/curves", params={"by": "auto"}).json()["by"] == "model"
 
 
 def test_spygame_job_reads_per_statement_and_has_no_references(api: Api):
@@ -303,6 +304,8 @@ def test_spygame_job_reads_per_statement_and_has_no_references(api: Api):
     assert job["state"] == "done", job
     got = api.get(f"/v1/jobs/{job['id']}/curves").json()
     assert (got["per_statement"], got["default_by"]) == (True, "speaker")
+    auto = api.get(f"/v1/jobs/{job['id']}/curves", params={"by": "auto"}).json()
+    assert auto["by"] == "speaker" and all(" · " in g for g in auto["groups"])
     plane = api.get(f"/v1/jobs/{job['id']}/plane", params={"replicates": 200}).json()
     assert plane["references"] == [] and plane["references_note"] == NO_REFERENCES
 

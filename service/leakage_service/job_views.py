@@ -149,8 +149,12 @@ def job_curves(
     state: ServiceState, job: Job, by: str, *, max_clues: int, replicates: int, seed: int = 0
 ) -> JobCurves:
     """The curves of the rows committed so far (``leakage.curves.curves`` on the job's step
-    table) and every scored game with its group and counted clues."""
+    table) and every scored game with its group and counted clues; ``by="auto"`` groups them
+    the games' own way (``leakage.curves.default_grouping``)."""
     held = _steps(state, job)
+    if by == "auto":  # the games' own grouping (speaker for SpyGame)
+        table = held.table
+        by = default_grouping(table["game"].unique().to_pylist()) if table.num_rows else "model"
     key = ("curves", by, max_clues, replicates, seed)
     rows, games = held.view(key, lambda: _curves(held, job, by, max_clues, replicates, seed))
     groups = list(dict.fromkeys(r["group"] for r in rows))

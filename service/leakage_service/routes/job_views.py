@@ -65,6 +65,16 @@ class CurveGrouping(StrEnum):
     speaker = "speaker"
 
 
+class CurvesGrouping(StrEnum):
+    """The curves' groupings, and ``auto``: the games' own (``default_by``)."""
+
+    model = "model"
+    matchup = "matchup"
+    difficulty = "difficulty"
+    speaker = "speaker"
+    auto = "auto"
+
+
 @router.get(
     "/{job_id}/curves",
     summary="A job's leakage curves (as leakage report draws them)",
@@ -75,14 +85,16 @@ async def curves(
     job_id: JobId,
     state: State,
     by: Annotated[
-        CurveGrouping,
+        CurvesGrouping,
         Query(
             description="Group the games by the models of the counted speakers, the "
             "matchup or the difficulty (meta.matchup, meta.difficulty); speaker: each clue by "
             "its speaker's own model and role (a point (group, m) averages the games whose "
-            "m-th counted clue that model said in that role)."
+            "m-th counted clue that model said in that role); auto: the games' own "
+            "(default_by: speaker for SpyGame, whose statements are read one by one, model "
+            "otherwise)."
         ),
-    ] = CurveGrouping.model,
+    ] = CurvesGrouping.model,
     max_clues: Annotated[int, Query(ge=1, le=64, description="Last m drawn.")] = 16,
     replicates: Replicates = 1000,
 ) -> JobCurves:
@@ -98,7 +110,7 @@ async def curves(
     return JobCurves(
         job=job.id,
         state=job.state,
-        by=by.value,  # type: ignore[arg-type]
+        by=out.by,  # type: ignore[arg-type]
         games=out.games,
         failed=out.failed,
         groups=out.groups,
