@@ -239,8 +239,13 @@ async function openJob(id, by, push = false) {
   stopRefresh();
   clearGame(); // a job's curves, not the game shown before
   const sameJob = app.state.job === id; // the models picked are kept for the job
-  const same = sameJob && app.state.by === by; // the URL's view: its groups unticked kept
-  const [{ job, data }, listed] = await Promise.all([readJob(id, by), api.compareModels(id)]);
+  const wasBy = app.state.by;
+  // no grouping named: the games' own (the API's auto: speaker's model and role for SpyGame,
+  // whose statements are read one by one; the models of the counted speakers otherwise)
+  const [{ job, data }, listed] = await Promise.all([readJob(id, by || "auto"), api.compareModels(id)]);
+  by = data.by;
+  $("curve-group").value = by;
+  const same = sameJob && wasBy === by; // the URL's view: its groups unticked kept
   app.models = listed.models;
   app.two = null; // the two models compared: drawn again with the colours when models are picked
   const pick = by === "speaker" ? { model: app.state.model, role: app.state.role } : { model: undefined, role: undefined };
@@ -429,7 +434,7 @@ function drawCurves() {
     // by speaker: the games where the group spoke, with at least m counted clues
     const has = (g) => (g.speakers ? g.speakers.includes(point.group) : g.group === point.group);
     const games = data.game_list.filter((g) => has(g) && g.clues >= Math.max(1, point.x));
-    renderCurveGames(id, point, games, (g) => act(`Opening ${g.game_id}`, () => openJobGame(id, g.game_id, g.record, true), { clears: true }));
+    renderCurveGames(id, point, games, (g) => act(`Opening ${g.game_id}`, () => openJobGame(id, g.game_id, g.record, true), { clears: true }), data.per_statement);
   }, app.styleOf);
   renderCurveFilter(data, app.hidden, colours, (g, on) => {
     if (on) app.hidden.delete(g); else app.hidden.add(g);
@@ -519,7 +524,7 @@ async function route(data) {
   if (s.job && s.game) return openJobGame(s.job, s.game, s.record);
   if (s.job) {
     $("job-input").value = s.job;
-    return openJob(s.job, $("curve-group").value);
+    return openJob(s.job, s.by);
   }
   const pasted = data && Number.isInteger(data.paste) ? app.pastes[data.paste] : null;
   if (pasted) {
@@ -603,7 +608,8 @@ function wire() {
   $("job-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const id = $("job-input").value.trim();
-    if (id) act(`Opening job ${id}`, () => openJob(id, $("curve-group").value, true));
+    // the grouping shown is kept for the job shown; another job opens in its games' own
+    if (id) act(`Opening job ${id}`, () => openJob(id, id === app.state.job ? $("curve-group").value : undefined, true));
   });
   $("curve-group").addEventListener("change", () => {
     const id = $("job-input").value.trim();
@@ -637,7 +643,7 @@ function wire() {
   initLeaderboard({ act, job: () => app.state.job });
   initJobs({
     act, closeJob,
-    openJob: (id) => openJob(id, $("curve-group").value, true),
+    openJob: (id) => openJob(id, id === app.state.job ? $("curve-group").value : undefined, true),
     openJobGame: (id, game, record) => openJobGame(id, game, record, true),
     backend: () => $("backend-select").value,
     // the options row, as every score of the page sends it (defaults left out)

@@ -418,7 +418,7 @@ function drawPlane(svg, { groups, points, refs, xLabel, yLabel, xShort, yShort }
   // the legend: entries flowed into lines under the plot
   const entries = [
     ...groups.map((g) => ({ kind: "group", g, w: (g.name.length * 0.58 + 2.6) * fs })),
-    { kind: "ref", label: "◆ reference strategy (◇ chameleon's)" },
+    ...(refs.length ? [{ kind: "ref", label: "◆ reference strategy (◇ chameleon's)" }] : []),
     { kind: "cloud", label: "· one clue" },
   ];
   for (const e of entries) if (!e.w) e.w = (e.label.length * 0.6 + 0.5) * fs;

@@ -237,10 +237,13 @@ export function renderPlane(data, model, role, styleOf, models = []) {
   const shown = data.points.length < data.points_total ? `; ${data.points.length} of its ${data.points_total} clues listed` : `; ${data.points_total} clues`;
   const cut = outside ? ` ${outside} clues lie outside the axes (which span the middle 98% of the clues, the means and the references) and are not drawn.` : "";
   const which = drawn.length < data.groups.length ? ` Means drawn: ${model || role || on.size ? "those of the models and role picked above" : `the ${drawn.length} models and roles with the most clues`} (pick a model or role above the curves, by speaker, for others); all ${data.groups.length} are in the table.` : "";
-  $("plane-note").textContent = `${data.games} games${shown}. Reference strategies (Karabag & Topcu) simulated on the same axes.${which}${cut}` + (data.notes.length ? ` ${data.notes.join("; ")}.` : "");
+  // the references that belong to the job's games, or why there are none (SpyGame): the API's
+  // references_note, the library's words (leakage.curves.plane_references)
+  const refsNote = data.references_note || (data.references.length ? "Reference strategies (Karabag & Topcu) simulated on the same axes." : "");
+  $("plane-note").textContent = `${data.games} games${shown}.${refsNote ? ` ${refsNote}` : ""}${which}${cut}` + (data.notes.length ? ` ${data.notes.join("; ")}.` : "");
   const num = (v) => h("td", { class: "num" }, fmt(v));
   $("plane-table").replaceChildren(
-    h("caption", {}, "The plane: means per model and role (95% bootstrap intervals over games), then the reference strategies"),
+    h("caption", {}, `The plane: means per model and role (95% bootstrap intervals over games)${data.references.length ? ", then the reference strategies of The Chameleon" : "; no reference strategy (none belongs to these games)"}`),
     h("thead", {}, h("tr", {}, ["kind", "model · role", "clues", "games", "leakage (bits)", "low", "high", "reveal (bits)", "low", "high", "note"].map((t) => h("th", { scope: "col" }, t)))),
     h("tbody", {}, [...data.groups, ...data.references].map((g) => h("tr", { "data-kind": g.kind, "data-group": g.group },
       h("td", {}, g.kind), h("th", { scope: "row" }, g.group), h("td", { class: "num" }, String(g.clues)), h("td", { class: "num" }, String(g.games)),

@@ -325,6 +325,17 @@ export function renderPreview(res) {
   box.dataset.state = "done";
 }
 
+// The curves' titles: SpyGame reads each statement on its own from the uniform prior (the
+// posterior over the speaker's word; m numbers the statements, nothing accumulates: the
+// curves API's per_statement, the library's decision); The Chameleon's clues accumulate.
+export function curveTitles(perStatement) {
+  if (perStatement) {
+    const top = (k) => `P(speaker's word in the top ${k}) in the m-th statement, read on its own`;
+    return { entropy_bits: "Mean entropy of the m-th statement, read on its own (bits)", top1: "P(speaker's word is the top candidate) in the m-th statement, read on its own", top3: top(3), top5: top(5) };
+  }
+  return { entropy_bits: "Mean entropy after m clues (bits)", top1: "P(secret is the top candidate) after m clues", top3: "P(secret in the top 3) after m clues", top5: "P(secret in the top 5) after m clues" };
+}
+
 // A job's curves: one figure for the entropy, one per top-k metric; each point lists its games.
 export function renderJobCurves(data, hidden, onPoint, styleOf) {
   const box = $("curves");
@@ -336,7 +347,7 @@ export function renderJobCurves(data, hidden, onPoint, styleOf) {
   if (!speaker) [...data.groups].sort().forEach((g) => styleOf(g));
   const colourOf = Object.fromEntries(data.groups.map((g) => [g, speaker ? speakerStyle(g, styleOf) : styleOf(g)]));
   const metrics = [...new Set(data.curves.map((r) => r.metric))];
-  const titles = { entropy_bits: "Mean entropy after m clues (bits)", top1: "P(secret is the top candidate) after m clues", top3: "P(secret in the top 3) after m clues", top5: "P(secret in the top 5) after m clues" };
+  const titles = curveTitles(data.per_statement);
   box.replaceChildren();
   for (const metric of metrics) {
     const rows = data.curves.filter((r) => r.metric === metric && groups.includes(r.group));
@@ -356,7 +367,7 @@ export function renderJobCurves(data, hidden, onPoint, styleOf) {
       })),
     }));
     lineChart(svg, {
-      series, xLabel: "m (clues counted)", yLabel: metric === "entropy_bits" ? "bits" : "share of games",
+      series, xLabel: data.per_statement ? "m (the m-th statement, read on its own)" : "m (clues counted)", yLabel: metric === "entropy_bits" ? "bits" : "share of games",
       yMax: metric === "entropy_bits" ? undefined : 1, onPoint, legend: false, // the check boxes are the legend
     });
   }
@@ -379,13 +390,13 @@ export function renderCurveFilter(data, hidden, colourOf, onToggle) {
   }));
 }
 
-export function renderCurveGames(jobId, point, games, onOpen) {
+export function renderCurveGames(jobId, point, games, onOpen, perStatement = false) {
   const box = $("curve-games");
   const list = games.map((g) => {
     const q = new URLSearchParams({ job: jobId, game: g.game_id, record: String(g.record) });
     const a = h("a", { href: `?${q}`, "data-record": g.record, "data-game": g.game_id }, g.game_id);
     a.addEventListener("click", (e) => { e.preventDefault(); onOpen(g); });
-    return h("li", {}, a, ` (record ${g.record}, ${g.clues} counted clues)`);
+    return h("li", {}, a, ` (record ${g.record}, ${g.clues} counted ${perStatement ? "statements" : "clues"})`);
   });
   box.replaceChildren(h("p", {}, h("strong", {}, `${point.group}, m = ${point.x}: `), `${games.length} games`), h("ul", { class: "games" }, list));
 }
