@@ -119,6 +119,14 @@ def plane_words(driver: Any) -> dict[str, Any]:
         ),
         "note": by_id(driver, "plane-note").text,
         "caption": js(driver, "return document.querySelector('#plane-table caption').textContent"),
+        "figure": js(
+            driver, "return document.getElementById('plane-caption').firstChild.textContent"
+        ),
+        "exports": js(
+            driver,
+            "return Array.from(document.querySelectorAll("
+            "'.exports[data-for=\"plane-chart\"] button'), b => b.getAttribute('aria-label'))",
+        ),
         "rows": js(
             driver,
             "return Array.from(document.querySelectorAll('#plane-table tbody tr'),"
@@ -176,6 +184,7 @@ def test_a_ck_arena_jobs_plane_has_no_chameleon_references_and_says_so(
     assert not any("reference" in t for t in shown["legend"]), shown["legend"]
     assert NO_REFERENCES in shown["note"]
     assert "no reference strategy" in shown["caption"]
+    assert not any("reference" in t for t in [shown["figure"], *shown["exports"]]), shown
     assert shown["rows"] == ["data"] * len(plane["groups"])
     driver.set_window_size(1400, 900)
     js(driver, "document.getElementById('plane-section').scrollIntoView()")
@@ -197,4 +206,5 @@ def test_a_chameleon_job_keeps_cumulative_curves_and_its_references(driver: Any,
     assert shown["refs"] > 0 and "reference strategy" in " ".join(shown["legend"])
     assert plane["references_note"] in shown["note"] and "The Chameleon" in shown["note"]
     assert "reference strategies of The Chameleon" in shown["caption"]
+    assert all("reference strategies" in t for t in [shown["figure"], *shown["exports"]]), shown
     assert shown["rows"].count("reference") == len(plane["references"])

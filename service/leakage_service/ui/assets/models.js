@@ -235,10 +235,13 @@ export function renderPlane(data, model, role, styleOf, models = []) {
   });
   $("plane-chart").dataset.outside = outside;
   const shown = data.points.length < data.points_total ? `; ${data.points.length} of its ${data.points_total} clues listed` : `; ${data.points_total} clues`;
-  const cut = outside ? ` ${outside} clues lie outside the axes (which span the middle 98% of the clues, the means and the references) and are not drawn.` : "";
+  const cut = outside ? ` ${outside} clues lie outside the axes (which span the middle 98% of the clues, the means${data.references.length ? " and the references" : ""}) and are not drawn.` : "";
   const which = drawn.length < data.groups.length ? ` Means drawn: ${model || role || on.size ? "those of the models and role picked above" : `the ${drawn.length} models and roles with the most clues`} (pick a model or role above the curves, by speaker, for others); all ${data.groups.length} are in the table.` : "";
   // the references that belong to the job's games, or why there are none (SpyGame): the API's
   // references_note, the library's words (leakage.curves.plane_references)
+  // the caption (its first text: the name the exports take) names the references only when drawn
+  const cap = $("plane-caption").firstChild;
+  cap.textContent = `Each clue's leakage to the player without the secret against its reveal value to those who share it, per model and role (means with 95% intervals)${data.references.length ? ", and the reference strategies" : ""}`;
   const refsNote = data.references_note || (data.references.length ? "Reference strategies (Karabag & Topcu) simulated on the same axes." : "");
   $("plane-note").textContent = `${data.games} games${shown}.${refsNote ? ` ${refsNote}` : ""}${which}${cut}` + (data.notes.length ? ` ${data.notes.join("; ")}.` : "");
   const num = (v) => h("td", { class: "num" }, fmt(v));
