@@ -2,9 +2,9 @@
 headless Chromium against a real ``leakage serve`` (test_explorer_browser's browser): the
 curves by the speaker's model and role with the model and role picker and one colour per
 model of the job, two models side by side with their paired difference (the numbers of ``GET
-/v1/jobs/{id}/compare``), and the plane with its reference strategies, its keyboard and its
-exports. One job reads the real CK-Arena dev logs in place (``shared_data``: skipped without),
-one the bundled examples."""
+/v1/jobs/{id}/compare``), and the plane with its reference strategies (The Chameleon's; none
+for SpyGame), its keyboard and its exports. One job reads the real CK-Arena dev logs in place
+(``shared_data``: skipped without), one the bundled examples."""
 
 from __future__ import annotations
 
@@ -111,8 +111,11 @@ def check_plane(driver: Any, plane: dict[str, Any], groups: list[str] | None = N
         "return Array.from(document.querySelectorAll('#plane-chart text.ref-label'),"
         " t => t.textContent)",
     )
-    for name in ("trivial", "concealing", "revealing"):
+    # the Chameleon's references on a Chameleon job; none on a SpyGame one (said so)
+    for name in ("trivial", "concealing", "revealing") if plane["references"] else ():
         assert any(name in t for t in labels), (name, labels)
+    if not plane["references"]:
+        assert not labels and plane["references_note"] in by_id(driver, "plane-note").text
     dots = js(driver, "return document.querySelectorAll('#plane-chart circle.clue').length")
     outside = int(js(driver, "return document.getElementById('plane-chart').dataset.outside"))
     assert dots > 0 and dots + outside == len(plane["points"])
@@ -141,7 +144,7 @@ def check_plane(driver: Any, plane: dict[str, Any], groups: list[str] | None = N
     second = js(driver, focused)
     assert first and second and first != second
     ActionChains(driver).send_keys(Keys.END).perform()
-    assert js(driver, focused).startswith("ref|")
+    assert js(driver, focused).startswith("ref|" if plane["references"] else "g|")
     assert (
         js(driver, "return document.querySelectorAll('#plane-chart [tabindex=\"0\"]').length") == 1
     )
