@@ -14,11 +14,16 @@ import numpy as np
 import pytest
 
 from leakage.batch import steps_schema
-from leakage.curves import build_site
+from leakage.curves import (
+    NO_REFERENCES,
+    build_site,
+    default_grouping,
+    per_statement,
+    plane_references,
+)
 from leakage.curves._colours import colour_of, group_colour
 from leakage.curves._compare import paired_difference
 from leakage.curves._data import load_steps
-from leakage.curves import NO_REFERENCES, default_grouping, per_statement, plane_references
 from leakage.curves._plane import reference_points, reveal_values
 from leakage.errors import InvalidInput
 
