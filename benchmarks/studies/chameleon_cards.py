@@ -87,8 +87,8 @@ from benchmarks.common import (
     bootstrap_draws,
     chameleon_item,
     fold,
-    write_result,
 )
+from benchmarks.studies._cli import member_list, study_parser, write_study
 
 MEMBERS = ("cooccurrence", "embedding", "judge", "listener")
 CLUES = (1, 2, 3)
@@ -689,27 +689,21 @@ def run(
         + (f" --base {base}" if base else "")
         + (f" --write-weights {write_weights}" if write_weights else ""),
     }
-    # int8 rows and torch fp32 rows are kept apart from the default run's figures
-    rows = llm_rows(backends) or ("" if precision == "auto" else precision)
-    path = write_result("chameleon_cards" + (f"_{rows}" if rows else ""), params, results)
+    path = write_study("chameleon_cards", backends, precision, params, results)
     print(f"  wrote {path}")
     return results
 
 
 if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.studies.chameleon_cards",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--members",
-        default=",".join(MEMBERS),
-        help="comma-separated members to score (default: all four, which the shipped "
+    parser = study_parser(
+        "chameleon_cards",
+        __doc__,
+        members=MEMBERS,
+        members_help="comma-separated members to score (default: all four, which the shipped "
         "ensemble pools on sentence clues and on words; the judge takes about 8 minutes on the "
         "card items in bf16 here)",
+        precision_help="the LLM members' and the embedding's precision (fp32: torch in fp32, "
+        "the rows of the shipped torch fit); results in chameleon_cards_<precision>.json",
     )
     parser.add_argument("--no-pair", action="store_true", help="skip the pair items")
     parser.add_argument(
@@ -726,16 +720,9 @@ if __name__ == "__main__":
         help="with --write-weights: the weights file whose other fits are kept (default: the "
         "shipped one for the members' LLM rows)",
     )
-    parser.add_argument(
-        "--precision",
-        choices=("auto", "fp32", "bf16"),
-        default="auto",
-        help="the LLM members' and the embedding's precision (fp32: torch in fp32, the rows of "
-        "the shipped torch fit); results in chameleon_cards_<precision>.json",
-    )
     args = parser.parse_args()
     run(
-        tuple(m.strip() for m in args.members.split(",") if m.strip()),
+        member_list(args.members),
         pair=not args.no_pair,
         write_weights=args.write_weights,
         base=args.base,
