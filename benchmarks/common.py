@@ -46,6 +46,19 @@ def shared_data(*parts: str) -> Path:
     return path
 
 
+def ck_arena_games() -> tuple[Path, list[Any]]:
+    """The CK-Arena dev logs (``../shared/data/ck-arena-dev/logs``) and their games, every one
+    a SpyGame; ``Skip`` when the data is absent, ``ValueError`` (the count and the first
+    error) when a record cannot be read."""
+    from leakage import load_transcripts
+
+    logs = shared_data("ck-arena-dev", "logs")
+    games, errors = load_transcripts([logs], input_format="ck-arena")
+    if errors:
+        raise ValueError(f"{logs}: {len(errors)} unreadable records, first: {errors[0]}")
+    return logs, list(games)
+
+
 def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:

@@ -572,17 +572,13 @@ def run(
     this run's dev card items, and measure with it; ``precision``: the LLM members' and the
     embedding's (``fp32``: torch in fp32, the rows the shipped torch fit was made on)."""
     from benchmarks.adversary import RowMemo, build_members
-    from benchmarks.common import shared_data
-    from leakage import load_transcripts
+    from benchmarks.common import ck_arena_games
     from leakage.backends.ensemble import llm_rows
     from leakage.runtime import cpu_supports_bf16
 
     start = time.perf_counter()
-    logs = shared_data("ck-arena-dev", "logs")
+    logs, games = ck_arena_games()
     cards_path = SHARED_DATA / "chameleon-cards" / "cards.json"
-    games, errors = load_transcripts([logs], input_format="ck-arena")
-    if errors:
-        raise ValueError(f"{logs}: {len(errors)} unreadable records, first: {errors[0]}")
     cards = load_cards(cards_path)
     sets = {"card": Scored("card", card_items(games, cards))}
     if pair:

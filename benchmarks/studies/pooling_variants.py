@@ -429,14 +429,10 @@ def card_rows(backends: Mapping[str, Any]) -> CardRows:
     MAgIC's game (as ``benchmarks.studies.chameleon_cards`` builds them)."""
     from benchmarks import chameleon_cards as cc
     from benchmarks.adversary import RowMemo
-    from benchmarks.common import shared_data
-    from leakage import load_transcripts
+    from benchmarks.common import ck_arena_games
 
-    logs = shared_data("ck-arena-dev", "logs")
+    logs, games = ck_arena_games()
     cards_path = cc.SHARED_DATA / "chameleon-cards" / "cards.json"
-    games, errors = load_transcripts([logs], input_format="ck-arena")
-    if errors:
-        raise ValueError(f"{logs}: {len(errors)} unreadable records, first: {errors[0]}")
     scored = cc.Scored("card", cc.card_items(games, cc.load_cards(cards_path)))
     sides = cc.split(scored.items)
     fixture = cc.load_fixture()
