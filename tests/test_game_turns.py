@@ -9,49 +9,40 @@ from leakage.errors import InvalidInput
 from leakage.games import next_round, next_speaker, with_next_clue
 from leakage.transcripts import parse_transcript
 
+
+def _record(game: str, roles: str, said: str, **fields: object) -> dict:
+    """A transcript record: ``roles`` ``"id=role ..."`` in speaking order, ``said``
+    ``"id|text|round; ..."`` in turn order."""
+    players = [dict(zip(("id", "role"), p.split("="), strict=True)) for p in roles.split()]
+    turns = [t.strip().split("|") for t in said.split(";")]
+    return {
+        "format": "leakage.transcript/1",
+        "id": game,
+        "game": game,
+        "players": players,
+        "turns": [{"player": p, "text": text, "round": int(r)} for p, text, r in turns],
+        **fields,
+    }
+
+
 # p1 p2 p3 p4 in order, p3 the chameleon; round 1: p1 p2 p3 p4, round 2: p1
-CHAMELEON = {
-    "format": "leakage.transcript/1",
-    "id": "sports",
-    "game": "chameleon",
-    "category": "Sports",
-    "candidates": ["tennis", "golf", "rugby", "boxing"],
-    "secret": "tennis",
-    "players": [
-        {"id": "p1", "role": "non-chameleon"},
-        {"id": "p2", "role": "non-chameleon"},
-        {"id": "p3", "role": "chameleon"},
-        {"id": "p4", "role": "non-chameleon"},
-    ],
-    "turns": [
-        {"player": "p1", "text": "racket", "round": 1},
-        {"player": "p2", "text": "court", "round": 1},
-        {"player": "p3", "text": "ball", "round": 1},
-        {"player": "p4", "text": "serve", "round": 1},
-        {"player": "p1", "text": "love", "round": 2},
-    ],
-}
+CHAMELEON = _record(
+    "chameleon",
+    "p1=non-chameleon p2=non-chameleon p3=chameleon p4=non-chameleon",
+    "p1|racket|1; p2|court|1; p3|ball|1; p4|serve|1; p1|love|2",
+    category="Sports",
+    candidates=["tennis", "golf", "rugby", "boxing"],
+    secret="tennis",
+)
 
 # a b c in order, c the spy; b voted out in round 1; round 2: a c (b no longer speaks)
-SPY = {
-    "format": "leakage.transcript/1",
-    "id": "fruit",
-    "game": "spygame",
-    "words": {"civilian": "orange", "spy": "lemon"},
-    "players": [
-        {"id": "a", "role": "civilian"},
-        {"id": "b", "role": "civilian"},
-        {"id": "c", "role": "spy"},
-    ],
-    "turns": [
-        {"player": "a", "text": "A fruit.", "round": 1},
-        {"player": "b", "text": "It is round.", "round": 1},
-        {"player": "c", "text": "It is sour.", "round": 1},
-        {"player": "a", "text": "It has a peel.", "round": 2},
-        {"player": "c", "text": "It is yellowish.", "round": 2},
-    ],
-    "eliminations": [{"player": "b", "round": 1}],
-}
+SPY = _record(
+    "spygame",
+    "a=civilian b=civilian c=spy",
+    "a|A fruit.|1; b|It is round.|1; c|It is sour.|1; a|It has a peel.|2; c|It is yellowish.|2",
+    words={"civilian": "orange", "spy": "lemon"},
+    eliminations=[{"player": "b", "round": 1}],
+)
 
 
 def _game(data: dict, *, rounds: bool = True):
