@@ -59,6 +59,26 @@ def ck_arena_games() -> tuple[Path, list[Any]]:
     return logs, list(games)
 
 
+def clembench_dev(game: str) -> tuple[Path, list[dict[str, Any]]]:
+    """The clembench dev episodes of ``game`` (``guesswhat``, ``taboo``): the folder
+    ``../shared/data/clembench-dev/<game>`` and the rows of its ``<game>_dev.jsonl``;
+    ``Skip`` when the data is absent."""
+    root = shared_data("clembench-dev", game)
+    lines = (root / f"{game}_dev.jsonl").read_text(encoding="utf-8").splitlines()
+    return root, [json.loads(x) for x in lines if x]
+
+
+def clembench_transcript(path: Path, game: str) -> Any:
+    """The transcript of one clembench ``game`` episode file (its error when unreadable)."""
+    from leakage import load_transcripts
+
+    good, bad = load_transcripts([path], input_format=f"clembench-{game}")
+    if bad:
+        raise bad[0]
+    (t,) = good
+    return t
+
+
 def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
