@@ -79,6 +79,15 @@ def clembench_transcript(path: Path, game: str) -> Any:
     return t
 
 
+def shipped_fit(members: Mapping[str, Any], weights_file: Path | None = None) -> tuple[Path, Any]:
+    """``weights_file``, else the weights file the ensemble over ``members`` ships with (the
+    one for their LLM rows), and its fit (``read_weights``)."""
+    from leakage.backends.ensemble import default_weights_path, llm_rows, read_weights
+
+    path = weights_file or default_weights_path(llm_rows(members))
+    return path, read_weights(path)
+
+
 def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:

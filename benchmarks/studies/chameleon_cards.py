@@ -87,6 +87,7 @@ from benchmarks.common import (
     bootstrap_draws,
     chameleon_item,
     fold,
+    shipped_fit,
 )
 from benchmarks.studies._cli import member_list, study_parser, write_study
 
@@ -486,15 +487,9 @@ def pools(
     without its sentence_card fit (``BEFORE``, when it has one) and, when every member it uses
     was run, its word fit applied to every item. A member of the file that was not run stands
     in as ``OnDemand``."""
-    from leakage.backends.ensemble import (
-        EnsembleBackend,
-        default_weights_path,
-        llm_rows,
-        read_weights,
-    )
+    from leakage.backends.ensemble import EnsembleBackend
 
-    path = weights_file or default_weights_path(llm_rows(members))
-    fitted = read_weights(path)
+    path, fitted = shipped_fit(members, weights_file)
     full = {n: members.get(n) or OnDemand(n, precision) for n in fitted.members}
     shipped = EnsembleBackend.from_weights(fitted, full, weights_file=str(path))
     out: dict[str, Any] = {"ensemble": shipped}
