@@ -320,11 +320,7 @@ def poison_body(label: str, media_type: str, body: Any, draw: Draw) -> tuple[byt
             return None
         if preview and kind == "nul" and isinstance(body.get("clue"), str) and draw.integer(0, 1):
             return _nul_clue(label, body, draw)
-        base, known = _base(body.get("transcript") if preview else body, draw)
-        made = poison_record(kind, base, draw, whole=True)
-        if made is None and not known:  # no place in the drawn record: a known-good one
-            base, known = GOOD[draw.integer(0, len(GOOD) - 1)], True
-            made = poison_record(kind, base, draw, whole=True)
+        made, known = _poisoned(kind, body.get("transcript") if preview else body, draw)
         if made is None:
             return None
         text, where = made
@@ -339,11 +335,7 @@ def poison_body(label: str, media_type: str, body: Any, draw: Draw) -> tuple[byt
     drawn: list[Any] = []
     if media_type == "application/json":
         drawn = body if isinstance(body, list) else [body]
-    base, known = _base(next((r for r in drawn if isinstance(r, dict)), None), draw)
-    made = poison_record(kind, base, draw, whole=True)
-    if made is None and not known:  # no place in the drawn record: a known-good one
-        base, known = GOOD[draw.integer(0, len(GOOD) - 1)], True
-        made = poison_record(kind, base, draw, whole=True)
+    made, known = _poisoned(kind, next((r for r in drawn if isinstance(r, dict)), None), draw)
     if made is None:
         return None
     bad_text, where = made
@@ -419,6 +411,18 @@ def _base(drawn: Any, draw: Draw) -> tuple[Any, bool]:
     if drawn is None or draw.choice((True, False)):
         return GOOD[draw.integer(0, len(GOOD) - 1)], True
     return drawn, False
+
+
+def _poisoned(kind: str, drawn: Any, draw: Draw) -> tuple[tuple[str, Path_] | None, bool]:
+    """A whole poisoned record made from :func:`_base`'s record (from a known-good one when
+    the drawn record has no place for ``kind``), or None; and whether it is a known-good one
+    (its poisoned path is known)."""
+    base, known = _base(drawn, draw)
+    made = poison_record(kind, base, draw, whole=True)
+    if made is None and not known:  # no place in the drawn record: a known-good one
+        base, known = GOOD[draw.integer(0, len(GOOD) - 1)], True
+        made = poison_record(kind, base, draw, whole=True)
+    return made, known
 
 
 def remember(raw: bytes, poison: Poison) -> None:

@@ -36,7 +36,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks.common import Stopwatch, default_index, shared_data, write_result
+from benchmarks.common import (
+    Stopwatch,
+    ck_arena_games,
+    default_index,
+    shared_data,
+    shipped_fit,
+    write_result,
+)
 
 MEMBERS = ("cooccurrence", "embedding", "judge", "listener")
 """Members scored on the Codenames items and pooled by the word fit."""
@@ -327,15 +334,9 @@ def build_members(
 def ensembles(members: Mapping[str, Any], weights_file: Path | None = None) -> dict[str, Any]:
     """The ensembles to compare, built on the loaded members: as shipped, and with the
     statement fit (the file's default weights) on every item."""
-    from leakage.backends.ensemble import (
-        EnsembleBackend,
-        default_weights_path,
-        llm_rows,
-        read_weights,
-    )
+    from leakage.backends.ensemble import EnsembleBackend
 
-    path = weights_file or default_weights_path(llm_rows(members))
-    fitted = read_weights(path)
+    path, fitted = shipped_fit(members, weights_file)
     out = {"ensemble": EnsembleBackend.from_weights(fitted, members, weights_file=str(path))}
     if fitted.item_types:
         out[BEFORE] = EnsembleBackend.from_weights(
@@ -431,22 +432,13 @@ def ck_arena(members: Mapping[str, Any], weights_file: Path | None = None) -> di
     for each member of ``SPY_MEMBERS`` and the shipped ensemble over them (its statement fit;
     a member it gives weight 0 on statements is built but never asked)."""
     from benchmarks._spygame import print_spygame, spygame_block
-    from leakage import load_transcripts
-    from leakage.backends.ensemble import (
-        EnsembleBackend,
-        default_weights_path,
-        llm_rows,
-        read_weights,
-    )
+    from leakage.backends.ensemble import EnsembleBackend
     from leakage.scoring import prepare
 
-    logs = shared_data("ck-arena-dev", "logs")
-    games, errors = load_transcripts([logs], input_format="ck-arena")
-    if errors:
-        raise ValueError(f"{logs}: {len(errors)} unreadable records, first: {errors[0]}")
+    logs, games = ck_arena_games()
     memo = {n: RowMemo(b) for n, b in members.items()}
-    path = weights_file or default_weights_path(llm_rows(members))
-    pooled = EnsembleBackend.from_weights(read_weights(path), memo, weights_file=str(path))
+    path, fitted = shipped_fit(members, weights_file)
+    pooled = EnsembleBackend.from_weights(fitted, memo, weights_file=str(path))
     out: dict[str, Any] = {"games": len(games), "logs": str(logs), "seconds": {}}
     for name, backend in {**{n: memo[n] for n in SPY_MEMBERS}, "ensemble": pooled}.items():
         with Stopwatch() as sw:

@@ -46,6 +46,48 @@ def shared_data(*parts: str) -> Path:
     return path
 
 
+def ck_arena_games() -> tuple[Path, list[Any]]:
+    """The CK-Arena dev logs (``../shared/data/ck-arena-dev/logs``) and their games, every one
+    a SpyGame; ``Skip`` when the data is absent, ``ValueError`` (the count and the first
+    error) when a record cannot be read."""
+    from leakage import load_transcripts
+
+    logs = shared_data("ck-arena-dev", "logs")
+    games, errors = load_transcripts([logs], input_format="ck-arena")
+    if errors:
+        raise ValueError(f"{logs}: {len(errors)} unreadable records, first: {errors[0]}")
+    return logs, list(games)
+
+
+def clembench_dev(game: str) -> tuple[Path, list[dict[str, Any]]]:
+    """The clembench dev episodes of ``game`` (``guesswhat``, ``taboo``): the folder
+    ``../shared/data/clembench-dev/<game>`` and the rows of its ``<game>_dev.jsonl``;
+    ``Skip`` when the data is absent."""
+    root = shared_data("clembench-dev", game)
+    lines = (root / f"{game}_dev.jsonl").read_text(encoding="utf-8").splitlines()
+    return root, [json.loads(x) for x in lines if x]
+
+
+def clembench_transcript(path: Path, game: str) -> Any:
+    """The transcript of one clembench ``game`` episode file (its error when unreadable)."""
+    from leakage import load_transcripts
+
+    good, bad = load_transcripts([path], input_format=f"clembench-{game}")
+    if bad:
+        raise bad[0]
+    (t,) = good
+    return t
+
+
+def shipped_fit(members: Mapping[str, Any], weights_file: Path | None = None) -> tuple[Path, Any]:
+    """``weights_file``, else the weights file the ensemble over ``members`` ships with (the
+    one for their LLM rows), and its fit (``read_weights``)."""
+    from leakage.backends.ensemble import default_weights_path, llm_rows, read_weights
+
+    path = weights_file or default_weights_path(llm_rows(members))
+    return path, read_weights(path)
+
+
 def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:

@@ -482,20 +482,13 @@ def listener_backend(engine: Any) -> Any:
 def listener_tokens(lm: Any, backend: Any, games: list[Any]) -> tuple[int, int, int]:
     """(prompts, prompt tokens with BOS, later tokens of multi-token words) that ``prepare``
     runs for these games (each distinct prompt once)."""
-    from leakage.scoring import ScoreOptions, game_input
-
-    wanted: dict[str, dict[str, None]] = {}
-    for t in games:
-        inp = game_input(t, ScoreOptions())
-        prompts, conts = backend._listener_requests(inp.clues, list(inp.candidates), inp.category)
-        for p in prompts:
-            wanted.setdefault(p, {}).update(dict.fromkeys(conts))
+    items = _items(backend, games)
     prompt_tokens = later = 0
-    for p, conts in wanted.items():
-        pids, cids = tokenize(lm, p, list(conts))
+    for p, conts in items:
+        pids, cids = tokenize(lm, p, conts)
         prompt_tokens += len(pids[0])
         later += sum(max(len(c) - 1, 0) for c in cids[0])
-    return len(wanted), prompt_tokens, later
+    return len(items), prompt_tokens, later
 
 
 # -- setup -----------------------------------------------------------------------------------
@@ -663,6 +656,8 @@ def speed(
 
 
 def _items(backend: Any, games: list[Any]) -> list[tuple[str, list[str]]]:
+    """Each distinct listener prompt ``prepare`` runs for these games, with its continuations
+    (the candidates' words), in first-seen order."""
     from leakage.scoring import ScoreOptions, game_input
 
     wanted: dict[str, dict[str, None]] = {}

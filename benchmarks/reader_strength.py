@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import Skip, shared_data, write_result
+from benchmarks.common import Skip, clembench_dev, write_result
 from leakage.backends import create_backend
 from leakage.reader import REFERENCE_SETS, STRENGTH_FILE, measure_strength, reference_games
 from leakage.transcripts import ChameleonTranscript, load_transcripts
@@ -43,8 +43,7 @@ ATTRIBUTION = (
 
 
 def write_reference() -> Path:
-    root = shared_data("clembench-dev", "guesswhat")
-    rows = [json.loads(x) for x in (root / "guesswhat_dev.jsonl").read_text().splitlines() if x]
+    root, rows = clembench_dev("guesswhat")
     out = []
     for row in rows:
         if instance_side("guesswhat", row["experiment"], row["episode"]) != "frozen":

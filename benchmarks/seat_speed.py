@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import bootstrap_ci, shared_data, write_result
+from benchmarks.common import bootstrap_ci, ck_arena_games, write_result
 
 SEED = 0
 FINE = (5, 10, 20)
@@ -156,15 +156,11 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     )
     args = parser.parse_args(argv or [])
 
-    from leakage import load_transcripts
     from leakage.backends import create_backend
     from leakage.seats import SEAT_TAU, SeatReader, read_pair_prior, seat_reader, tiers
     from leakage.vocab import ShortlistPosterior
 
-    logs = shared_data("ck-arena-dev", "logs")
-    games, errors = load_transcripts([logs], input_format="ck-arena")
-    if errors:
-        raise ValueError(f"{logs}: {len(errors)} unreadable records, first: {errors[0]}")
+    _, games = ck_arena_games()
     rng = np.random.default_rng(args.seed)
     games = [games[i] for i in sorted(rng.choice(len(games), args.games, replace=False))]
     ensemble = create_backend("ensemble")

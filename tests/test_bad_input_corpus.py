@@ -30,9 +30,7 @@ file's lines from that run.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +41,7 @@ import pytest
 from benchmarks._archives import bad_crc, declared_bomb, lying_member
 from benchmarks._big_records import ck_arena
 
+from .cli_support import run_leakage
 from .conftest import EXAMPLES
 from .test_service import Api, assert_error, ndjson, settings_for, wait_job
 
@@ -431,11 +430,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _leakage(*args: str, home: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LEAKAGE_HOME": str(home), "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "leakage", *args],
-        capture_output=True, text=True, errors="backslashreplace", env=env, timeout=timeout,
-    )  # fmt: skip
+    return run_leakage(*args, home=home, timeout=timeout, errors="backslashreplace")
 
 
 @dataclass

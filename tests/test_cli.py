@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from .cli_support import run_leakage
 from .conftest import EXAMPLES
 
 
 def run(
     *args: str, home: Path, env_extra: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LEAKAGE_HOME": str(home), "COLUMNS": "200", **(env_extra or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "leakage", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    return run_leakage(*args, home=home, env=env_extra)
 
 
 def test_score_table(leakage_home: Path):

@@ -5,26 +5,19 @@ how a batch spreads its workers over GPUs: checked here, where torch sees no CUD
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from .cli_support import run_leakage
 from .conftest import EXAMPLES
 
 pytest.importorskip("torch")
 
 
 def run(*args: str, home: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "leakage", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "LEAKAGE_HOME": str(home), "COLUMNS": "200", **(env or {})},
-        timeout=300,
-    )
+    return run_leakage(*args, home=home, env=env, timeout=300)
 
 
 @pytest.fixture(scope="module")

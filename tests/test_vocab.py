@@ -4,9 +4,6 @@ and the ``vocab build`` / ``guess`` commands, with the real bundled MiniLM."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +28,7 @@ from leakage.vocab import (
     wordfreq_words,
 )
 
+from .cli_support import run_leakage
 from .numerics import reorder_tolerance
 
 KINDS = ["numpy", "flat", "hnsw", "ivf"]
@@ -421,15 +419,7 @@ def test_bad_guess_input(vocab5k: OpenVocabulary):
 # -- the command line ----------------------------------------------------------------------
 
 
-def _run(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LEAKAGE_HOME": str(home), "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "leakage", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+_run = run_leakage
 
 
 def test_cli_build_then_guess(tmp_path: Path):

@@ -77,7 +77,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks.common import Skip, bootstrap_ci, shared_data, write_result
+from benchmarks.common import (
+    Skip,
+    bootstrap_ci,
+    clembench_dev,
+    clembench_transcript,
+    write_result,
+)
 from leakage.backends import create_backend
 from leakage.backends.answers import (
     DEFAULT_OFFSET,
@@ -88,7 +94,7 @@ from leakage.backends.answers import (
 )
 from leakage.backends.ensemble import centre_rows, default_weights_path, read_weights
 from leakage.encoders import CachedEncoder, open_encoder
-from leakage.transcripts import ChameleonTranscript, load_transcripts
+from leakage.transcripts import ChameleonTranscript
 from leakage.transcripts.adapters.clembench import instance_key, instance_side
 
 SLOPES = (0.5, 1.0, 1.5, 2.0, 3.0)
@@ -112,15 +118,11 @@ class Game:
 
 
 def load_games() -> list[Game]:
-    root = shared_data("clembench-dev", "guesswhat")
-    rows = [json.loads(x) for x in (root / "guesswhat_dev.jsonl").read_text().splitlines() if x]
+    root, rows = clembench_dev("guesswhat")
     games = []
     for row in rows:
         path = root / "raw" / f"{row['model']}__{row['experiment']}__{row['episode']}.json"
-        good, bad = load_transcripts([path], input_format="clembench-guesswhat")
-        if bad:
-            raise bad[0]
-        (t,) = good
+        t = clembench_transcript(path, "guesswhat")
         if isinstance(t, ChameleonTranscript) and t.secret is not None:
             g = Game(t, row)
             if g.clues:

@@ -99,7 +99,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from benchmarks.common import chameleon_item, write_result
+from benchmarks.common import chameleon_item
+from benchmarks.studies._cli import member_list, study_command, study_parser, write_study
 from benchmarks.studies._wordnet import WordNet
 
 MEMBERS = ("cooccurrence", "embedding", "judge", "listener")
@@ -387,7 +388,7 @@ def run(
     from benchmarks.common import shared_data
     from benchmarks.studies.chameleon_cards import N_BOOT, SEED, Item, Scored, load_cards
     from benchmarks.studies.word_cards import themed_items
-    from leakage.backends.ensemble import item_type, llm_rows
+    from leakage.backends.ensemble import item_type
     from leakage.calibration import dev_frozen_split
 
     start = time.perf_counter()
@@ -490,39 +491,29 @@ def run(
         "l2": pv.L2,
         "split": SPLIT_RULE,
         "bootstrap": {"resamples": N_BOOT, "seed": SEED, "level": 0.95, "unit": "secret word"},
-        "command": "python -m benchmarks.studies.category_cards"
-        + ("" if tuple(members) == MEMBERS else f" --members {','.join(members)}")
-        + ("" if precision == "auto" else f" --precision {precision}")
-        + ("" if min_zipf == MIN_ZIPF else f" --min-zipf {min_zipf:g}"),
+        "command": study_command(
+            "category_cards",
+            precision,
+            members,
+            MEMBERS,
+            "" if min_zipf == MIN_ZIPF else f" --min-zipf {min_zipf:g}",
+        ),
     }
-    # int8 rows and torch fp32 rows are kept apart from the default run's figures
-    tag = llm_rows(backends) or ("" if precision == "auto" else precision)
     name = "category_cards" + ("" if min_zipf == MIN_ZIPF else f"_zipf{min_zipf:g}")
-    out = write_result(name + (f"_{tag}" if tag else ""), params_doc, results)
+    out = write_study(name, backends, precision, params_doc, results)
     print(f"  wrote {out}  ({results['seconds']['total']:.0f} s)")
     return results
 
 
 if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.studies.category_cards",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--members",
-        default=",".join(MEMBERS),
-        help="comma-separated members to pool (default: all four, the members of the word fit)",
-    )
-    parser.add_argument(
-        "--precision",
-        choices=("auto", "fp32", "bf16"),
-        default="auto",
-        help="the LLM members' and the embedding's precision, as in "
-        "benchmarks.studies.chameleon_cards; "
-        "results in category_cards_<precision>.json",
+    parser = study_parser(
+        "category_cards",
+        __doc__,
+        members=MEMBERS,
+        members_help="comma-separated members to pool (default: all four, the members of the "
+        "word fit)",
+        precision_help="the LLM members' and the embedding's precision, as in "
+        "benchmarks.studies.chameleon_cards; results in category_cards_<precision>.json",
     )
     parser.add_argument(
         "--min-zipf",
@@ -533,7 +524,7 @@ if __name__ == "__main__":
     )
     args = parser.parse_args()
     run(
-        tuple(m.strip() for m in args.members.split(",") if m.strip()),
+        member_list(args.members),
         precision=args.precision,
         min_zipf=args.min_zipf,
     )

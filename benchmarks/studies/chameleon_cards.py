@@ -87,8 +87,9 @@ from benchmarks.common import (
     bootstrap_draws,
     chameleon_item,
     fold,
-    write_result,
+    shipped_fit,
 )
+from benchmarks.studies._cli import member_list, study_parser, write_study
 
 MEMBERS = ("cooccurrence", "embedding", "judge", "listener")
 CLUES = (1, 2, 3)
@@ -486,15 +487,9 @@ def pools(
     without its sentence_card fit (``BEFORE``, when it has one) and, when every member it uses
     was run, its word fit applied to every item. A member of the file that was not run stands
     in as ``OnDemand``."""
-    from leakage.backends.ensemble import (
-        EnsembleBackend,
-        default_weights_path,
-        llm_rows,
-        read_weights,
-    )
+    from leakage.backends.ensemble import EnsembleBackend
 
-    path = weights_file or default_weights_path(llm_rows(members))
-    fitted = read_weights(path)
+    path, fitted = shipped_fit(members, weights_file)
     full = {n: members.get(n) or OnDemand(n, precision) for n in fitted.members}
     shipped = EnsembleBackend.from_weights(fitted, full, weights_file=str(path))
     out: dict[str, Any] = {"ensemble": shipped}
@@ -572,17 +567,13 @@ def run(
     this run's dev card items, and measure with it; ``precision``: the LLM members' and the
     embedding's (``fp32``: torch in fp32, the rows the shipped torch fit was made on)."""
     from benchmarks.adversary import RowMemo, build_members
-    from benchmarks.common import shared_data
-    from leakage import load_transcripts
+    from benchmarks.common import ck_arena_games
     from leakage.backends.ensemble import llm_rows
     from leakage.runtime import cpu_supports_bf16
 
     start = time.perf_counter()
-    logs = shared_data("ck-arena-dev", "logs")
+    logs, games = ck_arena_games()
     cards_path = SHARED_DATA / "chameleon-cards" / "cards.json"
-    games, errors = load_transcripts([logs], input_format="ck-arena")
-    if errors:
-        raise ValueError(f"{logs}: {len(errors)} unreadable records, first: {errors[0]}")
     cards = load_cards(cards_path)
     sets = {"card": Scored("card", card_items(games, cards))}
     if pair:
@@ -689,27 +680,21 @@ def run(
         + (f" --base {base}" if base else "")
         + (f" --write-weights {write_weights}" if write_weights else ""),
     }
-    # int8 rows and torch fp32 rows are kept apart from the default run's figures
-    rows = llm_rows(backends) or ("" if precision == "auto" else precision)
-    path = write_result("chameleon_cards" + (f"_{rows}" if rows else ""), params, results)
+    path = write_study("chameleon_cards", backends, precision, params, results)
     print(f"  wrote {path}")
     return results
 
 
 if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.studies.chameleon_cards",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--members",
-        default=",".join(MEMBERS),
-        help="comma-separated members to score (default: all four, which the shipped "
+    parser = study_parser(
+        "chameleon_cards",
+        __doc__,
+        members=MEMBERS,
+        members_help="comma-separated members to score (default: all four, which the shipped "
         "ensemble pools on sentence clues and on words; the judge takes about 8 minutes on the "
         "card items in bf16 here)",
+        precision_help="the LLM members' and the embedding's precision (fp32: torch in fp32, "
+        "the rows of the shipped torch fit); results in chameleon_cards_<precision>.json",
     )
     parser.add_argument("--no-pair", action="store_true", help="skip the pair items")
     parser.add_argument(
@@ -726,16 +711,9 @@ if __name__ == "__main__":
         help="with --write-weights: the weights file whose other fits are kept (default: the "
         "shipped one for the members' LLM rows)",
     )
-    parser.add_argument(
-        "--precision",
-        choices=("auto", "fp32", "bf16"),
-        default="auto",
-        help="the LLM members' and the embedding's precision (fp32: torch in fp32, the rows of "
-        "the shipped torch fit); results in chameleon_cards_<precision>.json",
-    )
     args = parser.parse_args()
     run(
-        tuple(m.strip() for m in args.members.split(",") if m.strip()),
+        member_list(args.members),
         pair=not args.no_pair,
         write_weights=args.write_weights,
         base=args.base,

@@ -60,7 +60,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import padded_probs, write_result
+from benchmarks.common import padded_probs
+from benchmarks.studies._cli import study_command, study_parser, write_study
 from benchmarks.studies._wordnet import POS, WordNet
 from benchmarks.studies.pooling_variants import CardRows, card_rows, evaluate
 from benchmarks.studies.pooling_variants import describe as describe_params
@@ -256,7 +257,6 @@ def _print(results: Mapping[str, Any]) -> None:
 def run(precision: str = "auto") -> dict[str, Any]:
     """Score the four members and the three definition members; fit, measure, write."""
     from benchmarks.adversary import build_members
-    from leakage.backends.ensemble import llm_rows
 
     start = time.perf_counter()
     backends, load = build_members(MEMBERS, precision, embedding_precision=precision)
@@ -287,7 +287,6 @@ def run(precision: str = "auto") -> dict[str, Any]:
     }
     results["seconds"]["total"] = round(time.perf_counter() - start, 1)
     _print(results)
-    tag = llm_rows(backends) or ("" if precision == "auto" else precision)
     params = {
         "members": list(MEMBERS),
         "definition_texts": list(TEXTS),
@@ -296,27 +295,18 @@ def run(precision: str = "auto") -> dict[str, Any]:
         "logs": data.logs,
         "cards": data.cards_path,
         "fit": "pooling_variants' linear pool on the card items of the dev words, m = 1-3",
-        "command": "python -m benchmarks.studies.definition_member"
-        + ("" if precision == "auto" else f" --precision {precision}"),
+        "command": study_command("definition_member", precision),
     }
-    path = write_result("definition_member" + (f"_{tag}" if tag else ""), params, results)
+    path = write_study("definition_member", backends, precision, params, results)
     print(f"  wrote {path}  ({results['seconds']['total']:.0f} s)")
     return results
 
 
 if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.studies.definition_member",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--precision",
-        choices=("auto", "fp32", "bf16"),
-        default="auto",
-        help="the LLM members' and the embedding's precision, as in "
+    parser = study_parser(
+        "definition_member",
+        __doc__,
+        precision_help="the LLM members' and the embedding's precision, as in "
         "benchmarks.studies.chameleon_cards",
     )
     run(precision=parser.parse_args().precision)

@@ -56,7 +56,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import log_softmax, logsumexp
 
-from benchmarks.common import bootstrap_draws, padded_probs, write_result
+from benchmarks.common import bootstrap_draws, padded_probs
+from benchmarks.studies._cli import member_list, study_command, study_parser, write_study
 
 MEMBERS = ("cooccurrence", "embedding", "judge", "listener")
 CLUES = (1, 2, 3)
@@ -428,14 +429,10 @@ def card_rows(backends: Mapping[str, Any]) -> CardRows:
     MAgIC's game (as ``benchmarks.studies.chameleon_cards`` builds them)."""
     from benchmarks import chameleon_cards as cc
     from benchmarks.adversary import RowMemo
-    from benchmarks.common import shared_data
-    from leakage import load_transcripts
+    from benchmarks.common import ck_arena_games
 
-    logs = shared_data("ck-arena-dev", "logs")
+    logs, games = ck_arena_games()
     cards_path = cc.SHARED_DATA / "chameleon-cards" / "cards.json"
-    games, errors = load_transcripts([logs], input_format="ck-arena")
-    if errors:
-        raise ValueError(f"{logs}: {len(errors)} unreadable records, first: {errors[0]}")
     scored = cc.Scored("card", cc.card_items(games, cc.load_cards(cards_path)))
     sides = cc.split(scored.items)
     fixture = cc.load_fixture()
@@ -478,7 +475,6 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
     words, measure per m on dev and frozen words, write the result file."""
     from benchmarks import chameleon_cards as cc
     from benchmarks.adversary import build_members
-    from leakage.backends.ensemble import llm_rows
 
     start = time.perf_counter()
     backends, load = build_members(members, precision, embedding_precision=precision)
@@ -561,39 +557,22 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
             "level": 0.95,
             "unit": "secret word",
         },
-        "command": "python -m benchmarks.studies.pooling_variants"
-        + ("" if tuple(members) == MEMBERS else f" --members {','.join(members)}")
-        + ("" if precision == "auto" else f" --precision {precision}"),
+        "command": study_command("pooling_variants", precision, members, MEMBERS),
     }
-    # int8 rows and torch fp32 rows are kept apart from the default run's figures
-    tag = llm_rows(backends) or ("" if precision == "auto" else precision)
-    path = write_result("pooling_variants" + (f"_{tag}" if tag else ""), params_doc, results)
+    path = write_study("pooling_variants", backends, precision, params_doc, results)
     print(f"  wrote {path}  ({seconds['total']:.0f} s)")
     return results
 
 
 if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.studies.pooling_variants",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    args = study_parser(
+        "pooling_variants",
+        __doc__,
+        members=MEMBERS,
+        members_help="comma-separated members to pool (default: all four; with judge, linear "
+        "is also fitted without it)",
+        precision_help="the LLM members' and the embedding's precision, as in "
+        "benchmarks.studies.chameleon_cards; results in pooling_variants_<precision>.json",
         epilog="variants:\n" + "\n".join(f"  {k}: {v}" for k, v in VARIANTS.items()),
-    )
-    parser.add_argument(
-        "--members",
-        default=",".join(MEMBERS),
-        help="comma-separated members to pool (default: all four; with judge, linear is also "
-        "fitted without it)",
-    )
-    parser.add_argument(
-        "--precision",
-        choices=("auto", "fp32", "bf16"),
-        default="auto",
-        help="the LLM members' and the embedding's precision, as in "
-        "benchmarks.studies.chameleon_cards; "
-        "results in pooling_variants_<precision>.json",
-    )
-    args = parser.parse_args()
-    run(tuple(m.strip() for m in args.members.split(",") if m.strip()), precision=args.precision)
+    ).parse_args()
+    run(member_list(args.members), precision=args.precision)

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import bootstrap_ci, roc_auc, shared_data, write_result
+from benchmarks.common import bootstrap_ci, ck_arena_games, roc_auc, write_result
 
 SHORTLIST = 100
 TAUS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
@@ -287,7 +287,6 @@ def run(
     shipped pair prior is used instead of a fit on the sample's pairs; ``tau`` and
     ``stage1_weight`` given skip their fits (for a costly pool on a few games)."""
     from benchmarks.common import spy_round1
-    from leakage import load_transcripts
     from leakage.backends import create_backend
     from leakage.encoders import CachedEncoder, open_encoder
     from leakage.seats import fit_pair_prior, read_pair_prior
@@ -301,10 +300,7 @@ def run(
         vocabulary_pool,
     )
 
-    logs = shared_data("ck-arena-dev", "logs")
-    games, errors = load_transcripts([logs], input_format="ck-arena")
-    if errors:
-        raise ValueError(f"{logs}: {len(errors)} unreadable records, first: {errors[0]}")
+    _, games = ck_arena_games()
     if games_limit:
         rng = np.random.default_rng(SEED)
         games = [games[i] for i in sorted(rng.choice(len(games), games_limit, replace=False))]

@@ -53,7 +53,6 @@ absent: a few minutes each on 2 busy cores). Results in ``benchmarks/results/tab
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -61,11 +60,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks.common import Skip, bootstrap_ci, shared_data, write_result
+from benchmarks.common import (
+    Skip,
+    bootstrap_ci,
+    clembench_dev,
+    clembench_transcript,
+    write_result,
+)
 from leakage.backends.answers import sense_texts
 from leakage.encoders import open_encoder
 from leakage.paths import default_paths
-from leakage.transcripts import ChameleonTranscript, load_transcripts
+from leakage.transcripts import ChameleonTranscript
 from leakage.transcripts.adapters.clembench import instance_key, instance_side
 from leakage.vocab import (
     OpenVocabulary,
@@ -86,15 +91,11 @@ SENSES = 6
 
 
 def first_clues() -> list[dict[str, Any]]:
-    root = shared_data("clembench-dev", "taboo")
-    rows = [json.loads(x) for x in (root / "taboo_dev.jsonl").read_text().splitlines() if x]
+    root, rows = clembench_dev("taboo")
     out = []
     for row in rows:
         path = root / "raw" / f"v1.6__{row['model']}__{row['experiment']}__{row['episode']}.json"
-        good, bad = load_transcripts([path], input_format="clembench-taboo")
-        if bad:
-            raise bad[0]
-        (t,) = good
+        t = clembench_transcript(path, "taboo")
         assert isinstance(t, ChameleonTranscript)
         describer = next(p.id for p in t.players if p.role == "non-chameleon")
         clues = [x.text for x in t.turns if x.player == describer]

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import bootstrap_ci, roc_auc, shared_data, write_result
+from benchmarks.common import bootstrap_ci, ck_arena_games, roc_auc, write_result
 
 SEED = 0
 LAMS = (0.25, 0.5, 1.0, 2.0)
@@ -130,15 +130,10 @@ def _figures(rows: list[dict[str, Any]], key: str, intervals: bool) -> dict[str,
 
 
 def run() -> dict[str, Any]:
-    from leakage import load_transcripts
     from leakage.backends import create_backend
     from leakage.seats import game_rows, read_pair_prior, seat_reader, seat_shortlist
 
-    logs = shared_data("ck-arena-dev", "logs")
-    loaded, errors = load_transcripts([logs], input_format="ck-arena")
-    games: list[Any] = list(loaded)  # every CK-Arena log is a SpyGame
-    if errors:
-        raise ValueError(f"{logs}: {len(errors)} unreadable records, first: {errors[0]}")
+    _, games = ck_arena_games()
     reader = seat_reader(create_backend("ensemble"))
     search, vocab, prior = reader.search, reader.vocab, read_pair_prior()
     vocab.add_candidates(sorted({w for g in games for w in (g.words.civilian, g.words.spy)}))

@@ -89,7 +89,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import bootstrap_draws, chameleon_item, fold, write_result
+from benchmarks.common import bootstrap_draws, chameleon_item, fold
+from benchmarks.studies._cli import member_list, study_command, study_parser, write_study
 from benchmarks.studies.chameleon_cards import Item, Scored
 
 MEMBERS = ("cooccurrence", "embedding", "judge", "listener")
@@ -498,37 +499,21 @@ def run(members: Sequence[str] = MEMBERS, precision: str = "auto") -> dict[str, 
         "card_size": CARD_SIZE,
         "split": SPLIT_RULE,
         "bootstrap": {"resamples": 1000, "seed": 0, "level": 0.95, "unit": "secret word"},
-        "command": "python -m benchmarks.studies.word_cards"
-        + ("" if tuple(members) == MEMBERS else f" --members {','.join(members)}")
-        + ("" if precision == "auto" else f" --precision {precision}"),
+        "command": study_command("word_cards", precision, members, MEMBERS),
     }
-    # int8 rows and torch fp32 rows are kept apart from the default run's figures
-    rows = llm_rows(backends) or ("" if precision == "auto" else precision)
-    out = write_result("word_cards" + (f"_{rows}" if rows else ""), params, results)
+    out = write_study("word_cards", backends, precision, params, results)
     print(f"  wrote {out}")
     return results
 
 
 if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.studies.word_cards",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--members",
-        default=",".join(MEMBERS),
-        help="comma-separated members to score (default: all four, the members of the word "
-        "fit; one of the fit left out is built on demand for the ensemble)",
-    )
-    parser.add_argument(
-        "--precision",
-        choices=("auto", "fp32", "bf16"),
-        default="auto",
-        help="the LLM members' and the embedding's precision (fp32: torch in fp32, the rows of "
-        "the shipped torch fit); results in word_cards_<precision>.json",
-    )
-    args = parser.parse_args()
-    run(tuple(m.strip() for m in args.members.split(",") if m.strip()), precision=args.precision)
+    args = study_parser(
+        "word_cards",
+        __doc__,
+        members=MEMBERS,
+        members_help="comma-separated members to score (default: all four, the members of the "
+        "word fit; one of the fit left out is built on demand for the ensemble)",
+        precision_help="the LLM members' and the embedding's precision (fp32: torch in fp32, "
+        "the rows of the shipped torch fit); results in word_cards_<precision>.json",
+    ).parse_args()
+    run(member_list(args.members), precision=args.precision)

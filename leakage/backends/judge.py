@@ -504,18 +504,20 @@ def _listener(
     clue), see the module docstring) under a name of its own: ``-b listener`` is ``-b judge
     --direction listener``, and an ensemble, whose members are backend names, can pool it
     beside the speaker. With the same model settings the two share one loaded model."""
-    llm = client or open_llm(
-        model,
-        kind=client_kind,
+    backend = _judge(
+        model=model,
         endpoint=endpoint,
         api_key=api_key,
+        client=client,
+        prompt=prompt,
         precision=precision,
         threads=threads,
+        direction="listener",
         cache_path=cache_path,
         models_dir=models_dir,
+        client_kind=client_kind,
         variables=variables,
         device=device,
     )
-    backend = JudgeBackend(llm, prompt=prompt, direction="listener")
     backend.name = "listener"
     return backend

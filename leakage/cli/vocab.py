@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -302,28 +303,18 @@ def guess(
         encoder = _lazy_encoder(index, model or meta.model_ref or meta.model, paths, device)
     open_vocab = OpenVocabulary(index, encoder, tau=tau)
     members = [m.strip() for m in rerank.split(",") if m.strip()]
-    if members == ["none"]:
-        result = open_vocab.guess(
-            clues,
-            top=top,
-            exclude=exclude or (),
-            exclude_clues=not keep_clues,
-            exclude_forms=not keep_forms,
-            secret=secret,
-        )
-    else:
-        search = ShortlistPosterior(
-            open_vocab, vocabulary_pool(open_vocab, members), shortlist=shortlist
-        )
-        result = reranked_guess(
-            search,
-            clues,
-            top=top,
-            exclude=exclude or (),
-            exclude_clues=not keep_clues,
-            exclude_forms=not keep_forms,
-            secret=secret,
-        )
+    guess = open_vocab.guess
+    if members != ["none"]:
+        pool = vocabulary_pool(open_vocab, members)
+        guess = partial(reranked_guess, ShortlistPosterior(open_vocab, pool, shortlist=shortlist))
+    result = guess(
+        clues,
+        top=top,
+        exclude=exclude or (),
+        exclude_clues=not keep_clues,
+        exclude_forms=not keep_forms,
+        secret=secret,
+    )
     if fmt is GuessFormat.json:
         doc = guess_document(index, result)
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")

@@ -39,7 +39,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -62,7 +61,7 @@ from leakage.llm._gguf import (
     DEFAULT_MODEL,
     INSTALL_HINT,
     ModelSource,
-    _locked,
+    convert_once,
     default_cache_dir,
     ensure_converted,
     resolve_source,
@@ -184,35 +183,20 @@ def ensure_ct2_converted(
     folder without the marker (a conversion killed half-way) is never used, and converted
     again. A lock file makes a second process wait instead of converting too."""
     target = ct2_folder(folder, quantization, cache_dir)
-    if (target / _MARKER).is_file():
-        return target
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    with _locked(cache_dir / f".{target.name}.lock"):
-        if (target / _MARKER).is_file():  # another process converted it while we waited
-            return target
-        scratch = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=cache_dir))
-        try:
-            out = scratch / "model"
-            log.warning(
-                "converting %s to a CTranslate2 model (%s) once (%s)", folder, quantization, target
-            )
-            (convert or convert_to_ct2)(folder, out, quantization)
-            (out / _MARKER).write_text(
-                json.dumps(
-                    {
-                        "format": _FORMAT,
-                        "source": str(folder),
-                        "quantization": quantization,
-                        "ctranslate2": _ct2_version(),
-                    },
-                    indent=1,
-                )
-            )
-            if target.exists():  # never complete (no marker): written by something else
-                shutil.rmtree(target)
-            os.rename(out, target)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+
+    def write(scratch: Path, out: Path) -> dict[str, Any]:
+        log.warning(
+            "converting %s to a CTranslate2 model (%s) once (%s)", folder, quantization, target
+        )
+        (convert or convert_to_ct2)(folder, out, quantization)
+        return {
+            "format": _FORMAT,
+            "source": str(folder),
+            "quantization": quantization,
+            "ctranslate2": _ct2_version(),
+        }
+
+    if convert_once(target, _MARKER, write, lock=f".{target.name}.lock"):
         _remove_stale(cache_dir, keep=target)
     return target
 

@@ -203,43 +203,63 @@ def ensure_converted(
     :func:`convert_gguf`. Stale conversions of the same file (older versions) are removed.
     """
     target = converted_folder(source, cache_dir)
-    if (target / _MARKER).is_file():
-        return target
+
+    def write(scratch: Path, out: Path) -> dict[str, Any]:
+        gguf_path = source.materialize(scratch)
+        log.warning(
+            "converting %s to a transformers folder once (%s); later loads take a second",
+            source.origin,
+            target,
+        )
+        (convert or convert_gguf)(gguf_path, out)
+        return {
+            "format": _FORMAT,
+            "source": source.origin,
+            "version": source.version,
+            "transformers": _version("transformers"),
+            "gguf": _version("gguf"),
+        }
+
+    if convert_once(target, _MARKER, write, lock=f".{source.family}.lock"):
+        _remove_stale(source, cache_dir, keep=target)
+    return target
+
+
+def convert_once(
+    target: Path,
+    marker: str,
+    write: Callable[[Path, Path], dict[str, Any]],
+    *,
+    lock: str,
+) -> bool:
+    """Make the folder ``target`` once, whichever process gets there first: ``write(scratch,
+    out)`` writes it into ``out`` (in a temporary folder beside ``target``, which it may use)
+    and returns what the marker file ``marker`` records; the folder is renamed into place
+    after the marker is written, so a folder without it (a conversion killed half-way) is
+    never used, and made again. The lock file ``lock`` (in ``target``'s folder) makes a
+    second process wait instead of converting too. True when this call made it."""
+    if (target / marker).is_file():
+        return False
+    cache_dir = target.parent
     cache_dir.mkdir(parents=True, exist_ok=True)
-    with _locked(cache_dir / f".{source.family}.lock"):
-        if (target / _MARKER).is_file():  # another process converted it while we waited
-            return target
-        scratch = Path(tempfile.mkdtemp(prefix=f".tmp-{source.family}-", dir=cache_dir))
+    with _locked(cache_dir / lock):
+        if (target / marker).is_file():  # another process converted it while we waited
+            return False
+        scratch = Path(tempfile.mkdtemp(prefix=f".tmp-{target.name}-", dir=cache_dir))
         try:
-            gguf_path = source.materialize(scratch)
             out = scratch / "model"
-            log.warning(
-                "converting %s to a transformers folder once (%s); later loads take a second",
-                source.origin,
-                target,
-            )
-            (convert or convert_gguf)(gguf_path, out)
-            (out / _MARKER).write_text(
-                json.dumps(
-                    {
-                        "format": _FORMAT,
-                        "source": source.origin,
-                        "version": source.version,
-                        "transformers": _version("transformers"),
-                        "gguf": _version("gguf"),
-                    },
-                    indent=1,
-                )
-            )
+            meta = write(scratch, out)
+            (out / marker).write_text(json.dumps(meta, indent=1))
+            if target.exists() and not (target / marker).is_file():
+                shutil.rmtree(target)  # never complete: written by something else
             try:
                 os.rename(out, target)  # atomic; fails if another process got there first
             except OSError:
-                if not (target / _MARKER).is_file():
+                if not (target / marker).is_file():
                     raise
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        _remove_stale(source, cache_dir, keep=target)
-    return target
+    return True
 
 
 def _remove_stale(source: GGUFSource, cache_dir: Path, *, keep: Path) -> None:

@@ -24,7 +24,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from leakage.games._types import (
     ChameleonObservation,
@@ -145,11 +145,51 @@ class MoveRequest:
 
     def retry(self, messages: list[Message], reply: str, why: str) -> list[Message]:
         """``messages`` with the rejected reply and the reason it was rejected."""
-        return [
-            *messages,
-            Message("assistant", reply),
-            Message("user", f"That answer {why}. Follow the reply form exactly."),
-        ]
+        return corrected(messages, reply, why)
+
+
+def corrected(messages: list[Message], reply: str, why: str) -> list[Message]:
+    """``messages`` with the rejected reply and the reason it was rejected: what a player is
+    asked again."""
+    return [
+        *messages,
+        Message("assistant", reply),
+        Message("user", f"That answer {why}. Follow the reply form exactly."),
+    ]
+
+
+class Asked(NamedTuple):
+    """What :func:`ask_until_read` got."""
+
+    answer: str | None
+    """The accepted answer; None when every try was rejected."""
+    reply: str
+    """The last reply."""
+    why: str
+    """Why the last reply was rejected ('' when it was accepted)."""
+    tries: int
+    """How many times the client was asked."""
+
+
+def ask_until_read(
+    client: LLMClient,
+    messages: list[Message],
+    read: Callable[[str], tuple[str | None, str]],
+    *,
+    retries: int,
+    max_tokens: int,
+) -> Asked:
+    """Ask ``client`` until ``read`` accepts its reply (``(answer, "")``; ``(None, why)``
+    rejects it), at most ``retries + 1`` times; each retry is asked with the rejected reply
+    and the reason (:func:`corrected`)."""
+    reply, why = "", ""
+    for tries in range(1, retries + 2):
+        reply = client.generate(messages, max_tokens=max_tokens).text
+        answer, why = read(reply)
+        if answer is not None:
+            return Asked(answer, reply, "", tries)
+        messages = corrected(messages, reply, why)
+    return Asked(None, reply, why, retries + 1)
 
 
 def constrained_answer(client: LLMClient, req: MoveRequest) -> tuple[str, dict[str, Any]] | None:
@@ -249,16 +289,14 @@ class _LLMPlayer(_Moves):
         return self._ask(req)
 
     def _ask(self, req: MoveRequest) -> str:
-        messages, reply, why = req.messages, "", ""
-        for tries in range(1, self.retries + 2):
-            reply = self.client.generate(messages, max_tokens=self.max_tokens).text
-            answer, why = req.read(reply)
-            if answer is not None:
-                self.last_move = {"mode": "generated", "tries": tries}
-                return answer
-            messages = req.retry(messages, reply, why)
-        self.last_move = {"mode": "generated", "tries": self.retries + 1, "rejected": why}
-        return last_resort(reply)
+        got = ask_until_read(
+            self.client, req.messages, req.read, retries=self.retries, max_tokens=self.max_tokens
+        )
+        if got.answer is not None:
+            self.last_move = {"mode": "generated", "tries": got.tries}
+            return got.answer
+        self.last_move = {"mode": "generated", "tries": got.tries, "rejected": got.why}
+        return last_resort(got.reply)
 
 
 def _not_banned(banned: dict[str, str]) -> Check:

@@ -56,7 +56,7 @@ from leakage.games.agents._association import (
     fold,
     gives_away,
 )
-from leakage.games.agents.llm import extract_answer
+from leakage.games.agents.llm import ask_until_read, extract_answer
 from leakage.llm import LLMClient, Message
 from leakage.posterior import normalize_log
 
@@ -393,28 +393,26 @@ class PGMSpyLLMAgent(PGMSpyPlayer):
                 ),
             ),
         ]
-        why = ""
-        for tries in range(1, self.retries + 2):
-            reply = self.client.generate(messages, max_tokens=self.max_tokens).text
-            text, why = _description(reply, obs.word)
-            if not why:
-                self.last_move = {"mode": "generated", "tries": tries}
-                return text
-            messages = [
-                *messages,
-                Message("assistant", reply),
-                Message("user", f"That answer {why}. Follow the reply form exactly."),
-            ]
-        self.last_move = {"mode": "fallback", "rejected": why}
+        got = ask_until_read(
+            self.client,
+            messages,
+            lambda reply: _description(reply, obs.word),
+            retries=self.retries,
+            max_tokens=self.max_tokens,
+        )
+        if got.answer is not None:
+            self.last_move = {"mode": "generated", "tries": got.tries}
+            return got.answer
+        self.last_move = {"mode": "fallback", "rejected": got.why}
         return super().describe(obs, b)
 
 
-def _description(reply: str, word: str) -> tuple[str, str]:
-    """The one-line description in ``reply`` and why it cannot be said ('' when it can)."""
+def _description(reply: str, word: str) -> tuple[str | None, str]:
+    """The one-line description in ``reply``, or None and why it cannot be said."""
     lines = [x.strip().strip('"') for x in extract_answer(reply).splitlines() if x.strip()]
     if not lines:
-        return "", "is empty"
+        return None, "is empty"
     text = " ".join(lines[0].split()[:30])
     if f" {fold(word)} " in f" {fold(text)} ":
-        return text, f"says your word {word!r}"
+        return None, f"says your word {word!r}"
     return text, ""

@@ -79,7 +79,7 @@ from leakage.games.agents._association import (
 )
 from leakage.games.agents._common import TableAgent, pick
 from leakage.games.agents._constrained import chat_text, one_word
-from leakage.games.agents.llm import extract_answer
+from leakage.games.agents.llm import ask_until_read, extract_answer
 from leakage.llm import LLMClient, Message
 from leakage.posterior import normalize_log
 
@@ -455,18 +455,17 @@ class PGMChameleonLLMAgent(PGMChameleonPlayer):
                 return word
             why = "no allowed word among the model's first tokens"
         else:
-            why = ""
-            for tries in range(1, self.retries + 2):
-                reply = self.client.generate(messages, max_tokens=self.max_tokens).text
-                word, why = _clue(reply, banned)
-                if word is not None:
-                    self.last_move = {"mode": "generated", "tries": tries}
-                    return word
-                messages = [
-                    *messages,
-                    Message("assistant", reply),
-                    Message("user", f"That answer {why}. Follow the reply form exactly."),
-                ]
+            got = ask_until_read(
+                self.client,
+                messages,
+                lambda reply: _clue(reply, banned),
+                retries=self.retries,
+                max_tokens=self.max_tokens,
+            )
+            if got.answer is not None:
+                self.last_move = {"mode": "generated", "tries": got.tries}
+                return got.answer
+            why = got.why
         self.last_move = {"mode": "fallback", "rejected": why}
         return super().clue(obs, b)
 

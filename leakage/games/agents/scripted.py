@@ -36,7 +36,7 @@ from functools import lru_cache
 import numpy as np
 
 from leakage.games._types import Agent, ChameleonObservation
-from leakage.games.agents._association import AssociationTables
+from leakage.games.agents._association import AssociationTable, AssociationTables
 from leakage.games.agents._common import (
     TableAgent,
     pick,
@@ -46,10 +46,9 @@ from leakage.games.agents._common import (
 from leakage.posterior import entropy_bits
 
 
-class RevealingAgent(TableAgent):
-    """Non-chameleon: the secret's strongest associate."""
-
-    name = "revealing"
+class _TableNonChameleon(TableAgent):
+    """A table agent's non-chameleon: votes for the player whose clue points least to the
+    secret, reflects as it votes, and says :meth:`clue`."""
 
     def __call__(self, obs: ChameleonObservation, /) -> str:
         if obs.phase == "reflect":
@@ -57,10 +56,22 @@ class RevealingAgent(TableAgent):
         table = self.table(obs)
         if obs.phase == "vote":
             return vote_least_associated(obs, table, obs.secret or "")
+        return self.clue(obs, table)
+
+    def clue(self, obs: ChameleonObservation, table: AssociationTable) -> str:
+        raise NotImplementedError
+
+
+class RevealingAgent(_TableNonChameleon):
+    """Non-chameleon: the secret's strongest associate."""
+
+    name = "revealing"
+
+    def clue(self, obs: ChameleonObservation, table: AssociationTable) -> str:
         return table.clues[pick(table.posterior[:, table.column(obs.secret or "")], obs.seed)]
 
 
-class ConcealingAgent(TableAgent):
+class ConcealingAgent(_TableNonChameleon):
     """Non-chameleon: the clue equally likely under every candidate."""
 
     name = "concealing"
@@ -69,12 +80,7 @@ class ConcealingAgent(TableAgent):
         super().__init__(tables)
         self._flat: dict[tuple[str, ...], int] = {}
 
-    def __call__(self, obs: ChameleonObservation, /) -> str:
-        if obs.phase == "reflect":
-            return vote_reflection(self, obs)
-        table = self.table(obs)
-        if obs.phase == "vote":
-            return vote_least_associated(obs, table, obs.secret or "")
+    def clue(self, obs: ChameleonObservation, table: AssociationTable) -> str:
         best = self._flat.get(table.candidates)
         if best is None:
             best = self._flat[table.candidates] = int(np.argmax(entropy_bits(table.posterior)))

@@ -131,24 +131,32 @@ def _order(sample_id: str, epoch: int) -> tuple[int, str]:
 
 def _header(scanner: Scanner, member: str) -> tuple[Any, Any]:
     """The task's name and the log's status, from ``header.json`` (or ``start.json``)."""
-    task: Any = None
-    status: Any = "started"
+    head: dict[str, Any] = {"task": None, "status": "started"}
     try:
         for key in scanner.fields():
-            if key == "status":
-                status = scanner.keep()
-            elif key == "eval" and scanner.kind() == "object":
-                for field in scanner.fields():
-                    if field == "task":
-                        task = scanner.keep()
+            _head_field(scanner, key, head)
         scanner.finish()
     except ScanError as err:
         raise InvalidTranscript([("", f"{_NOT_A_LOG}: {member}: {err}")]) from None
     except KeptTooLarge as err:
         raise InputTooLarge([(member, f"a field of {err} (max_member_bytes)")]) from None
-    if not isinstance(task, str):
+    if not isinstance(head["task"], str):
         raise InvalidTranscript([("", f"{_NOT_A_LOG}: {member}: eval.task is not a string")])
-    return task, status
+    return head["task"], head["status"]
+
+
+def _head_field(scanner: Scanner, key: str, head: dict[str, Any]) -> bool:
+    """Keep the log's ``status`` and ``eval.task`` in ``head`` when ``key`` (the field the
+    scanner is at) is one of theirs; False for any other field (left to the caller)."""
+    if key == "status":
+        head["status"] = scanner.keep()
+    elif key == "eval" and scanner.kind() == "object":
+        for field in scanner.fields():
+            if field == "task":
+                head["task"] = scanner.keep()
+    else:
+        return False
+    return True
 
 
 def _record(
@@ -246,18 +254,14 @@ def _json_log_records(
     path: Path, limits: ReadLimits, deadline: Deadline
 ) -> Iterator[tuple[str, dict[str, Any] | InvalidTranscript]]:
     scanner = Scanner(_file_chunks(path, deadline), max_keep=limits.max_member_bytes)
-    task: Any = None
-    status: Any = None
+    head: dict[str, Any] = {"task": None, "status": None}
     n = 0
     try:
         for key in scanner.fields():
-            if key == "status":
-                status = scanner.keep()
-            elif key == "eval" and scanner.kind() == "object":
-                for field in scanner.fields():
-                    if field == "task":
-                        task = scanner.keep()
-            elif key == "samples" and scanner.kind() == "array":
+            if _head_field(scanner, key, head):
+                continue
+            if key == "samples" and scanner.kind() == "array":
+                task = head["task"]
                 if not isinstance(task, str):
                     raise ScanError("eval.task is not a string before the samples", 0)
                 for _ in scanner.items():
@@ -272,6 +276,7 @@ def _json_log_records(
     except KeptTooLarge as err:
         raise InputTooLarge([("", f"a field of {err} (max_member_bytes)")]) from None
     if n == 0:
+        task, status = head["task"], head["status"]
         raise InvalidTranscript(
             [("samples", f"the log of task {task!r} has no samples (status {status})")]
         )

@@ -18,9 +18,10 @@ from starlette.concurrency import run_in_threadpool
 
 from leakage.backends import SupportsTokenCount
 from leakage.errors import InvalidTranscript, LeakageError
+from leakage.games import with_next_clue
 from leakage.reports import Report
 from leakage.scoring import report_json
-from leakage.transcripts import AnyTranscript, ChameleonTranscript, Player, Turn
+from leakage.transcripts import AnyTranscript
 from leakage_service.deps import Params, State
 from leakage_service.errors import ServiceError
 from leakage_service.inputs import (
@@ -228,53 +229,26 @@ async def score_batch(request: Request, state: State, params: Params) -> Streami
 # -- POST /v1/score/preview -----------------------------------------------------------------
 
 
-def _round(kept: list[Turn], player: str) -> int | None:
-    """The round of ``player``'s turn after ``kept``: the last round, or the next one once
-    the player has spoken in it (None when the game has no rounds)."""
-    rounds = [t.round for t in kept if t.round is not None]
-    if not rounds:
-        return None
-    last = rounds[-1]
-    return last + 1 if any(t.player == player and t.round == last for t in kept) else last
-
-
-def _next_player(game: AnyTranscript, kept: list[Turn], params: ScoreParams) -> str:
-    """Who speaks after ``kept``: the next player in the players' order after the last
-    speaker, passing over the chameleon (whose clue the posterior does not count) unless
-    ``include_chameleon``, and in SpyGame a player eliminated before that round."""
-    ids = [p.id for p in game.players]
-    start = ids.index(kept[-1].player) + 1 if kept else 0
-    order = [game.players[(start + i) % len(ids)] for i in range(len(ids))]
-    out = {e.player: e.round for e in getattr(game, "eliminations", [])}
-
-    def may_speak(p: Player) -> bool:
-        if isinstance(game, ChameleonTranscript):
-            return params.include_chameleon or p.role != "chameleon"
-        r = _round(kept, p.id)
-        return p.id not in out or r is None or r <= out[p.id]
-
-    return next((p.id for p in order if may_speak(p)), order[0].id)
-
-
 def _with_clue(game: AnyTranscript, req: PreviewRequest, params: ScoreParams) -> AnyTranscript:
-    """``game`` cut after ``req.turns`` turns, with the clue said by the player after them."""
-    n = len(game.turns) if req.turns is None else req.turns
-    if n > len(game.turns):
+    """``game`` cut after ``req.turns`` turns, with the clue said by the player after them
+    (the game's rules: :func:`leakage.games.turns.with_next_clue`); the request's fields
+    are checked here so that an error names them."""
+    if req.turns is not None and req.turns > len(game.turns):
         raise ServiceError(
             422, "invalid_request",
-            f"turns is {n}, but the game has {len(game.turns)} turns", field="body.turns",
+            f"turns is {req.turns}, but the game has {len(game.turns)} turns",
+            field="body.turns",
         )  # fmt: skip
-    kept = list(game.turns[:n])
-    player = req.player or _next_player(game, kept, params)
     ids = [p.id for p in game.players]
-    if player not in ids:
+    if req.player is not None and req.player not in ids:
         raise ServiceError(
             422, "invalid_request",
-            f"player {player!r} is not one of the game's players ({', '.join(ids)})",
+            f"player {req.player!r} is not one of the game's players ({', '.join(ids)})",
             field="body.player",
         )  # fmt: skip
-    turn = Turn(player=player, text=req.clue, round=_round(kept, player))
-    return game.model_copy(update={"turns": [*kept, turn]})
+    return with_next_clue(
+        game, req.turns, req.clue, req.player, include_chameleon=params.include_chameleon
+    )
 
 
 def _preview_game(state: ServiceState, req: PreviewRequest, params: ScoreParams) -> Any:
