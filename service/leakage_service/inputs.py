@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from leakage.backends import SupportsTokenCount, cost_factor
 from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
@@ -97,6 +98,23 @@ class ScoreParams(BaseModel):
         Field(max_length=200),
     ] = Field(default_factory=list)
     """Extra candidate words: SpyGame distractors, added to a Chameleon card."""
+
+    @field_validator("seat")
+    @classmethod
+    def _seat_agrees(cls, seat: str | None, info: ValidationInfo) -> str | None:
+        """A seat that contradicts the other options (``outside-known`` with
+        ``spy_assignment=marginalise``, ``chameleon`` with ``include_chameleon``) is a 422
+        naming ``seat`` when the request is read, not an error once scoring has begun."""
+        try:
+            ScoreOptions(
+                include_chameleon=info.data.get("include_chameleon", False),
+                spy_assignment=info.data.get("spy_assignment", "known"),
+                seat=seat,
+            )
+        except InvalidInput as err:
+            message = str(err).removeprefix("seat: ")
+            raise PydanticCustomError("seat_conflict", "{message}", {"message": message}) from None
+        return seat
 
     def options(self) -> ScoreOptions:
         return ScoreOptions(
