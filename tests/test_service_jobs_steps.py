@@ -5,6 +5,8 @@ by the same engine, and every view answered from that table alone (issue 40).
 - deleting a finished job's upload leaves its by-model and by-speaker views unchanged (no
   view reads the job's input again);
 - a running job's refresh reads only the parts committed since the last one;
+- a job stored before step tables (reports in SQLite, no results folder) gets its table once,
+  rebuilt from its stored reports, and shows what a freshly scored job shows;
 - a server given a Ray address (``LEAKAGE_RAY_ADDRESS``) scores its jobs on that cluster.
 """
 
@@ -100,6 +102,46 @@ def test_deleting_a_finished_jobs_upload_leaves_its_views(tmp_path: Path, defaul
         one = api.get(f"/v1/jobs/{job_id}/games", params={"game_id": game["game_id"]}).json()
         assert one["report"] is not None and one["transcript"] is None  # only it needs the input
         assert one["transcript_note"] == "the job's input is no longer on the server"
+    finally:
+        api.close()
+
+
+def test_a_job_stored_before_step_tables_gets_one_from_its_reports(
+    tmp_path: Path, default_index: Path
+):
+    api = Api(settings_for(tmp_path, default_index))
+    try:
+        body = b"".join((EXAMPLES / n).read_bytes().strip() + b"\n" for n in INPUTS[:1])
+        body += json.dumps(json.loads((EXAMPLES / INPUTS[1]).read_text())).encode() + b"\n"
+        r = api.post("/v1/jobs", content=body, headers={"content-type": "application/x-ndjson"})
+        assert r.status_code == 202, r.text
+        job_id = wait_job(api, r.json()["id"])["id"]
+        fresh = _views(api, job_id)
+        records = api.get(f"/v1/jobs/{job_id}/records").json()
+        folder = api.state.store.results_dir(job_id)
+        scored = _table(folder)
+        # the job as a server before this change stored it: its reports, no results folder
+        shutil.rmtree(folder)
+        api.state.steps.forget(job_id)
+        assert _views(api, job_id) == fresh
+        assert api.get(f"/v1/jobs/{job_id}/records").json() == records
+        rebuilt = _table(folder)  # written once, by the engine's writer
+        assert rebuilt.schema.equals(scored.schema, check_metadata=True)
+        assert rebuilt.drop_columns(["source", "record"]).equals(
+            scored.drop_columns(["source", "record"])
+        )
+        assert set(rebuilt["source"].to_pylist()) == {"stored reports"}
+        parts = list((folder / "steps").glob("part-*.parquet"))
+        api.state.steps.forget(job_id)
+        assert _views(api, job_id) == fresh and list((folder / "steps").glob("*")) == parts
+        # without the input, a player's agent is not in its report: the model is left null
+        shutil.rmtree(folder)
+        (upload,) = api.state.store.get(job_id).paths
+        Path(upload).unlink()
+        api.state.steps.forget(job_id)
+        r = api.get(f"/v1/jobs/{job_id}/curves", params={"by": "model", "replicates": 200})
+        by_model = r.json()
+        assert "(none)" in by_model["groups"] and by_model["games"] == fresh[0]["games"]
     finally:
         api.close()
 

@@ -8,14 +8,24 @@ neither pyarrow nor Ray; writing and the Ray engine do.
 """
 
 from leakage.batch._difficulty import load_difficulty
+from leakage.batch._games import (
+    GAME_COLUMN_NAMES,
+    GAME_COLUMNS,
+    GAMES_FORMAT,
+    StoredReport,
+    game_records,
+    games_schema,
+    report_steps,
+)
 from leakage.batch._manifest import BATCH_FORMAT
-from leakage.batch._output import checkpoints
+from leakage.batch._output import checkpoints, commit_steps
 from leakage.batch._rows import (
     COLUMN_NAMES,
     COLUMNS,
     STEPS_FORMAT,
     StepColumns,
     StepNumbers,
+    player_models,
     row_context,
     steps_schema,
 )
@@ -34,6 +44,9 @@ __all__ = [
     "BATCH_FORMAT",
     "COLUMNS",
     "COLUMN_NAMES",
+    "GAMES_FORMAT",
+    "GAME_COLUMNS",
+    "GAME_COLUMN_NAMES",
     "STEPS_FORMAT",
     "BatchJob",
     "BatchStats",
@@ -43,13 +56,19 @@ __all__ = [
     "RecordOutcome",
     "StepColumns",
     "StepNumbers",
+    "StoredReport",
     "checkpoints",
+    "commit_steps",
     "expand_inputs",
     "fewer_collections",
+    "game_records",
+    "games_schema",
     "iter_records",
     "load_difficulty",
     "peak_rss_mb",
+    "player_models",
     "report_json",
+    "report_steps",
     "row_context",
     "run_batch",
     "steps_schema",

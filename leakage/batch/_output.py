@@ -226,3 +226,19 @@ class ResultsDir:
         self._reports.close()
         self._errors.close()
         self._db.close()
+
+
+def commit_steps(out: str | Path, keys: list[tuple[str, int]], steps: Any) -> None:
+    """Commit ``steps`` (a ``pyarrow.RecordBatch`` of ``leakage.steps/1`` rows, or None) for
+    the records ``keys`` as one checkpoint of the results directory ``out``, by the writer
+    and commit protocol of a run: what another producer of step rows (rows rebuilt from
+    stored reports, :func:`leakage.batch.report_steps`) writes with."""
+    results = ResultsDir(out)
+    try:
+        games = len({(s, r) for s, r in zip(
+            steps["source"].to_pylist(), steps["record"].to_pylist(), strict=True
+        )}) if steps is not None else 0  # fmt: skip
+        results.add(ChunkResult(keys=keys, steps=steps, games=games))
+        results.commit()
+    finally:
+        results.close()

@@ -83,7 +83,9 @@ def _text(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def _models(t: AnyTranscript) -> dict[str, str | None]:
+def player_models(t: AnyTranscript) -> dict[str, str | None]:
+    """Each player's model, as the step rows read it: the player's ``agent``, else
+    ``meta.models[player]``; None when neither says."""
     listed = t.meta.get("models")
     listed = listed if isinstance(listed, dict) else {}
     return {p.id: p.agent or _text(listed.get(p.id)) for p in t.players}
@@ -114,7 +116,7 @@ def row_context(
     difficulty: Mapping[str, str] | None = None,
 ) -> RowContext:
     """The :class:`RowContext` of ``t``; ``counted`` says which turns update the posterior."""
-    models = _models(t)
+    models = player_models(t)
     speakers = [turn.player for turn in t.turns]
     counted_models = sorted(
         {m for p, c in zip(speakers, counted, strict=True) if c and (m := models[p])}

@@ -8,11 +8,19 @@ keeps, per job, the parts it has read and their rows: a running job's refresh re
 parts committed since the last one; a finished job's costs a folder listing. A record's
 number in the job is its file's offset (``offsets.json``, written by the worker) plus its
 position in the file (the table's ``record``).
+
+A job stored before its jobs wrote a step table (its reports in SQLite, no results folder)
+gets one once, when it is first viewed after it finished (:func:`rebuild_from_reports`):
+its rows rebuilt from the stored reports by :func:`leakage.batch.report_steps` and committed
+with the engine's writer (:func:`leakage.batch.commit_steps`), each record under its number
+in the job (source :data:`STORED_SOURCE`, no offsets).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -20,7 +28,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from leakage.batch import steps_schema
+from leakage.batch import (
+    StoredReport,
+    commit_steps,
+    iter_records,
+    player_models,
+    report_steps,
+    steps_schema,
+    to_transcript,
+)
+from leakage.errors import InvalidInput, LeakageError
+from leakage.transcripts import ReadLimits
+
+log = logging.getLogger("leakage.service")
+
+STORED_SOURCE = "stored reports"
+"""The ``source`` of the rows rebuilt from a job's stored reports; their ``record`` is the
+record's number in the job."""
 
 
 @dataclass
@@ -49,8 +73,14 @@ class JobSteps:
 class StepCache:
     """The step tables of the jobs viewed last (``max_jobs`` of them), read part by part."""
 
-    def __init__(self, max_jobs: int = 8) -> None:
+    def __init__(
+        self, max_jobs: int = 8, missing: Callable[[str, Path], None] | None = None
+    ) -> None:
         self.max_jobs = max_jobs
+        self.missing = missing
+        """Called (under a lock of its own) with a job whose results folder does not exist,
+        before its rows are read: the server's :func:`rebuild_from_reports`."""
+        self._missing_lock = threading.Lock()
         self.parts_read = 0
         """Parts read from disk since the cache was made (what a test of refreshes counts)."""
         self._jobs: OrderedDict[str, JobSteps] = OrderedDict()
@@ -62,6 +92,10 @@ class StepCache:
         import pyarrow as pa
         import pyarrow.dataset as ds
 
+        if self.missing is not None and not folder.exists():
+            with self._missing_lock:
+                if not folder.exists():
+                    self.missing(job_id, folder)
         names = tuple(sorted(p.name for p in (folder / "steps").glob("part-*.parquet")))
         with self._lock:
             held = self._jobs.get(job_id)
@@ -109,3 +143,69 @@ def _offsets(folder: Path) -> dict[str, int]:
         }
     except (OSError, ValueError):
         return {}
+
+
+def rebuild_from_reports(
+    store: Any,
+    job_id: str,
+    folder: Path,
+    limits: ReadLimits | None = None,
+    allowed: list[Path] | None = None,
+) -> bool:
+    """Give a finished job stored before step tables (reports in the store, no results
+    folder) its step table, rebuilt from its stored reports and committed in ``folder`` as
+    one checkpoint; True when one was written. Blocking: call from a thread.
+
+    A speaker's model is read from the job's input when it is still there (a player's
+    ``agent`` is not in a report; ``leakage.batch.report_steps`` says what else a report
+    lacks), a path job's only inside ``allowed`` (``LEAKAGE_ALLOWED_PATHS`` now). Without
+    it, from the reports' ``meta.models`` alone, the rest left null: as the views of such a
+    job showed before once its upload was deleted. Written under a temporary name and
+    renamed, so that a view never sees half of it.
+    """
+    job = store.get(job_id)
+    if job is None or job.state not in ("done", "failed", "cancelled"):
+        return False  # a job that runs writes its own table
+    stored = list(store.results(job_id))
+    if not any(ok for _, ok, _ in stored):
+        return False
+    models = _input_models(store, job, limits, allowed or [])
+    reports = [
+        StoredReport(STORED_SOURCE, idx, json.loads(body), models.get(idx))
+        for idx, ok, body in stored
+        if ok
+    ]
+    try:
+        steps = report_steps(reports)
+    except InvalidInput as err:  # e.g. a report of a seat: the job's views stay empty
+        log.warning("job %s: its stored reports give no step table: %s", job_id, err)
+        return False
+    tmp = folder.with_name(f"{folder.name}.rebuilding")
+    shutil.rmtree(tmp, ignore_errors=True)
+    commit_steps(tmp, [(STORED_SOURCE, idx) for idx, _, _ in stored], steps)
+    tmp.replace(folder)
+    log.info("job %s: step table rebuilt from %d stored reports", job_id, len(reports))
+    return True
+
+
+def _input_models(
+    store: Any, job: Any, limits: ReadLimits | None, allowed: list[Path]
+) -> dict[int, dict[str, str | None]]:
+    """Each record's players' models, read once from the job's input if it is all still
+    there (a record's number is its position in the job's input); empty otherwise."""
+    files = [Path(p) for p in job.paths] if job.upload else store.files(job.id)
+    if not files or not all(f.is_file() for f in files):
+        return {}
+    roots = [r.expanduser().resolve() for r in allowed]
+    if not job.upload and not all(any(f.resolve().is_relative_to(r) for r in roots) for f in files):
+        return {}
+    out: dict[int, dict[str, str | None]] = {}
+    try:
+        for i, raw in enumerate(iter_records(files, limits=limits or ReadLimits())):
+            t = to_transcript(raw, job.params.input_format)
+            if not isinstance(t, InvalidInput):
+                out[i] = player_models(t)
+    except (OSError, LeakageError) as err:
+        log.warning("job %s: its input could not be read again for its models: %s", job.id, err)
+        return {}
+    return out

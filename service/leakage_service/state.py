@@ -5,10 +5,11 @@ it; the lifespan starts and stops it."""
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 from leakage.errors import BackendUnavailable
-from leakage_service.job_steps import StepCache
+from leakage_service.job_steps import StepCache, rebuild_from_reports
 from leakage_service.job_worker import JobWorker
 from leakage_service.jobs import JobStore, Retention, housekeeping
 from leakage_service.runtime import Backends, ReportCache, ScoringPool
@@ -29,11 +30,19 @@ class ServiceState:
         self.slow = ScoringPool(settings.slow_workers, settings.slow_queue, self.metrics, slow=True)
         self.cache = ReportCache(settings.report_cache_bytes, self.metrics)
         self.store: JobStore | None = None
-        self.steps = StepCache()
+        self.steps = StepCache(missing=self._rebuild)
         """The step tables of the jobs viewed last (``job_steps``)."""
         self.worker: JobWorker | None = None
         self.ready = False
         self.describer: Any = None
+
+    def _rebuild(self, job_id: str, folder: Path) -> None:
+        """A job stored before step tables gets one from its reports (``job_steps``)."""
+        if self.store is not None:
+            rebuild_from_reports(
+                self.store, job_id, folder, self.settings.read_limits(),
+                [Path(p) for p in self.settings.allowed_paths],
+            )  # fmt: skip
 
     def start(self) -> None:
         """Blocking start-up work (run on a thread by the lifespan)."""
