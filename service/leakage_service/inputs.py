@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field
 
 from leakage.backends import SupportsTokenCount, cost_factor
 from leakage.errors import InvalidInput, InvalidTranscript, LeakageError
@@ -88,7 +87,8 @@ class ScoreParams(BaseModel):
     ``outside-pair``, ``civilian``, ``spy``; The Chameleon ``chameleon``, ``non-chameleon``
     (``known`` / ``marginalise``: the outside seats' old names). Unset: the game's default
     seat, and the report as before. A seat that is not the game's is a 422 naming the field
-    ``seat``. ``spy`` and ``civilian`` rank words of the server's open vocabulary
+    ``seat``; a seat decides over a ``spy_assignment`` or ``include_chameleon`` that
+    contradicts it. ``spy`` and ``civilian`` rank words of the server's open vocabulary
     (wordfreq:50000)."""
     top_k: Annotated[int | None, Field(ge=1, le=1000)] = None
     """Keep only the k most probable candidates in each step's ``posterior`` (smaller
@@ -99,29 +99,17 @@ class ScoreParams(BaseModel):
     ] = Field(default_factory=list)
     """Extra candidate words: SpyGame distractors, added to a Chameleon card."""
 
-    @field_validator("seat")
-    @classmethod
-    def _seat_agrees(cls, seat: str | None, info: ValidationInfo) -> str | None:
-        """A seat that contradicts the other options (``outside-known`` with
-        ``spy_assignment=marginalise``, ``chameleon`` with ``include_chameleon``) is a 422
-        naming ``seat`` when the request is read, not an error once scoring has begun."""
-        try:
-            ScoreOptions(
-                include_chameleon=info.data.get("include_chameleon", False),
-                spy_assignment=info.data.get("spy_assignment", "known"),
-                seat=seat,
-            )
-        except InvalidInput as err:
-            message = str(err).removeprefix("seat: ")
-            raise PydanticCustomError("seat_conflict", "{message}", {"message": message}) from None
-        return seat
-
     def options(self) -> ScoreOptions:
-        return ScoreOptions(
-            include_chameleon=self.include_chameleon,
-            spy_assignment=self.spy_assignment,
-            seat=self.seat,
-        )
+        """The library's options. A seat, when given, decides: a ``spy_assignment`` or an
+        ``include_chameleon`` that contradicts it (``outside-known`` with ``marginalise``,
+        ``chameleon`` with ``include_chameleon``) is not used, so that every request the
+        schema allows is scored (the report's ``settings`` say what was used)."""
+        spy, include = self.spy_assignment, self.include_chameleon
+        if self.seat in ("outside-known", "known"):
+            spy = "known"
+        elif self.seat == "chameleon":
+            include = False
+        return ScoreOptions(include_chameleon=include, spy_assignment=spy, seat=self.seat)
 
     def shape(self) -> ReportShape:
         """How this request's reports are written: trimmed to ``top_k``, the distractors
