@@ -42,6 +42,7 @@ from hypothesis import strategies as st
 
 from benchmarks._fuzz_poison import (
     BODY_TYPES,
+    GOOD_BY_ID,
     HEADER,
     KINDS,
     TRANSCRIPT_OPS,
@@ -52,6 +53,9 @@ from benchmarks._fuzz_poison import (
     poison_body,
     remember,
 )
+from leakage.errors import InvalidInput, InvalidTranscript
+from leakage.scoring import ScoreOptions, game_input
+from leakage.transcripts import parse_transcript
 
 TRANSCRIPT_OPERATIONS = frozenset({"POST /v1/score", "POST /v1/score/batch", "POST /v1/jobs"})
 RULE_TYPES = frozenset({"invalid_transcript", "game_too_large", "unknown_input_format"})
@@ -198,6 +202,8 @@ def bad_records_fail_alone(ctx: Any, response: Any, case: Any) -> bool | None:
         return None
     if not _examples_stay_good(case.query):
         poison = replace(poison, path=None, good={})
+    elif (case.query or {}).get("seat"):
+        poison = _under_seat(poison, str(case.query["seat"]))
     status = response.status_code
     if status >= 500:
         raise AssertionError(f"{poison.kind}: {status} (a server error) for a bad record")
@@ -228,6 +234,28 @@ def _examples_stay_good(query: dict[str, Any] | None) -> bool:
     no distractors added (one may already be a candidate)."""
     query = query or {}
     return query.get("input_format") in (None, "auto", "leakage") and not query.get("distractors")
+
+
+def _under_seat(poison: Poison, seat: str) -> Poison:
+    """What ``poison`` promises when the query asks for ``seat``: a known-good example that
+    cannot be read from that seat (a game without it, or a Chameleon game with no secret for
+    the non-chameleon's seat) is one error line naming ``seat``, so it is no longer promised
+    a report; and the bad record, if such an example, may be refused for its seat before its
+    poison is read, so any field it names is accepted."""
+    try:
+        options = ScoreOptions(seat=seat)
+    except InvalidInput:  # an unknown seat is refused before a record is read
+        return replace(poison, path=None, good={})
+    good = {i: g for i, g in poison.good.items() if _seat_fits(g, options)}
+    return replace(poison, path=None, good=good)
+
+
+def _seat_fits(game_id: str, options: ScoreOptions) -> bool:
+    try:
+        game_input(parse_transcript(GOOD_BY_ID[game_id]), options)
+    except InvalidTranscript:
+        return False
+    return True
 
 
 def _error(content: bytes, kind: str) -> dict[str, Any]:

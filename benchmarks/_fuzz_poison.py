@@ -95,6 +95,7 @@ def _examples() -> list[dict[str, Any]]:
 
 GOOD = _examples()
 """Known-good records: the shipped examples, each scored by the service as it is."""
+GOOD_BY_ID = {g["id"]: g for g in GOOD}
 
 
 @dataclass(frozen=True)

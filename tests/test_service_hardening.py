@@ -761,6 +761,26 @@ def test_fuzzing_the_api_finds_no_server_error_and_no_check_failure(
     assert len(statuses) >= result.cases and max(statuses) < 500
 
 
+def test_the_fuzz_check_promises_a_report_only_where_the_seat_fits():
+    """A job asked for one game's seat (``seat=non-chameleon``) fails the other game's
+    records alone, naming ``seat``: the check keeps its promise of a report for the known-good
+    records that seat can read, and drops it for the rest (the failure CI once met)."""
+    from benchmarks._fuzz_checks import _under_seat
+    from benchmarks._fuzz_poison import Poison
+
+    good = {
+        1: "example-spygame-violin-cello-two-spies",
+        2: "example-chameleon-sports",
+        3: "example-chameleon-countries-no-secret",
+    }
+    poison = Poison("nul", "POST /v1/jobs", records=4, bad=0, good=good, path=("turns", 0))
+    assert _under_seat(poison, "non-chameleon").good == {2: "example-chameleon-sports"}
+    assert _under_seat(poison, "chameleon").good == {2: good[2], 3: good[3]}
+    assert _under_seat(poison, "spy").good == {1: good[1]}
+    assert _under_seat(poison, "known").good == {1: good[1]}  # an alias
+    assert _under_seat(poison, "spy").path is None  # the bad record may fail at its seat
+
+
 def test_examples_still_score(api: Api):
     """The shipped examples fit the small limits this module's server uses."""
     for path in (EXAMPLES / "chameleon_sports.json", EXAMPLES / "spygame_fruit.json"):
