@@ -15,7 +15,7 @@ import pytest
 
 from leakage import load_transcripts
 from leakage.errors import InvalidInput, InvalidTranscript
-from leakage.reports import report_seat
+from leakage.reports import report_seat, report_table
 from leakage.scoring import ScoreOptions, game_input, score_transcript
 from leakage.seats import SEAT_NAMES
 from leakage.seats._trace import civilian_steps
@@ -158,6 +158,11 @@ def test_spy_seat_figures_per_statement(words: str, cooccurrence):
     assert last.posterior["Violin"] == pytest.approx(last.secret_probability)
     assert last.secret_rank <= 10, last.seat_view["p2"]["top"]
     assert report.summary.final_secret_rank == last.secret_rank
+    # the table's caption ranks the civilians' word out of the vocabulary, not the pair
+    words_read = report.settings["seat_vocabulary_words"]
+    caption = report_table(report).caption
+    assert f"civilians' word rank {last.secret_rank}/{words_read:,}" in caption, caption
+    assert words_read > 2 and "secret rank" not in caption
 
 
 def test_the_outside_seats_are_the_old_assignments():

@@ -30,6 +30,24 @@ _SEAT_COLUMNS = {
 }
 
 
+_SEAT_RANKS = {
+    "spy": "civilians' word rank",
+    "civilian": "spy rank",
+    "non-chameleon": "chameleon rank",
+}
+
+
+def _rank_of(report: Report, seat: str) -> tuple[str, int]:
+    """What the final rank in a caption is of, and out of how many: the candidates from the
+    outside seats and the chameleon's; the open vocabulary from the spy's seat; the players
+    from the civilian's and the non-chameleon's."""
+    if seat == "spy" and report.settings.get("seat_vocabulary_words"):
+        return _SEAT_RANKS[seat], int(report.settings["seat_vocabulary_words"])
+    if seat in _SEAT_RANKS and report.steps:
+        return _SEAT_RANKS[seat], len(report.steps[-1].posterior)
+    return "secret rank", len(report.candidates)
+
+
 def report_table(report: Report) -> Table:
     spy = report.game == "spygame"
     seat = report_seat(report)
@@ -79,7 +97,8 @@ def report_table(report: Report) -> Table:
     if sm.final_entropy_bits is not None and not spy:
         caption.append(f"final {sm.final_entropy_bits:.2f} bits")
     if sm.final_secret_rank is not None:
-        caption.append(f"secret rank {sm.final_secret_rank}/{len(report.candidates)}")
+        label, out_of = _rank_of(report, seat)
+        caption.append(f"{label} {sm.final_secret_rank}/{out_of:,}")
     if spy and sm.spy_top_after_round1 is not None:
         hit = "a spy" if sm.spy_hit_after_round1 else "no spy"
         caption.append(f"top suspects after round 1: {', '.join(sm.spy_top_after_round1)} ({hit})")
