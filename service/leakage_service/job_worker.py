@@ -29,6 +29,7 @@ from leakage.transcripts import (
     iter_records,
     kind_of,
 )
+from leakage_service.errors import error_line
 from leakage_service.inputs import check_size, with_distractors
 from leakage_service.jobs import Job, JobStore, Retention, housekeeping, named_upload
 from leakage_service.runtime import Backends, BackendSlot
@@ -307,6 +308,7 @@ class JobWorker:
                 backend_lock=None if ray else slot.lock,
                 on_chunk=store,
                 stop=halted,
+                record_errors=True,  # a game the backend fails on fails alone (docs/service.md)
             ),
             command=["leakage-service", "job", job.id],
         )
@@ -363,8 +365,30 @@ def job_error_line(batch_line: str, idx: int, upload: str | None) -> str:
         message = message.replace(upload, "")
     elif upload:
         message = message.replace(f"{upload}, ", "").replace(f"{upload}: ", "")
+    backend_error = _backend_error(err["type"], message)
+    if backend_error is not None:  # the backend failed on this game (record_errors)
+        return error_line(idx, backend_error)
     problems = tuple((p["field"] or "", p["message"]) for p in err.get("problems", ()))
     return ErrorRecord(idx, err["type"], message, err.get("field"), problems).to_json()
+
+
+def _backend_error(error_type: str, message: str) -> LeakageError | None:
+    """The library error (not an ``InvalidInput``) whose ``error_type`` is ``error_type``,
+    rebuilt with ``message``, so that its stored line is the one the service writes for it
+    elsewhere (``errors.error_line``: its type unless a 500, server paths redacted); None
+    for an input's error or an unknown type, kept as the engine wrote it."""
+    found: type[LeakageError] | None = None
+    todo: list[type[LeakageError]] = [LeakageError]
+    while todo and found is None:
+        cls = todo.pop()
+        if cls.error_type == error_type and not issubclass(cls, InvalidInput):
+            found = cls
+        todo.extend(cls.__subclasses__())
+    if found is None:
+        return None
+    rebuilt = found.__new__(found)
+    rebuilt.args = (message,)
+    return rebuilt
 
 
 def prepare_job_game(
