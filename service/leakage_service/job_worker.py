@@ -105,8 +105,12 @@ class JobWorker:
         limits: ReadLimits | None = None,
         ray_address: str | None = None,
         chunk_size: int = 16,
+        on_done: Callable[[str, Path], None] | None = None,
     ) -> None:
         self.store = store
+        self.on_done = on_done
+        """Called with a job and its results folder once it is done, before it is marked
+        done (the server's step cache compacts its parts: ``StepCache.compact``)."""
         self.ray_address = ray_address
         """A Ray cluster to score on (``LEAKAGE_RAY_ADDRESS``; ``auto``: the one this machine
         belongs to); None: in this process, with the server's loaded backend."""
@@ -193,6 +197,8 @@ class JobWorker:
         if state == "stopped":  # server shutting down: the next start resumes or fails it
             self.store.finish(job.id, "queued")
         elif state == "done":
+            if self.on_done is not None:
+                self.on_done(job.id, self.store.results_dir(job.id))
             self.store.finish(job.id, "done")
         log.info("job %s: %s", job.id, state)
 
