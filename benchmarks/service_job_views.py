@@ -17,11 +17,12 @@ views are opened once in that server (``first_open_after_done``: what a user who
 finish waits) before the restart.
 
     .venv/bin/python -m benchmarks service_job_views [--games 1000] [--label after]
-        [--tree /path/to/checkout]
+        [--tree /path/to/checkout] [--server-env NAME=VALUE ...]
 
 ``--tree DIR`` runs the server of another checkout (``PYTHONPATH=DIR:DIR/service``), e.g.
-the tree before the change, to measure it the same way. Results:
-``benchmarks/results/service_job_views[_LABEL].json``.
+the tree before the change, to measure it the same way; ``--server-env`` sets a variable of
+the server's environment (``OPENBLAS_NUM_THREADS=1``: numpy's matrix products on one
+thread). Results: ``benchmarks/results/service_job_views[_LABEL].json``.
 """
 
 from __future__ import annotations
@@ -104,7 +105,17 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--poll", type=float, default=2.0, help="seconds between refreshes")
     parser.add_argument("--label", default="", help="suffix of the results file")
     parser.add_argument("--tree", type=Path, help="the checkout whose server to run")
+    parser.add_argument(
+        "--server-env", action="append", default=[], metavar="NAME=VALUE",
+        help="an environment variable of the server (repeatable), e.g. OPENBLAS_NUM_THREADS=1",
+    )  # fmt: skip
     args = parser.parse_args([] if argv is None else argv)
+    settings: dict[str, str | None] = dict(SETTINGS)
+    for item in args.server_env:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            parser.error(f"--server-env {item!r}: give NAME=VALUE")
+        settings[name] = value
     body = ck_arena_jsonl(args.games)
     index = default_index()
     if args.tree is not None:
@@ -114,7 +125,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="leakage-job-views-") as tmp:
         home = Path(tmp)
         with (
-            Server(home, index, SETTINGS) as server,
+            Server(home, index, settings) as server,
             httpx.Client(base_url=server.url, timeout=600) as client,
         ):
             start = time.perf_counter()
@@ -140,7 +151,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
             results["first_open_after_done"] = _open(client, job, server.proc.pid)
         print(f"  job of {args.games} games scored in {results['job_seconds']} s", flush=True)
         with (
-            Server(home, index, SETTINGS, log=home / "server-2.log") as server,
+            Server(home, index, settings, log=home / "server-2.log") as server,
             httpx.Client(base_url=server.url, timeout=600) as client,
         ):
             results["cold"] = _open(client, job, server.proc.pid)
@@ -152,6 +163,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     params = {
         "games": args.games, "backend": "cooccurrence", "replicates": 1000, "poll_s": args.poll,
         "tree": str(args.tree) if args.tree else "this checkout",
+        "server_env": args.server_env,
     }  # fmt: skip
     path = write_result(name, params, results)
     print(
