@@ -226,6 +226,49 @@ def test_a_backend_that_cannot_start_stops_the_run_with_its_error(tmp_path: Path
     assert manifest["status"] == "stopped" and manifest["totals"]["games"] == 0
 
 
+class _DownOnKoala:
+    """A backend whose count source fails on the games whose clues say "koala"."""
+
+    name = "flat"
+
+    def info(self) -> dict[str, object]:
+        return {"backend": self.name}
+
+    def loglik(self, clues, candidates, *, category=None):  # type: ignore[no-untyped-def]
+        from leakage.errors import CountSourceError
+
+        if "koala" in clues:
+            raise CountSourceError("the count source is down")
+        return np.full((len(clues), len(candidates)), -1.0)
+
+
+@pytest.mark.parametrize("record_errors", [False, True])
+def test_a_backend_error_on_one_game_stops_the_run_or_fails_that_game_alone(
+    tmp_path: Path, record_errors: bool
+):
+    """``leakage batch`` (record_errors=False) stops at the error, keeping what it committed
+    (resumable); the service's jobs (True) give that game its error line and go on."""
+    from leakage.errors import CountSourceError
+
+    src = many_games(tmp_path / "g.jsonl", 12)  # records 2 and 8 say "koala"
+    job = _job(
+        tmp_path, [src], workers=0, chunk_size=4, checkpoint_games=1,
+        backend_object=_DownOnKoala(), record_errors=record_errors,
+    )  # fmt: skip
+    if not record_errors:
+        with pytest.raises(CountSourceError, match="the count source is down"):
+            run_batch(job)
+        assert not list((tmp_path / "out" / "steps").glob("part-*"))  # chunk 0-3, the first
+        return
+    stats = run_batch(job)
+    assert (stats.games, stats.failed, stats.stopped) == (10, 2, None)
+    errors = [json.loads(x) for x in (tmp_path / "out" / "errors.jsonl").read_text().splitlines()]
+    assert [(e["record"], e["error"]["type"], e["error"]["message"]) for e in errors] == [
+        (r, "count_source_failed", "the count source is down") for r in (2, 8)
+    ]
+    assert len(game_keys(read_steps(tmp_path / "out"))) == 10
+
+
 def test_difficulty_from_a_splits_file(tmp_path: Path, leakage_home: Path):
     splits = tmp_path / "splits"
     splits.mkdir()

@@ -295,3 +295,55 @@ def test_a_fatal_failure_in_the_model_stage_is_kept_for_the_driver():
     parsed = Assembler(ScorerSpec("x", {})).parse(_records_of(EXAMPLES / "chameleon_sports.json"))
     answers = answer(Broke(), parsed.inputs)
     assert answers.fatal == ("CountSourceError", "no queries left") and not answers.rows
+
+
+class DownOnTennis(EmbeddingLike):
+    """A count source that fails (after its retries) on any clue that mentions 'tennis'."""
+
+    def loglik(
+        self, clues: Sequence[str], candidates: Sequence[str], *, category: str | None = None
+    ) -> np.ndarray:
+        from leakage.errors import CountSourceError
+
+        if any("tennis" in c.lower() for c in clues):
+            raise CountSourceError("the count source is down")
+        return super().loglik(clues, candidates, category=category)
+
+
+def test_with_record_errors_a_backend_failure_fails_its_game_alone_in_both_stages():
+    """``record_errors`` (the service's jobs): the game the backend fails on is an error line
+    naming the error, the rest of the chunk is scored, in one process and through the model
+    stage's answers replayed elsewhere (Ray) alike; without it the chunk is fatal."""
+    from leakage.batch._stages import answer, replay
+
+    games = [
+        json.loads(x)
+        for x in (EXAMPLES / "chameleon_batch.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    games[1]["turns"][0]["text"] = "tennis"
+    records = _chunk_with([json.dumps(g) for g in games])
+    backend = DownOnTennis()
+    spec = ScorerSpec(backend.name, {}, record_errors=True)
+    direct = Scorer(spec, backend=backend).score(records)
+    assert (direct.games, direct.failed, direct.fatal) == (len(games) - 1, 1, None)
+    error = json.loads(direct.errors)
+    assert (error["record"], error["error"]["type"], error["error"]["message"]) == (
+        1, "count_source_failed", "the count source is down"
+    )  # fmt: skip
+
+    parsed = Assembler(spec).parse(records)
+    answers = pickle.loads(pickle.dumps(answer(backend, parsed.inputs, record_errors=True)))
+    assert answers.fatal is None
+    scorer = Scorer(spec, backend=replay(answers))
+    again = scorer.assembler.assemble(
+        parsed, scorer.score_inputs(parsed.inputs, parsed.report_contexts)
+    )
+    assert (again.games, again.failed, again.keys) == (direct.games, direct.failed, direct.keys)
+    assert again.steps.equals(direct.steps) and again.reports == direct.reports
+    assert again.errors == direct.errors
+
+    stops = ScorerSpec(backend.name, {})
+    assert Scorer(stops, backend=backend).score(records).fatal == (
+        "CountSourceError", "the count source is down"
+    )  # fmt: skip
+    assert answer(backend, parsed.inputs).fatal == ("CountSourceError", "the count source is down")

@@ -159,3 +159,24 @@ def test_percentile_interval_leaves_out_replicates_without_the_figure():
     assert ratio_draws(
         np.empty((0, 2)), np.empty((0, 2)), replicates=3, rng=np.random.default_rng()
     ).shape == (3, 2)
+
+
+@pytest.mark.parametrize("shape", [(1000, 37), (200, 3, 4), (50,), (7, 0)])
+def test_percentile_interval_is_numpys_nanquantile_to_the_bit(shape):
+    """Figures without a NaN replicate take np.quantile at once: the same numbers as
+    np.nanquantile over each figure, with and without NaN replicates, all-NaN figures too."""
+    rng = np.random.default_rng(3)
+    draws = rng.normal(size=shape) ** 3
+    if draws.size:
+        draws[rng.random(shape) < 0.02] = np.nan  # some figures miss a few replicates
+        draws.reshape(len(draws), -1)[:, :1] = np.nan  # one figure has none at all
+    for level in (0.95, 0.5, 0.9):
+        low, high = percentile_interval(draws, level)
+        alpha = (1 - level) / 2
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want_low = np.nanquantile(draws, alpha, axis=0)
+            want_high = np.nanquantile(draws, 1 - alpha, axis=0)
+        assert low.shape == high.shape == draws.shape[1:]
+        np.testing.assert_array_equal(low, want_low)
+        np.testing.assert_array_equal(high, want_high)

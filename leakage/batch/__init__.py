@@ -18,7 +18,7 @@ from leakage.batch._games import (
     report_steps,
 )
 from leakage.batch._manifest import BATCH_FORMAT
-from leakage.batch._output import checkpoints, commit_steps
+from leakage.batch._output import checkpoints, commit_steps, compact_steps
 from leakage.batch._rows import (
     COLUMN_NAMES,
     COLUMNS,
@@ -59,6 +59,7 @@ __all__ = [
     "StoredReport",
     "checkpoints",
     "commit_steps",
+    "compact_steps",
     "expand_inputs",
     "fewer_collections",
     "game_records",

@@ -151,7 +151,10 @@ class _ModelActor:
             if self.scorer.scorer is None:
                 answers = Answers(fatal=self.scorer.failed, pid=os.getpid())
             else:
-                answers = answer(self.scorer.scorer.backend, parsed.inputs)
+                answers = answer(
+                    self.scorer.scorer.backend, parsed.inputs,
+                    record_errors=self.scorer.scorer.spec.record_errors,
+                )  # fmt: skip
             out.append(pickle.dumps(answers))
         return {"parsed": batch["parsed"], "answers": np.array(out, dtype=object)}
 

@@ -103,6 +103,13 @@ class BatchJob:
     :meth:`ChunkResult.outcomes`."""
     stop: Callable[[], bool] | None = field(default=None, repr=False)
     """Asked before each chunk is taken: True stops the run there (``stats.stopped``)."""
+    record_errors: bool = False
+    """What a backend error while a game is scored does (a count source down, an LLM
+    endpoint failing, a bug in a backend). False (``leakage batch``): it stops the run with
+    that error, every committed chunk kept, so that ``--resume`` scores the rest once the
+    backend is back. True (the service's jobs): that game alone fails, with an error line
+    naming the error, and the run goes on. Either way a failing bulk ``prepare`` of a chunk
+    stops the run, as a backend that cannot be created does."""
 
 
 @dataclass
@@ -241,6 +248,7 @@ def run_batch(
         device=job.device,
         shape=job.shape,
         prepare=job.prepare,
+        record_errors=job.record_errors,
     )
     if job.backend_object is not None and (job.engine != "local" or job.workers != 0):
         raise InvalidInput("a backend object scores only in the calling process (workers=0)")

@@ -8,7 +8,9 @@ arrays (:class:`Answers`). :class:`Replay` is a backend that gives those answers
 :meth:`Scorer.score_inputs <leakage.batch._worker.Scorer.score_inputs>` over it computes
 the posteriors and the reports in another process, with the same numbers as if the backend
 had been asked there. A game the backend rejects (``InvalidInput``) is rejected again, with
-the same error record; any other backend error stops the run (``fatal``), as elsewhere.
+the same error record; any other backend error stops the run (``fatal``), as elsewhere,
+unless the run keeps such errors as the failing game's own (``BatchJob.record_errors``):
+then it is kept as that question's answer, and raised again where the game is scored.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ Key = tuple[tuple[str, ...], tuple[str, ...], str | None]
 
 @dataclass
 class Refusal:
-    """A backend's ``InvalidInput`` for one question, as plain values (rebuilt by
-    :meth:`error`, so that its error record is the original's)."""
+    """A backend's ``InvalidInput`` for one question (or, with ``record_errors``, any of its
+    library errors), as plain values (rebuilt by :meth:`error`, so that its error record is
+    the original's)."""
 
     kind: str
     message: str
@@ -42,17 +45,17 @@ class Refusal:
     record: str | int | None = None
 
     @classmethod
-    def of(cls, err: InvalidInput) -> Refusal:
+    def of(cls, err: LeakageError) -> Refusal:
         if isinstance(err, InvalidTranscript):
             return cls(type(err).__name__, str(err), list(err.problems), err.source, err.record)
         return cls(type(err).__name__, str(err))
 
-    def error(self) -> InvalidInput:
+    def error(self) -> LeakageError:
         if self.problems is not None:
             return InvalidTranscript(self.problems, source=self.source, record=self.record)
-        cls = getattr(leakage_errors, self.kind, InvalidInput)
-        if not (isinstance(cls, type) and issubclass(cls, InvalidInput)):
-            cls = InvalidInput
+        cls = getattr(leakage_errors, self.kind, LeakageError)
+        if not (isinstance(cls, type) and issubclass(cls, LeakageError)):
+            cls = LeakageError
         err = cls.__new__(cls)
         err.args = (self.message,)
         return err
@@ -72,9 +75,12 @@ class Answers:
     peak_rss_mb: float | None = None
 
 
-def answer(backend: LikelihoodBackend, inputs: Sequence[GameInput]) -> Answers:
+def answer(
+    backend: LikelihoodBackend, inputs: Sequence[GameInput], *, record_errors: bool = False
+) -> Answers:
     """Every question scoring ``inputs`` asks ``backend``, asked now (after its bulk
-    ``prepare``), the answers kept."""
+    ``prepare``), the answers kept; with ``record_errors`` a library error answering a
+    question is kept as its answer (the game that asks it fails alone)."""
     from leakage.batch._worker import peak_rss_mb
 
     embeds = isinstance(backend, SupportsEmbed)
@@ -93,6 +99,11 @@ def answer(backend: LikelihoodBackend, inputs: Sequence[GameInput]) -> Answers:
                     )
                     out.rows[key] = np.asarray(rows, dtype=np.float64)
                 except InvalidInput as err:
+                    out.rows[key] = Refusal.of(err)
+                    continue
+                except LeakageError as err:
+                    if not record_errors:
+                        raise
                     out.rows[key] = Refusal.of(err)
                     continue
                 if req.embed and out.vectors is not None and req.clues not in out.vectors:

@@ -23,6 +23,7 @@ with what was committed.
 from __future__ import annotations
 
 import gc
+import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -46,6 +47,8 @@ from leakage.scoring import (
 )
 from leakage.transcripts import AnyTranscript
 from leakage.transcripts._files import RawRecord, to_transcript
+
+log = logging.getLogger("leakage.batch")
 
 PrepareGame = Callable[[AnyTranscript], "AnyTranscript | InvalidInput"]
 """A caller's step between reading a record and scoring it (the service: its distractors and
@@ -191,6 +194,9 @@ class ScorerSpec:
     its distractors recorded, server paths redacted); None: as scored."""
     prepare: PrepareGame | None = field(default=None, repr=False)
     """Applied to each record's game before it is scored (:data:`PrepareGame`)."""
+    record_errors: bool = False
+    """``BatchJob.record_errors``: a backend error while scoring a game fails that game
+    alone (its error line) instead of stopping the run."""
 
 
 def loads_models(backend: str) -> bool:
@@ -331,7 +337,7 @@ class Scorer:
             try:
                 if inputs:
                     prepare_inputs(inputs, self.backend)
-                found = score_inputs(inputs, self.backend)
+                found = self._score(inputs)
             except LeakageError as err:
                 return ScoredChunk(fatal=(type(err).__name__, str(err)), pid=os.getpid())
             info = self.info()
@@ -341,6 +347,9 @@ class Scorer:
         step_numbers = StepNumbers()
         reports: list[bytes] = []
         for i, (inp, ctx, trace) in enumerate(zip(inputs, contexts, found, strict=True)):
+            if isinstance(trace, ErrorRecord):
+                scored.rejected[i] = trace
+                continue
             if isinstance(trace, InvalidInput):
                 scored.rejected[i] = ErrorRecord.of(trace)
                 continue
@@ -353,11 +362,41 @@ class Scorer:
         scored.peak_rss_mb = peak_rss_mb()
         return scored
 
+    def _score(self, inputs: Sequence[GameInput]) -> list[Any]:
+        """:func:`~leakage.scoring.score_inputs` of a prepared chunk. A backend error stops
+        the run (raised), unless ``record_errors``: then the chunk is scored again game by
+        game, and a game the backend fails on becomes its own :class:`ErrorRecord` (its
+        error's type and message; a bug's ``internal_error``, logged) while the others are
+        scored (the service's jobs: one failing game, or a source that fails now and then,
+        must not stop a job)."""
+        try:
+            return list(score_inputs(inputs, self.backend))
+        except Exception as err:
+            if not self.spec.record_errors or len(inputs) == 0:
+                raise
+            if len(inputs) == 1:
+                return [_failed(err)]
+        out: list[Any] = []
+        for inp in inputs:
+            try:
+                out.extend(score_inputs([inp], self.backend))
+            except Exception as err:  # every failure is that game's error line
+                out.append(_failed(err))
+        return out
+
     def score(self, chunk: Sequence[RawRecord]) -> ChunkResult:
         """All three steps in this process."""
         parsed = self.assembler.parse(chunk)
         scored = self.score_inputs(parsed.inputs, parsed.report_contexts)
         return self.assembler.assemble(parsed, scored)
+
+
+def _failed(err: Exception) -> ErrorRecord:
+    """The error record of a game the backend failed on (``Scorer._score``)."""
+    if isinstance(err, LeakageError):
+        return ErrorRecord.of(err)
+    log.error("a game failed to score", exc_info=err)
+    return ErrorRecord(None, "internal_error", "internal error scoring this game; see the log")
 
 
 class SafeScorer:

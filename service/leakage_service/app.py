@@ -42,6 +42,10 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     state: ServiceState = app.state.service
     start = time.perf_counter()
     await asyncio.to_thread(state.start)
+    # The schema (about a second to build) is what every /v1 request's query check reads
+    # (deps.one_value_each): built here, as the backends are loaded, rather than in the
+    # first request a client sends after a start (the first view of a job, say).
+    await asyncio.to_thread(app.openapi)
     state.ready = True
     log.info("ready in %.1f s", time.perf_counter() - start)
     try:

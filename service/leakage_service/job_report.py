@@ -40,7 +40,10 @@ def job_report_html(
             f"job {job.id} has no scored game with turns yet ({job.state}): nothing to report",
             field="id",
         )  # fmt: skip
-    with tempfile.TemporaryDirectory(prefix=f"leakage-report-{job.id}-") as tmp:
+    with (
+        state.steps.holding(job.id),  # no compaction while the folder is read
+        tempfile.TemporaryDirectory(prefix=f"leakage-report-{job.id}-") as tmp,
+    ):
         rep = build_site(
             steps, Path(tmp) / "site", by=by, replicates=replicates, max_clues=max_clues
         )

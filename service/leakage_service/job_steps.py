@@ -3,9 +3,13 @@ views: every view of a job (curves, plane, comparison, report page) is a library
 these rows, never a reading of the job's inputs or stored reports.
 
 The engine (``leakage.batch``) commits a job's rows as Parquet parts, one per chunk, named
-in commit order (``steps/part-00000.parquet``, ...), and never rewrites one. So the cache
-keeps, per job, the parts it has read and their rows: a running job's refresh reads only the
-parts committed since the last one; a finished job's costs a folder listing. A record's
+in commit order (``steps/part-00000.parquet``, ...), and never rewrites one while the job
+runs. So the cache keeps, per job, the parts it has read and their rows: a running job's
+refresh reads only the parts committed since the last one; a finished job's costs a folder
+listing. When a job is done its parts are rewritten as one (:meth:`StepCache.compact`,
+:func:`leakage.batch.compact_steps`; a job finished before that, when it is first viewed),
+so that opening it after a restart reads one file, not one per chunk; under the job's lock,
+which a view holds while it lists and reads the parts, so that it never sees both. A record's
 number in the job is its file's offset (``offsets.json``, written by the worker) plus its
 position in the file (the table's ``record``).
 
@@ -21,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -31,6 +36,7 @@ from typing import Any
 from leakage.batch import (
     StoredReport,
     commit_steps,
+    compact_steps,
     iter_records,
     player_models,
     report_steps,
@@ -85,18 +91,60 @@ class StepCache:
         """Parts read from disk since the cache was made (what a test of refreshes counts)."""
         self._jobs: OrderedDict[str, JobSteps] = OrderedDict()
         self._lock = threading.Lock()
+        self._job_locks: dict[str, threading.Lock] = {}
 
-    def get(self, job_id: str, folder: Path) -> JobSteps:
+    def _job_lock(self, job_id: str) -> threading.Lock:
+        with self._lock:
+            return self._job_locks.setdefault(job_id, threading.Lock())
+
+    def holding(self, job_id: str) -> threading.Lock:
+        """The job's lock (``with cache.holding(job_id):``), for a reader of its parts
+        other than :meth:`get` (``report.html`` reads the folder), so that a compaction
+        never runs under it; not to be held around :meth:`get`."""
+        return self._job_lock(job_id)
+
+    def get(self, job_id: str, folder: Path, *, done: bool = False) -> JobSteps:
         """The job's rows as committed now (``folder``: its results folder; an empty table
-        before its first part). Blocking: call from a thread."""
-        import pyarrow as pa
-        import pyarrow.dataset as ds
-
+        before its first part); ``done``: the job is done, its parts compacted first if they
+        are not yet (a job finished before compaction). Blocking: call from a thread."""
         if self.missing is not None and not folder.exists():
             with self._missing_lock:
                 if not folder.exists():
                     self.missing(job_id, folder)
-        names = tuple(sorted(p.name for p in (folder / "steps").glob("part-*.parquet")))
+        with self._job_lock(job_id):
+            names = _names(folder)
+            if done and len(names) > 1:
+                names = self._compact(job_id, folder, names)
+            return self._read(job_id, folder, names)
+
+    def compact(self, job_id: str, folder: Path) -> None:
+        """Rewrite a job's parts as one, now that it is done (the rows held stay, the same
+        rows in the same order, named by that part). Blocking: call from a thread."""
+        with self._job_lock(job_id):
+            names = _names(folder)
+            if len(names) > 1:
+                self._compact(job_id, folder, names)
+
+    def _compact(self, job_id: str, folder: Path, names: tuple[str, ...]) -> tuple[str, ...]:
+        import pyarrow as pa
+
+        try:
+            if not compact_steps(folder):
+                return names
+        except (OSError, sqlite3.Error, pa.ArrowException) as err:  # read as they are
+            log.warning("job %s: its step table could not be compacted: %s", job_id, err)
+            return _names(folder)
+        now = _names(folder)
+        with self._lock:
+            held = self._jobs.get(job_id)
+            if held is not None and held.parts == names:
+                held.parts = now
+        return now
+
+    def _read(self, job_id: str, folder: Path, names: tuple[str, ...]) -> JobSteps:
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
         with self._lock:
             held = self._jobs.get(job_id)
         if held is not None and held.parts == names:
@@ -134,6 +182,11 @@ class StepCache:
     def forget(self, job_id: str) -> None:
         with self._lock:
             self._jobs.pop(job_id, None)
+
+
+def _names(folder: Path) -> tuple[str, ...]:
+    """The job's committed parts, in commit order."""
+    return tuple(sorted(p.name for p in (folder / "steps").glob("part-*.parquet")))
 
 
 def _offsets(folder: Path) -> dict[str, int]:

@@ -142,7 +142,7 @@ class JobCurves:
 
 def _steps(state: ServiceState, job: Job) -> JobSteps:
     assert state.store is not None
-    return state.steps.get(job.id, state.store.results_dir(job.id))
+    return state.steps.get(job.id, state.store.results_dir(job.id), done=job.state == "done")
 
 
 def job_curves(

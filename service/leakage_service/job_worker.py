@@ -29,6 +29,7 @@ from leakage.transcripts import (
     iter_records,
     kind_of,
 )
+from leakage_service.errors import error_line
 from leakage_service.inputs import check_size, with_distractors
 from leakage_service.jobs import Job, JobStore, Retention, housekeeping, named_upload
 from leakage_service.runtime import Backends, BackendSlot
@@ -104,8 +105,12 @@ class JobWorker:
         limits: ReadLimits | None = None,
         ray_address: str | None = None,
         chunk_size: int = 16,
+        on_done: Callable[[str, Path], None] | None = None,
     ) -> None:
         self.store = store
+        self.on_done = on_done
+        """Called with a job and its results folder once it is done, before it is marked
+        done (the server's step cache compacts its parts: ``StepCache.compact``)."""
         self.ray_address = ray_address
         """A Ray cluster to score on (``LEAKAGE_RAY_ADDRESS``; ``auto``: the one this machine
         belongs to); None: in this process, with the server's loaded backend."""
@@ -192,6 +197,8 @@ class JobWorker:
         if state == "stopped":  # server shutting down: the next start resumes or fails it
             self.store.finish(job.id, "queued")
         elif state == "done":
+            if self.on_done is not None:
+                self.on_done(job.id, self.store.results_dir(job.id))
             self.store.finish(job.id, "done")
         log.info("job %s: %s", job.id, state)
 
@@ -307,6 +314,7 @@ class JobWorker:
                 backend_lock=None if ray else slot.lock,
                 on_chunk=store,
                 stop=halted,
+                record_errors=True,  # a game the backend fails on fails alone (docs/service.md)
             ),
             command=["leakage-service", "job", job.id],
         )
@@ -363,8 +371,30 @@ def job_error_line(batch_line: str, idx: int, upload: str | None) -> str:
         message = message.replace(upload, "")
     elif upload:
         message = message.replace(f"{upload}, ", "").replace(f"{upload}: ", "")
+    backend_error = _backend_error(err["type"], message)
+    if backend_error is not None:  # the backend failed on this game (record_errors)
+        return error_line(idx, backend_error)
     problems = tuple((p["field"] or "", p["message"]) for p in err.get("problems", ()))
     return ErrorRecord(idx, err["type"], message, err.get("field"), problems).to_json()
+
+
+def _backend_error(error_type: str, message: str) -> LeakageError | None:
+    """The library error (not an ``InvalidInput``) whose ``error_type`` is ``error_type``,
+    rebuilt with ``message``, so that its stored line is the one the service writes for it
+    elsewhere (``errors.error_line``: its type unless a 500, server paths redacted); None
+    for an input's error or an unknown type, kept as the engine wrote it."""
+    found: type[LeakageError] | None = None
+    todo: list[type[LeakageError]] = [LeakageError]
+    while todo and found is None:
+        cls = todo.pop()
+        if cls.error_type == error_type and not issubclass(cls, InvalidInput):
+            found = cls
+        todo.extend(cls.__subclasses__())
+    if found is None:
+        return None
+    rebuilt = found.__new__(found)
+    rebuilt.args = (message,)
+    return rebuilt
 
 
 def prepare_job_game(

@@ -78,6 +78,7 @@ class ServiceState:
             limits=s.read_limits(),
             ray_address=s.ray_address,
             chunk_size=s.job_chunk_size,
+            on_done=self.steps.compact,
         )
         self.worker.start()
 
