@@ -3,7 +3,8 @@
 table existed, rebuilt from their stored reports (:func:`report_steps`).
 
 ``leakage.games/1`` is what a table of games shows (the service's ``records`` and
-``results.parquet``): each game's last step, its counted turns, and the models that spoke.
+``results.parquet``): each game's last step, its counted turns, the models that spoke and its
+outcome.
 Everything in it comes from the step rows; a game with no turns has no step row, so it has
 no row here either.
 
@@ -15,7 +16,8 @@ except for what a report does not hold:
   (read from the transcript) such a model is left null rather than guessed;
 - a report written with ``top_k`` keeps only the k most probable candidates of each step:
   the others' probabilities are NaN (unknown), never a share of the rest;
-- ``difficulty`` is ``meta.difficulty`` (no splits file is joined);
+- ``difficulty`` is ``meta.difficulty`` (no splits file is joined), ``winner_role`` the
+  report's ``meta.winner_role``;
 - a report of a player's seat (``settings.seat``) is refused: its posterior ranges over
   what the seat knows and needs the game's input to be laid out again (score it again).
 """
