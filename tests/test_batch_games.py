@@ -89,6 +89,16 @@ def test_a_part_without_the_outcome_column_still_reads(scored: tuple[Path, Any],
     assert again.num_rows == table.num_rows and again["winner_role"].null_count == table.num_rows
     assert again.drop_columns(["winner_role"]).equals(table.drop_columns(["winner_role"]))
     assert outcomes_from_steps(old) == {} == outcomes_from_steps(pq.read_table(old))
+    # a run resumed after the column was added: its later parts' games have their outcomes
+    resumed = tmp_path / "resumed"
+    resumed.mkdir()
+    spy = pa.compute.equal(table["game"], "spygame")
+    before = table.filter(pa.compute.invert(spy)).drop_columns(["winner_role"])
+    pq.write_table(before, resumed / "part-00000.parquet")
+    pq.write_table(table.filter(spy), resumed / "part-00001.parquet")
+    mixed = outcomes_from_steps(resumed)
+    assert mixed["example-spygame-mango-papaya"] == "civilian"
+    assert mixed["example-chameleon-fruits"] is None  # its part was written without the column
     with pytest.raises(InvalidInput, match="game_id"):
         outcomes_from_steps(pa.table({"source": ["a"], "record": [0]}))
 

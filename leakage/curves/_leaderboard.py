@@ -253,7 +253,19 @@ def outcomes_from_steps(steps: Any) -> dict[str, str | None]:
     the games' ``meta.winner_role``; ``steps`` as :func:`leaderboard` takes it): what
     :func:`outcomes_from_reports` gives from the same games' reports. A game id held by
     games with different outcomes maps to ``None``; a table without the column (written
-    before it existed) gives an empty mapping."""
+    before it existed) gives an empty mapping; a folder whose parts were written before and
+    after (a run resumed) gives the outcomes of the games in the later parts."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    if isinstance(steps, (str, Path)) and Path(steps).exists():
+        where = Path(steps) / "steps" if (Path(steps) / "steps").is_dir() else Path(steps)
+        try:  # every part's columns, not the first part's alone
+            parts = ds.dataset(where, format="parquet")
+            schema = pa.unify_schemas([f.physical_schema for f in parts.get_fragments()])
+            steps = ds.dataset(where, format="parquet", schema=schema)
+        except (pa.ArrowInvalid, OSError) as err:
+            raise InvalidInput(f"{where}: not a readable step table ({err})") from None
     try:
         table = _table(steps, ["source", "record", "game_id", "winner_role"])
     except InvalidInput:
