@@ -3,7 +3,8 @@
 table existed, rebuilt from their stored reports (:func:`report_steps`).
 
 ``leakage.games/1`` is what a table of games shows (the service's ``records`` and
-``results.parquet``): each game's last step, its counted turns, and the models that spoke.
+``results.parquet``): each game's last step, its counted turns, the models that spoke and its
+outcome.
 Everything in it comes from the step rows; a game with no turns has no step row, so it has
 no row here either.
 
@@ -15,7 +16,8 @@ except for what a report does not hold:
   (read from the transcript) such a model is left null rather than guessed;
 - a report written with ``top_k`` keeps only the k most probable candidates of each step:
   the others' probabilities are NaN (unknown), never a share of the rest;
-- ``difficulty`` is ``meta.difficulty`` (no splits file is joined);
+- ``difficulty`` is ``meta.difficulty`` (no splits file is joined), ``winner_role`` the
+  report's ``meta.winner_role``;
 - a report of a player's seat (``settings.seat``) is refused: its posterior ranges over
   what the seat knows and needs the game's input to be laid out again (score it again).
 """
@@ -25,7 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
-from leakage.batch._rows import RowContext, StepColumns, StepNumbers, _text
+from leakage._seats import canonical_seat
+from leakage.batch._rows import RowContext, StepColumns, StepNumbers, _text, winner_role
 from leakage.errors import InvalidInput
 from leakage.posterior import Trace
 from leakage.scoring import ChameleonInput, GameInput, ReportContext, SpyInput
@@ -55,8 +58,11 @@ GAME_COLUMNS: Final[tuple[tuple[str, str, bool, str], ...]] = (
     ("pair", "string", True, "SpyGame: civilian|spy"),
     ("game_model", "string", True, "models of the players whose turns are counted"),
     ("models", "list<string>", False, "every speaker's model, sorted, each once"),
+    ("winner_role", "string", True, "the game's outcome: meta.winner_role, the winning side"),
 )  # fmt: skip
 GAME_COLUMN_NAMES: Final = tuple(c[0] for c in GAME_COLUMNS)
+_PLAYER_SEATS: Final = ("civilian", "spy")
+"""SpyGame's seats of a player (the others are an outside observer's)."""
 
 
 def games_schema() -> Any:
@@ -74,14 +80,19 @@ def games_schema() -> Any:
     return pa.schema(fields, metadata={"format": GAMES_FORMAT})
 
 
-def game_records(table: Any) -> Any:
+def game_records(table: Any, *, seat: str | None = None) -> Any:
     """One row per game of a step table (a ``pyarrow.Table`` with ``steps_schema()``), as a
     ``pyarrow.Table`` with :func:`games_schema`, games in the order their first rows come.
 
-    The final figures are those of the game's last step (the highest ``step``). P(secret)
-    and its rank are the Chameleon's; in SpyGame a step's ``secret_probability`` is
-    P(speaker's word) from that statement alone, so a game's figure is its mean over the
-    statements (``mean_speaker_word_probability``) and its final P(secret) is null.
+    The final figures are those of the game's last step (the highest ``step``), as the
+    ``summary`` of the game's ``leakage.report/1`` gives them: its entropy, P(secret) and
+    rank (a rank of 0, a player's seat's step without one, is null as in the report). A
+    SpyGame read from outside (its default seats) is the exception: there a step's
+    ``secret_probability`` is P(speaker's word) from that statement alone, so its final
+    P(secret) and rank are null, as in its report, and its figure is the mean over the
+    statements (``mean_speaker_word_probability``). ``seat`` is the seat the table's games
+    were scored from (``ScoreOptions.seat``; a step table does not hold it): from a
+    player's seat (``civilian``, ``spy``) a SpyGame's final figures are its last step's.
     """
     import numpy as np
     import pyarrow as pa
@@ -127,6 +138,8 @@ def game_records(table: Any) -> Any:
     ends = np.searchsorted(games, np.arange(n), side="right")
     first, last = pa.array(starts), pa.array(ends - 1)
     spy = pc.equal(rows["game"].take(first), "spygame")
+    if seat is not None and canonical_seat(seat) in _PLAYER_SEATS:  # a player's seat
+        spy = pa.array(np.zeros(n, np.bool_))
     chameleon = pc.invert(spy)
     counted = np.add.reduceat(
         rows["counted"].to_numpy(zero_copy_only=False).astype(np.int64), starts
@@ -144,7 +157,7 @@ def game_records(table: Any) -> Any:
         name: rows[name].take(first)
         for name in (
             "source", "record", "game_id", "game", "backend", "secret", "category", "matchup",
-            "difficulty", "pair", "game_model",
+            "difficulty", "pair", "game_model", "winner_role",
         )
     }  # fmt: skip
     columns["turns"] = pa.array(ends - starts, pa.int32())
@@ -153,7 +166,9 @@ def game_records(table: Any) -> Any:
     columns["final_secret_probability"] = pc.if_else(
         chameleon, rows["secret_probability"].take(last), null_double
     )
-    columns["final_secret_rank"] = pc.if_else(chameleon, rows["secret_rank"].take(last), null_int)
+    rank = rows["secret_rank"].take(last)
+    rank = pc.if_else(pc.equal(rank, 0), null_int, rank)  # a seat's step without a rank
+    columns["final_secret_rank"] = pc.if_else(chameleon, rank, null_int)
     columns["mean_speaker_word_probability"] = pc.if_else(spy, mean, null_double)
     columns["models"] = pa.array(model_lists, pa.list_(pa.string()))
     arrays = [pa.chunked_array([columns[f.name]]).cast(f.type) for f in schema]
@@ -242,6 +257,7 @@ def _rebuilt(stored: StoredReport) -> tuple[RowContext, GameInput, Trace]:
         ),
         stored.source, stored.record, "+".join(counted_models) or None, category,
         _text(meta.get("matchup")), _text(meta.get("difficulty")), pair, models,
+        winner_role(meta),
     )  # fmt: skip
     return ctx, inp, trace
 

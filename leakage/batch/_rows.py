@@ -1,14 +1,19 @@
 """The step table ``leakage.steps/1``: one Parquet row per turn of every scored game.
 
 The schema is fixed here and written into every part file, so that parts from different
-runs (and from the Ray engine) concatenate; a change of column is a version bump.
+runs (and from the Ray engine) concatenate. Within ``leakage.steps/1`` a column is only ever
+added, nullable and at the end, and readers take a table without it (a part written before
+it existed reads it as null: read the parts with :func:`steps_schema`); renaming, removing or
+changing a column is a version bump. Added since the first version: ``winner_role``.
 
 Grouping columns come from the transcript: ``model`` is the speaking player's model (its
 ``agent``, else ``meta.models[player]``), ``game_model`` the models of the players whose
 turns update the posterior ('+'-joined, sorted; one name when one model gave every counted
 clue), ``matchup``, ``difficulty`` and ``category`` from ``meta`` (``difficulty`` from a
 splits file joined on ``pair``, the SpyGame word pair ``civilian|spy``, when one is given and
-holds the pair; else from ``meta``).
+holds the pair; else from ``meta``). ``winner_role`` is the game's outcome, the transcript's
+``meta.winner_role`` (the role whose side won, as the adapters and the game runner record it),
+null when the log does not say.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ COLUMNS: Final[tuple[tuple[str, str, bool, str], ...]] = (
     ("matchup", "string", True, "meta.matchup"),
     ("difficulty", "string", True, "from the --difficulty file, else meta.difficulty"),
     ("pair", "string", True, "SpyGame: civilian|spy"),
+    ("winner_role", "string", True, "the game's outcome: meta.winner_role, the winning side"),
 )
 COLUMN_NAMES: Final = tuple(c[0] for c in COLUMNS)
 
@@ -83,6 +89,13 @@ def _text(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
+def winner_role(meta: Mapping[str, Any]) -> str | None:
+    """A game's outcome as the step rows hold it: ``meta.winner_role`` when it is a string
+    (as :func:`leakage.curves.outcomes_from_reports` reads a report's), else None."""
+    winner = meta.get("winner_role")
+    return winner if isinstance(winner, str) else None
+
+
 def player_models(t: AnyTranscript) -> dict[str, str | None]:
     """Each player's model, as the step rows read it: the player's ``agent``, else
     ``meta.models[player]``; None when neither says."""
@@ -106,6 +119,8 @@ class RowContext(NamedTuple):
     pair: str | None
     models: tuple[str | None, ...]
     """Every turn's speaker's model."""
+    winner_role: str | None = None
+    """The game's outcome (:func:`winner_role`)."""
 
 
 def row_context(
@@ -131,6 +146,7 @@ def row_context(
     return RowContext(
         report_context(t), source, record, "+".join(counted_models) or None, category,
         _text(t.meta.get("matchup")), level, pair, tuple(models[p] for p in speakers),
+        winner_role(t.meta),
     )  # fmt: skip
 
 
@@ -138,7 +154,7 @@ _STEP_COLUMNS = ("step", "clues_so_far", "player", "role", "model", "round", "te
 _NUMBER_COLUMNS = ("entropy_bits", "information_gain_bits", "kl_bits")
 _GAME_COLUMNS = (
     "source", "record", "game_id", "game", "backend", "game_model", "secret", "category",
-    "matchup", "difficulty", "pair",
+    "matchup", "difficulty", "pair", "winner_role",
 )  # fmt: skip
 
 
@@ -221,6 +237,7 @@ class StepColumns:
             (
                 ctx.source, ctx.record, report.game_id, inp.game, backend, ctx.game_model,
                 report.secret, ctx.category, ctx.matchup, ctx.difficulty, ctx.pair,
+                ctx.winner_role,
             )
         )  # fmt: skip
         self._per_game.append(n)

@@ -32,6 +32,7 @@ from leakage.curves._leaderboard import (
     leaderboard_records,
     load_outcomes,
     outcomes_from_reports,
+    outcomes_from_steps,
 )
 from leakage.curves._plane import (
     NO_REFERENCES,
@@ -81,6 +82,7 @@ __all__ = [
     "load_steps",
     "models_present",
     "outcomes_from_reports",
+    "outcomes_from_steps",
     "paired_difference",
     "per_statement",
     "plane_groups",

@@ -22,10 +22,13 @@ the service and anyone with the Parquet parts get the same numbers:
   the secret (chameleon) it is still P(secret): what the reader has on the word it hides
   from.
 - ``win_rate``: the share of the games it played in that role that its side won, where the
-  game's outcome is known. The step table has no outcome column: outcomes come from the
-  games' ``meta.winner_role`` (``leakage batch`` keeps them in ``reports.jsonl``, read by
-  :func:`load_outcomes`), matched on ``game_id``; a game id held by several games of the
-  table is left without an outcome.
+  game's outcome is known. Outcomes are the games' ``meta.winner_role``, given as
+  ``game_id -> winner role`` and matched on ``game_id`` (a game id held by several games of
+  the table is left without an outcome): from the step table's own ``winner_role`` column
+  (:func:`outcomes_from_steps`; tables written before it was added lack it), or from the
+  reports (:func:`outcomes_from_reports`; ``leakage batch`` keeps them in ``reports.jsonl``,
+  which :func:`load_outcomes` reads and :func:`leaderboard` reads by itself from a results
+  directory).
 
 Intervals are bootstrap percentile intervals over games (:mod:`leakage._stats`; Efron &
 Tibshirani 1993, ch. 13): each replicate draws the games of the table with replacement, once
@@ -241,6 +244,38 @@ def outcomes_from_reports(reports: Iterable[Mapping[str, Any]]) -> dict[str, str
             raise InvalidInput(f"report {number}: not a leakage.report/1 (field game_id)") from None
         winner = meta.get("winner_role") if isinstance(meta, dict) else None
         winner = winner if isinstance(winner, str) else None
+        out[game_id] = winner if out.get(game_id, winner) == winner else None
+    return out
+
+
+def outcomes_from_steps(steps: Any) -> dict[str, str | None]:
+    """``game_id -> winner role`` from a step table's own outcome column (``winner_role``,
+    the games' ``meta.winner_role``; ``steps`` as :func:`leaderboard` takes it): what
+    :func:`outcomes_from_reports` gives from the same games' reports. A game id held by
+    games with different outcomes maps to ``None``; a table without the column (written
+    before it existed) gives an empty mapping; a folder whose parts were written before and
+    after (a run resumed) gives the outcomes of the games in the later parts."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    if isinstance(steps, (str, Path)) and Path(steps).exists():
+        where = Path(steps) / "steps" if (Path(steps) / "steps").is_dir() else Path(steps)
+        try:  # every part's columns, not the first part's alone
+            parts = ds.dataset(where, format="parquet")
+            schema = pa.unify_schemas([f.physical_schema for f in parts.get_fragments()])
+            steps = ds.dataset(where, format="parquet", schema=schema)
+        except (pa.ArrowInvalid, OSError) as err:
+            raise InvalidInput(f"{where}: not a readable step table ({err})") from None
+    try:
+        table = _table(steps, ["source", "record", "game_id", "winner_role"])
+    except InvalidInput:
+        _table(steps, ["source", "record", "game_id"])  # not a step table at all: raises
+        return {}  # a table written before its outcome column
+    games = table.group_by(["source", "record", "game_id", "winner_role"]).aggregate([])
+    out: dict[str, str | None] = {}
+    for game_id, winner in zip(
+        games["game_id"].to_pylist(), games["winner_role"].to_pylist(), strict=True
+    ):
         out[game_id] = winner if out.get(game_id, winner) == winner else None
     return out
 

@@ -28,6 +28,7 @@ from leakage.curves import (
     leaderboard,
     models_present,
     outcomes_from_reports,
+    outcomes_from_steps,
     paired_difference,
     per_statement,
     plane_view,
@@ -303,8 +304,10 @@ def job_leaderboard(
     state: ServiceState, job: Job, *, replicates: int, seed: int = 0
 ) -> Leaderboard:
     """The leaderboard (``leakage.leaderboard/1``, :func:`leakage.curves.leaderboard`) of the
-    rows committed so far: one call on the job's step table, the win rates from its stored
-    reports' ``meta.winner_role`` (:func:`leakage.curves.outcomes_from_reports`). A job with
+    rows committed so far: one call on the job's step table, the win rates from the games'
+    outcomes it holds (``winner_role``, :func:`leakage.curves.outcomes_from_steps`); for a
+    table with parts written before it held them, from the job's stored reports'
+    ``meta.winner_role`` (:func:`leakage.curves.outcomes_from_reports`), as before. A job with
     no scored game, or none with a counted clue, is a 409 ``job_not_ready``."""
     assert state.store is not None
     store = state.store
@@ -317,11 +320,15 @@ def job_leaderboard(
         )  # fmt: skip
 
     def compute() -> Leaderboard:
-        reports = (json.loads(body) for _, ok, body in store.results(job.id) if ok)
+        folder = store.results_dir(job.id) / "steps"
+        if _hold_outcomes(folder, held.parts):
+            outcomes = outcomes_from_steps(held.table)
+        else:  # parts written before the table held outcomes: its reports have them
+            reports = (json.loads(body) for _, ok, body in store.results(job.id) if ok)
+            outcomes = outcomes_from_reports(reports)
         try:
             return leaderboard(
-                held.table, outcomes=outcomes_from_reports(reports), replicates=replicates,
-                seed=seed,
+                held.table, outcomes=outcomes, replicates=replicates, seed=seed
             )  # fmt: skip
         except InvalidInput as err:  # e.g. no counted clue yet: nothing to rank by
             raise ServiceError(
@@ -330,3 +337,16 @@ def job_leaderboard(
 
     board: Leaderboard = held.view(("leaderboard", replicates, seed), compute)
     return board
+
+
+def _hold_outcomes(folder: Path, parts: tuple[str, ...]) -> bool:
+    """Whether every part read holds the games' outcomes (``winner_role``, a column added
+    to ``leakage.steps/1`` after its first parts were written: the cache reads a part
+    without it as null). Reads the parts' footers only."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return all("winner_role" in pq.read_schema(folder / name).names for name in parts)
+    except (OSError, pa.ArrowInvalid):  # the job deleted meanwhile
+        return False

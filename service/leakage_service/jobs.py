@@ -411,6 +411,18 @@ class JobStore:
             yield from rows
             last = rows[-1][0]
 
+    def outcomes(self, job_id: str) -> list[tuple[int, bool, str | None]]:
+        """Every record stored, in record order: (index, ok, the stored error line of a
+        failed record; None for a game, whose figures are in the job's step table), read
+        without the games' reports."""
+        with self._short() as con:
+            rows = con.execute(
+                "SELECT idx, ok, CASE WHEN ok THEN NULL ELSE body END FROM results "
+                "WHERE job_id = ? ORDER BY idx",
+                (job_id,),
+            ).fetchall()
+        return [(int(idx), bool(ok), body) for idx, ok, body in rows]
+
     # -- deleting -----------------------------------------------------------------------
 
     def delete(self, job_id: str) -> Job | None:

@@ -6,15 +6,17 @@ table) run on the slow pool."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 from enum import StrEnum
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Path as PathParam
 from fastapi import Query
 from fastapi.responses import HTMLResponse, Response
+from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from leakage.curves import LEADERBOARD_COLUMNS, leaderboard_records
@@ -29,22 +31,17 @@ from leakage_service.job_views import (
     job_leaderboard,
     job_plane,
 )
+from leakage_service.jobs import Job
 from leakage_service.routes.job_route import JobId, router
 from leakage_service.routes.job_route import job_or_404 as _job
 from leakage_service.schemas import (
-    CompareRow,
-    CurveGame,
-    CurvePoint,
     ErrorBody,
     JobCompare,
     JobCurves,
     JobGame,
     JobLeaderboard,
     JobPlane,
-    JobRecord,
     JobRecords,
-    PlaneGroup,
-    PlanePoint,
     error_responses,
 )
 from leakage_service.state import ServiceState
@@ -56,6 +53,23 @@ Replicates = Annotated[
 _MAX_RECORD = 2**53 - 1
 """Largest record number a request may name: the largest integer a browser's JSON numbers
 hold exactly, far below SQLite's 64-bit integers (a larger one would not fit the query)."""
+
+
+_View = TypeVar("_View", bound=BaseModel)
+
+
+def _view(model: type[_View], job: Job, out: Any = None, /, **fields: Any) -> _View:
+    """A view's response, the one wrapping of every view: ``model`` validated from the
+    job's id and state, the fields of ``out`` (the view's result: a dataclass of
+    ``job_views`` or a pydantic model) that ``model`` has, and ``fields`` over them (a field
+    renamed or cleaned for the response)."""
+    found: dict[str, Any] = {}
+    if isinstance(out, BaseModel):
+        found = out.model_dump()
+    elif out is not None:
+        found = {f.name: getattr(out, f.name) for f in dataclasses.fields(out)}
+    body = {k: v for k, v in found.items() if k in model.model_fields}
+    return model.model_validate({**body, **fields, "job": job.id, "state": job.state})
 
 
 class CurveGrouping(StrEnum):
@@ -107,20 +121,7 @@ async def curves(
     out = await state.slow.run(
         partial(job_curves, max_clues=max_clues, replicates=replicates), state, job, by.value
     )
-    return JobCurves(
-        job=job.id,
-        state=job.state,
-        by=out.by,  # type: ignore[arg-type]
-        games=out.games,
-        failed=out.failed,
-        groups=out.groups,
-        colours=out.colours,
-        per_statement=out.per_statement,
-        default_by=out.default_by,  # type: ignore[arg-type]
-        curves=[CurvePoint(**r) for r in out.rows],
-        game_list=[CurveGame(**g) for g in out.game_list],
-        notes=out.notes,
-    )
+    return _view(JobCurves, job, out, curves=out.rows)
 
 
 @router.get(
@@ -147,19 +148,7 @@ async def plane(
     out = await state.slow.run(
         partial(job_plane, replicates=replicates, max_points=max_points), state, job
     )
-    return JobPlane(
-        job=job.id,
-        state=job.state,
-        games=out.games,
-        failed=out.failed,
-        groups=[PlaneGroup(**r) for r in out.groups],
-        references=[PlaneGroup(**r) for r in out.references],
-        references_note=out.references_note,
-        points=[PlanePoint(**p) for p in out.points],
-        points_total=out.points_total,
-        colours=out.colours,
-        notes=out.notes,
-    )
+    return _view(JobPlane, job, out)
 
 
 class BoardFormat(StrEnum):
@@ -217,7 +206,7 @@ async def board(
                 "Content-Disposition": f'attachment; filename="{name}"',
             },
         )
-    return JobLeaderboard(**out.model_dump(), job=job.id, state=job.state)
+    return _view(JobLeaderboard, job, out)
 
 
 def _finite(v: Any) -> Any:
@@ -252,16 +241,8 @@ async def compare(
             "list of models)", field="b" if b is None else "a",
         )  # fmt: skip
     out = await state.slow.run(partial(job_compare, replicates=replicates), state, job, a, b)
-    return JobCompare(
-        job=job.id,
-        state=job.state,
-        games=out.games,
-        failed=out.failed,
-        models=out.models,
-        colours=out.colours,
-        rows=[CompareRow(**{k: _finite(v) for k, v in r.items()}) for r in out.rows],
-        notes=out.notes,
-    )
+    rows = [{k: _finite(v) for k, v in r.items()} for r in out.rows]
+    return _view(JobCompare, job, out, rows=rows)
 
 
 _RECORD = Query(
@@ -353,7 +334,7 @@ async def records(job_id: JobId, state: State) -> JobRecords:
     rank, or a failed record's error (the explorer's sortable table of a job's games)."""
     job = _job(state, job_id)
     rows = await run_in_threadpool(job_records, state, job)
-    return JobRecords(job=job.id, state=job.state, records=[JobRecord(**r) for r in rows])
+    return _view(JobRecords, job, records=rows)
 
 
 @router.get(
