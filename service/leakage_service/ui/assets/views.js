@@ -5,6 +5,7 @@
 import { PALETTE, fmt, heatmap, lineChart } from "./charts.js";
 import { h } from "./dom.js";
 import { speakerStyle } from "./models.js";
+import { seatSentence } from "./seats.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -109,6 +110,8 @@ export function renderGame(transcript, report, compare) {
   $("view").hidden = false;
   $("game-title").textContent = report.game_id;
   $("game-meta").textContent = metaLine(transcript, report);
+  // whose posterior the figures are: the report's seat, or its game's default named
+  $("game-seat").textContent = seatSentence(report.settings, [report.game]);
   const disagree = compare ? disagreements(report, compare) : [];
   const rows = new Set(disagree.map((d) => d.turn - 1));
   const shown = shownCandidates(report).length, all = report.candidates.length;
