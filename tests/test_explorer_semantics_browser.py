@@ -397,6 +397,32 @@ def test_a_chameleon_game_offers_its_seats_and_is_scored_from_the_one_picked(
     assert scored and all("seat=non-chameleon" in u for u in scored), scored
     assert by_id(driver, "game-seat").text == by_seat["non-chameleon"]["sentence"]
     assert "seat=non-chameleon" in driver.current_url
+    # the map is over what that seat's posterior is over: the players, the chameleon starred,
+    # each cell the report's P(that player is the chameleon) as its first holder sees it
+    game = page.example_games("chameleon_sports")[0]
+    r = httpx.post(
+        server.url + "/v1/score",
+        params={"backend": "cooccurrence", "seat": "non-chameleon"},
+        json=game,
+        timeout=TIMEOUT,
+    )
+    assert r.status_code == 200, r.text
+    report = r.json()
+    shown = page.cells(driver)
+    assert {c.candidate for c in shown} == {p["id"] for p in game["players"]}
+    assert {c.candidate for c in shown if c.secret} == {
+        p["id"] for p in game["players"] if p["role"] == "chameleon"
+    }
+    page.assert_grid_is(page.grid(shown), page.posterior_grid(report))
+    holder = report["settings"]["seat_holders"][0]
+    assert f"P(each player is the chameleon) after each turn, as {holder} sees it" in by_id(
+        driver, "heatmap-caption"
+    ).text
+    # a clue tried from that seat says what its P is of
+    by_id(driver, "clue-input").send_keys("net")
+    page.act(driver, by_id(driver, "clue-button").click)
+    tried = by_id(driver, "clue-result").text
+    assert "P(the chameleon)" in tried and "most probable player then" in tried, tried
     # the address restores the seat
     open_page(driver, driver.current_url)
     assert by_id(driver, "seat-select").get_attribute("value") == "non-chameleon"

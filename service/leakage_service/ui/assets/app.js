@@ -641,7 +641,7 @@ function wire() {
     act("Trying the clue", async () => {
       try {
         const res = await api.preview(t, clue, $("clue-player").value, scoreParams($("backend-select").value));
-        renderPreview({ ...res, clue });
+        renderPreview({ ...res, clue, seat: options().seat });
         return `“${clue}” would leave P(secret) at ${res.after.secret_probability === null ? "–" : res.after.secret_probability.toFixed(3)}.`;
       } catch (err) {
         $("clue-result").dataset.state = "error";

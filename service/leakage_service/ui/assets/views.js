@@ -347,6 +347,10 @@ export function renderPreview(res) {
   const a = res.after, b = res.before;
   const word = res.game === "spygame" ? res.speaker_word || "the speaker's word" : res.secret || "the secret";
   const post = a.posterior || {};
+  // from a player's seat (res.seat: the seat the page asked for) the posterior is over the
+  // players or an open vocabulary, and P is the seat's secret's
+  const pName = SEAT_P[res.seat] || `P(${word})`;
+  const over = SEAT_P[res.seat] && Object.keys(post).length ? Object.keys(post).length : res.candidates.length;
   const p = a.secret_probability;
   // candidates as probable share a rank: 1 + those strictly more probable (the server's
   // rank orders a tie by the card's order, and said "rank 2" of the most probable word)
@@ -360,10 +364,10 @@ export function renderPreview(res) {
     h("p", {}, h("strong", {}, `If ${res.player} said “${res.clue}” as turn ${res.turn}: `),
       a.counted ? "" : "(this player's turn is not counted, so it changes nothing) "),
     h("ul", {},
-      h("li", { "data-value": a.secret_probability, "data-before": b.secret_probability ?? "" }, `P(${word}) ${fmt(b.secret_probability)} → ${fmt(a.secret_probability)} (rank ${rank ?? "–"}${tied(sharing)} of ${res.candidates.length})`),
+      h("li", { "data-value": a.secret_probability, "data-before": b.secret_probability ?? "" }, `${pName} ${fmt(b.secret_probability)} → ${fmt(a.secret_probability)} (rank ${rank ?? "–"}${tied(sharing)} of ${over})`),
       h("li", { "data-value": a.entropy_bits }, `entropy ${fmt(b.entropy_bits)} → ${fmt(a.entropy_bits)} bits`),
       h("li", { "data-value": a.information_gain_bits }, `information gain of the clue: ${fmt(a.information_gain_bits)} bits`),
-      h("li", {}, `most probable candidate then: ${top}`)),
+      h("li", {}, `most probable ${res.seat === "non-chameleon" || res.seat === "civilian" ? "player" : "candidate"} then: ${top}`)),
   );
   box.dataset.state = "done";
 }
