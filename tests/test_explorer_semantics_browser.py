@@ -258,26 +258,12 @@ def panel_shots(driver: Any, name: str, panel: str = "source-title") -> None:
     try:
         for width in (1400, 390):
             driver.set_window_size(width, 900)
-            box = js(driver, "return document.getElementById(arguments[0]).closest('.panel')", panel)
+            box = js(
+                driver, "return document.getElementById(arguments[0]).closest('.panel')", panel
+            )
             (SEM_SHOTS / f"{name}-{width}.png").write_bytes(box.screenshot_as_png)
     finally:
         driver.set_window_size(*page.WINDOW)
-
-
-def test_the_seats_api_gives_the_librarys_words(server: Server):
-    from leakage.seats import SEAT_KNOWS, seat_sentence
-
-    games = seats_of(server)
-    assert [s["seat"] for s in games["spygame"]["seats"]] == [
-        "outside-known", "outside-pair", "civilian", "spy",
-    ]
-    assert [s["seat"] for s in games["chameleon"]["seats"]] == ["chameleon", "non-chameleon"]
-    assert (games["spygame"]["default"], games["chameleon"]["default"]) == ("outside-known", "chameleon")
-    assert games["spygame"]["default_by_option"]["marginalise"] == "outside-pair"
-    assert games["chameleon"]["default_by_option"]["true"] == "outside-card"
-    for g in games.values():
-        for s in g["seats"] + g["outside"]:
-            assert s["knows"] == SEAT_KNOWS[s["seat"]] and s["sentence"] == seat_sentence(s["seat"])
 
 
 def test_a_seat_picked_goes_with_the_job_and_every_view_names_it(
@@ -296,7 +282,13 @@ def test_a_seat_picked_goes_with_the_job_and_every_view_names_it(
         " o => [o.value, o.textContent, o.disabled, o.parentElement.label || ''])",
     )
     assert [v for v, *_ in offered] == [
-        "", "outside-known", "outside-pair", "civilian", "spy", "chameleon", "non-chameleon",
+        "",
+        "outside-known",
+        "outside-pair",
+        "civilian",
+        "spy",
+        "chameleon",
+        "non-chameleon",
     ]
     assert not any(d for _, _, d, _ in offered)
     assert offered[0][1] == (
@@ -331,14 +323,19 @@ def test_a_seat_picked_goes_with_the_job_and_every_view_names_it(
     # every view of the job names the seat, the leaderboard's beside the reader's sentence
     open_page(driver, f"{server.url}/ui?job={job_id}")
     assert seat_texts(driver, SEAT_VIEWS) == dict.fromkeys(SEAT_VIEWS, sentence)
-    assert js(
-        driver,
-        "return document.getElementById('leaderboard-reader').nextElementSibling.id",
-    ) == "leaderboard-seat"
+    assert (
+        js(
+            driver,
+            "return document.getElementById('leaderboard-reader').nextElementSibling.id",
+        )
+        == "leaderboard-seat"
+    )
     shot(driver, "seat-job-1400", 1400, 900)
     shot(driver, "seat-job-390", 390, 844)
     # one game of the job: scored again as the job scored it, from its seat
-    first = js(driver, "return document.querySelector('#job-records-table a[data-game]').dataset.game")
+    first = js(
+        driver, "return document.querySelector('#job-records-table a[data-game]').dataset.game"
+    )
     page.act(
         driver,
         lambda: js(driver, "document.querySelector('#job-records-table a[data-game]').click()"),
@@ -349,7 +346,8 @@ def test_a_seat_picked_goes_with_the_job_and_every_view_names_it(
     # a SpyGame on show: The Chameleon's seats are not offered
     disabled = js(
         driver,
-        "return Array.from(document.querySelectorAll('#seat-select option:disabled'), o => o.value)",
+        "return Array.from(document.querySelectorAll('#seat-select option:disabled'),"
+        " o => o.value)",
     )
     assert disabled == ["chameleon", "non-chameleon"]
     shot(driver, "seat-game-1400", 1400, 900)
@@ -377,8 +375,8 @@ def test_a_chameleon_game_offers_its_seats_and_is_scored_from_the_one_picked(
     cham = seats_of(server)["chameleon"]
     by_seat = {s["seat"]: s for s in cham["seats"] + cham["outside"]}
     open_page(driver, f"{server.url}/ui?example=chameleon_sports")
-    default = f"Figures from the default seat of The Chameleon, chameleon: {by_seat['chameleon']['knows']}."
-    assert by_id(driver, "game-seat").text == default
+    of = "Figures from the default seat of The Chameleon"
+    assert by_id(driver, "game-seat").text == f"{of}, chameleon: {by_seat['chameleon']['knows']}."
     offered = js(
         driver,
         "return Array.from(document.querySelectorAll('#seat-select option:not(:disabled)'),"
@@ -388,7 +386,7 @@ def test_a_chameleon_game_offers_its_seats_and_is_scored_from_the_one_picked(
     # counting the chameleon's clues makes the default an outside observer's: said so
     page.act(driver, by_id(driver, "include-chameleon").click)
     assert by_id(driver, "game-seat").text == (
-        f"Figures from the default seat of The Chameleon, outside-card: {by_seat['outside-card']['knows']}."
+        f"{of}, outside-card: {by_seat['outside-card']['knows']}."
     )
     page.act(driver, by_id(driver, "include-chameleon").click)
     record_requests(driver)
@@ -415,9 +413,11 @@ def test_a_chameleon_game_offers_its_seats_and_is_scored_from_the_one_picked(
     }
     page.assert_grid_is(page.grid(shown), page.posterior_grid(report))
     holder = report["settings"]["seat_holders"][0]
-    assert f"P(each player is the chameleon) after each turn, as {holder} sees it" in by_id(
-        driver, "heatmap-caption"
-    ).text
+    assert (
+        f"P(each player is the chameleon) after each turn, as {holder} sees it"
+        in by_id(driver, "heatmap-caption").text
+    )
+    assert "that the player is the chameleon" in by_id(driver, "legend").text
     # a clue tried from that seat says what its P is of
     by_id(driver, "clue-input").send_keys("net")
     page.act(driver, by_id(driver, "clue-button").click)
@@ -427,3 +427,7 @@ def test_a_chameleon_game_offers_its_seats_and_is_scored_from_the_one_picked(
     open_page(driver, driver.current_url)
     assert by_id(driver, "seat-select").get_attribute("value") == "non-chameleon"
     assert by_id(driver, "game-seat").text == by_seat["non-chameleon"]["sentence"]
+    # back to the default: the candidates' map and its words again
+    page.choose(driver, "seat-select", "")
+    assert {c.candidate for c in page.cells(driver)} == set(game["candidates"])
+    assert "of that candidate" in by_id(driver, "legend").text

@@ -364,7 +364,7 @@ def leaderboard(page: Page, server: Server, logs: Path, out: Path) -> None:
 
 def seat(page: Page, server: Server, out: Path) -> None:
     """The options row with the seat ``non-chameleon`` picked, as a person picks it, and the
-    Sports card scored from that seat: from the options row to the heat map's top rows."""
+    Sports card scored from that seat: from the options row to the heat map's last row."""
     from selenium.webdriver.support.ui import Select
 
     page.viewport(*DESKTOP)
@@ -374,7 +374,7 @@ def seat(page: Page, server: Server, out: Path) -> None:
     if "non-chameleon" not in said:
         raise SystemExit(f"the game does not name the seat picked: {said!r}")
     top = page.top_of("score-options") - 6
-    png = page.whole_page(DESKTOP[0], top, page.top_of("heatmap") + 160)
+    png = page.whole_page(DESKTOP[0], top, page.bottom_of("heatmap") + 8)
     save(png, out / "explorer-seat.png", "a seat picked and the game scored from it")
 
 

@@ -145,8 +145,14 @@ export function renderGame(transcript, report, compare) {
     : over === "words" ? "Posterior over the open vocabulary's words after each turn" : "Posterior over the candidates after each turn";
   // a player's seat is sat in by every holder: the rows are the first's (settings.seat_holders)
   const holders = (report.settings && report.settings.seat_holders) || [];
-  const whose = holders.length ? `, as ${holders[0]} sees it${holders.length > 1 ? ` (of ${holders.join(", ")})` : ""}` : "";
+  const whose = holders.length ? `, as ${holders[0]} sees it${holders.length > 1 ? ` (the seat's holders: ${holders.join(", ")})` : ""}` : "";
   $("heatmap-caption").textContent = `${title}${whose} (${report.backend}${part})`;
+  const legend = $("legend");
+  legend.dataset.text ??= legend.textContent; // the page's own words, for a candidates' map
+  const spyGame = report.game === "spygame";
+  legend.textContent = cols.players
+    ? `Each cell: the probability (per cent) that the player is ${spyGame ? "the odd one out" : "the chameleon"} after that turn, from the seat ${report.settings.seat}; darker is more probable. ${spyGame ? "Each spy's" : "The chameleon's"} column is outlined and starred. Hover or focus a cell (arrow keys move) for the numbers.`
+    : legend.dataset.text;
   drawPosterior($("heatmap"), report, rows);
   sizeMap("heatmap");
   $("compare-figure").hidden = !compare;
