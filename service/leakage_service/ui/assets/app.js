@@ -696,19 +696,40 @@ function wire() {
   });
 }
 
-// One tooltip for every element with data-tip, on hover and on keyboard focus.
+// One tooltip for every element with data-tip, on hover and on keyboard focus. After a
+// keyboard focus the pointer's hovering is left alone until the pointer itself moves: the
+// page scrolling a focused cell into view puts another element under a pointer that stayed
+// still, and its hover would otherwise replace (or hide) the focused cell's tooltip.
 function wireTooltip() {
   const tip = $("tooltip");
+  let keyboard = false;
+  let at = null; // where the pointer last was (viewport coordinates: a scroll leaves them)
   const show = (e) => {
-    const t = e.target.closest && e.target.closest("[data-tip]");
+    if (e.type === "focusin") keyboard = true;
+    else if (keyboard) return;
+    place(e.target);
+  };
+  // (the pointer's boundary events come before its move: the element it moved onto is shown
+  // here once the move says it was the pointer's own)
+  document.addEventListener("mousemove", (e) => {
+    const moved = !at || at[0] !== e.clientX || at[1] !== e.clientY;
+    at = [e.clientX, e.clientY];
+    if (moved && keyboard) {
+      keyboard = false;
+      place(e.target);
+    }
+  });
+  function place(target) {
+    const t = target.closest && target.closest("[data-tip]");
     if (!t) return;
     tip.textContent = t.dataset.tip;
     tip.hidden = false;
     const r = t.getBoundingClientRect();
     tip.style.left = `${Math.max(4, Math.min(window.scrollX + r.right + 8, window.scrollX + document.documentElement.clientWidth - tip.offsetWidth - 4))}px`;
     tip.style.top = `${window.scrollY + r.bottom + 6}px`;
-  };
+  }
   const hide = (e) => {
+    if (e.type === "mouseout" && keyboard) return;
     if (e.target.closest && e.target.closest("[data-tip]")) tip.hidden = true;
   };
   document.addEventListener("mouseover", show);
