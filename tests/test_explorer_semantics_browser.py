@@ -262,6 +262,13 @@ def panel_shots(driver: Any, name: str, panel: str = "source-title") -> None:
                 driver, "return document.getElementById(arguments[0]).closest('.panel')", panel
             )
             (SEM_SHOTS / f"{name}-{width}.png").write_bytes(box.screenshot_as_png)
+            # the seat's long choices never widen the page (the select shrinks to the row)
+            sideways = js(
+                driver,
+                "return document.documentElement.scrollWidth"
+                " - document.documentElement.clientWidth",
+            )
+            assert sideways <= 0, f"the page scrolls sideways by {sideways} px at {width} px"
     finally:
         driver.set_window_size(*page.WINDOW)
 
