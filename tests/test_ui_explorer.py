@@ -22,7 +22,8 @@ HOOKS = [
     "curves", "curve-group", "curve-games", "clue-player", "outliers", "curve-filter",
     "job-file", "job-paths", "job-submit", "job-list", "job-refresh", "job-back", "job-actions",
     "job-records-table", "records-filter", "records-show", "records-count", "model-select",
-    "pairs-table",
+    "pairs-table", "seat-select", "seat-note", "game-seat", "leaderboard-seat", "curves-seat",
+    "models-seat", "plane-seat",
 ]  # fmt: skip
 """The ids the page promises (docs/explorer.md, "For tests"), which the browser tests use."""
 
@@ -516,3 +517,34 @@ def test_job_report_page_bad_input(api: Api, job_id: str):
 def test_jobs_list_records_and_report_need_the_key(keyed: Api):
     for url in ("/v1/jobs", f"/v1/jobs/{'0' * 32}/records", f"/v1/jobs/{'0' * 32}/report.html"):
         assert_error(keyed.get(url), 401, "unauthorized")
+
+
+def test_the_seats_route_gives_the_librarys_words(api: Api, keyed: Api):
+    """``GET /v1/seats``, what the page's seat picker offers and every view names: each game
+    kind's seats, the default first, in the library's words, and the default seat under the
+    option that decides it."""
+    from leakage.seats import CHAMELEON_SEATS, SEAT_KNOWS, SPYGAME_SEATS, seat_sentence
+
+    r = api.get("/v1/seats")
+    assert r.status_code == 200, r.text
+    games = {g["game"]: g for g in r.json()["games"]}
+    assert [s["seat"] for s in games["spygame"]["seats"]] == list(SPYGAME_SEATS)
+    assert [s["seat"] for s in games["chameleon"]["seats"]] == list(CHAMELEON_SEATS)
+    assert (games["spygame"]["default"], games["chameleon"]["default"]) == (
+        "outside-known",
+        "chameleon",
+    )
+    assert games["spygame"]["option"] == "spy_assignment"
+    assert games["spygame"]["default_by_option"] == {
+        "known": "outside-known",
+        "marginalise": "outside-pair",
+    }
+    assert games["chameleon"]["option"] == "include_chameleon"
+    assert games["chameleon"]["default_by_option"] == {"false": "chameleon", "true": "outside-card"}
+    assert [s["seat"] for s in games["chameleon"]["outside"]] == ["outside-card"]
+    for g in games.values():
+        for s in g["seats"] + g["outside"]:
+            assert s["knows"] == SEAT_KNOWS[s["seat"]]
+            assert s["sentence"] == seat_sentence(s["seat"])
+    assert r.json()["aliases"] == {"known": "outside-known", "marginalise": "outside-pair"}
+    assert keyed.get("/v1/seats").status_code == 401  # an API route like the others

@@ -20,13 +20,17 @@ writes small PNGs (reduced to 128 colours) into ``--out``:
 - ``explorer-three-models.png``: the CK-Arena job by speaker with the three models that gave
   the most clues picked (the model check boxes and their curves);
 - ``explorer-leaderboard.png``: the CK-Arena job's first view, its leaderboard: the reader's
-  sentence and the civilians' table.
+  sentence and the civilians' table;
+- ``explorer-seat.png``: the options row with a seat picked (``non-chameleon``: each
+  non-chameleon's own seat, its words from ``GET /v1/seats``) and the Sports card scored
+  from it, the game's seat named under its title.
 
 Each picture is checked before it is written: the page is ready (not an error), and at the
 phone's width the page does not scroll sideways.
 
     python tools/explorer_screenshots.py --out docs/img
     python tools/explorer_screenshots.py --only leaderboard   # one picture (and its job)
+    python tools/explorer_screenshots.py --only seat
 """
 
 from __future__ import annotations
@@ -358,6 +362,22 @@ def leaderboard(page: Page, server: Server, logs: Path, out: Path) -> None:
     )  # fmt: skip
 
 
+def seat(page: Page, server: Server, out: Path) -> None:
+    """The options row with the seat ``non-chameleon`` picked, as a person picks it, and the
+    Sports card scored from that seat: from the options row to the heat map's last row."""
+    from selenium.webdriver.support.ui import Select
+
+    page.viewport(*DESKTOP)
+    page.open(server.url + "/ui?example=chameleon_sports&backend=cooccurrence")
+    page.act(lambda: Select(page.el("seat-select")).select_by_value("non-chameleon"))
+    said = page.el("game-seat").text
+    if "non-chameleon" not in said:
+        raise SystemExit(f"the game does not name the seat picked: {said!r}")
+    top = page.top_of("score-options") - 6
+    png = page.whole_page(DESKTOP[0], top, page.bottom_of("heatmap") + 8)
+    save(png, out / "explorer-seat.png", "a seat picked and the game scored from it")
+
+
 def check_phone(page: Page, what: str) -> None:
     over = page.sideways()
     if over > 0:
@@ -370,7 +390,9 @@ def main() -> None:
     ap.add_argument("--index", type=Path, help="co-occurrence index (.sqlite)")
     ap.add_argument("--ck-arena", type=Path, default=CK_ARENA, help="folder of CK-Arena logs")
     ap.add_argument(
-        "--only", choices=["leaderboard"], help="draw only this picture (its job submitted)"
+        "--only",
+        choices=["leaderboard", "seat"],
+        help="draw only this picture (and its job, if any)",
     )
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -394,7 +416,10 @@ def main() -> None:
                     ck_arena(page, server, logs, args.out)
                     phone(page, server, logs, args.out)
                     three_models(page, server, args.out)
-                leaderboard(page, server, logs, args.out)
+                if args.only in (None, "leaderboard"):
+                    leaderboard(page, server, logs, args.out)
+                if args.only in (None, "seat"):
+                    seat(page, server, args.out)
             finally:
                 page.quit()
         finally:

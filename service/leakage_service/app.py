@@ -132,7 +132,7 @@ def _add_docs(app: FastAPI) -> None:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service app. ``settings`` defaults to ``Settings.from_env()`` (read once)."""
-    from leakage_service.routes import jobs, score, splits, system, transcripts, ui
+    from leakage_service.routes import jobs, score, seats, splits, system, transcripts, ui
 
     settings = settings or get_settings()
     app = FastAPI(
@@ -151,7 +151,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.router.redirect_slashes = False
     _add_docs(app)
     app.state.service = ServiceState(settings)
-    for module in (score, transcripts, jobs, splits, system):
+    for module in (score, transcripts, seats, jobs, splits, system):
         app.include_router(module.router)
     ui.add_ui(app)  # the explorer page at /ui, its files and the examples it offers
     install_error_handlers(app)

@@ -133,6 +133,8 @@ export const api = {
   logGames: async (file, params) =>
     (await request("POST", "v1/transcripts", { params, body: file, type: "application/octet-stream" })).data,
   inputFormats: async () => (await request("GET", "v1/transcripts/formats")).data,
+  // the seats each game kind may be scored from, what each seat's observer knows
+  seats: async () => (await request("GET", "v1/seats")).data,
   job: async (id) => (await request("GET", `v1/jobs/${encodeURIComponent(id)}`)).data,
   curves: async (id, by) =>
     (await request("GET", `v1/jobs/${encodeURIComponent(id)}/curves`, { params: { by } })).data,

@@ -14,6 +14,7 @@ import {
 } from "./models.js";
 import { downloads, initJobs, loadRecords, showJobsPanel } from "./jobs.js";
 import { initLeaderboard, renderLeaderboard, restyleLeaderboard } from "./leaderboard.js";
+import { describeChoice, fitSeats, loadSeats, seatGame, seatSentence, seatValue } from "./seats.js";
 
 const $ = (id) => document.getElementById(id);
 // Whether the select #id offers `value` (and it may be chosen).
@@ -33,6 +34,7 @@ const app = {
   timer: null, // the next reading of a job still queued or running
   seen: null, // what the job view shows: job, grouping, state and records done (seenKey)
   styleOf: namedStyles([]), // the open job's colour of each model and group (namedStyles)
+  jobSeat: "", // the open job's seat sentence (seats.js), shown by each of its views
 };
 
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
@@ -96,6 +98,7 @@ async function act(label, fn, { clears = false } = {}) {
     document.body.dataset.state = "error";
   } finally {
     showJobsPanel(app.state);
+    showSeatChoice();
     decorate();
   }
 }
@@ -109,17 +112,47 @@ function clearGame() {
 }
 
 // The scoring options of the page (count the chameleon's clues, how the spy posterior treats
-// the civilians' word), sent with every score and preview.
+// the civilians' word, the seat), sent with every score and preview. A seat picked decides
+// what the options it contradicts would: a SpyGame seat the spy posterior, the chameleon's
+// seat the chameleon's clues (those controls are off meanwhile, and not sent).
 function options() {
+  const seat = $("seat-select").value || undefined;
   return {
-    include_chameleon: $("include-chameleon").checked || undefined,
-    spy_assignment: $("spy-assignment").value === "known" ? undefined : $("spy-assignment").value,
+    include_chameleon: seat === "chameleon" ? undefined : $("include-chameleon").checked || undefined,
+    spy_assignment: seatGame(seat) === "spygame" || $("spy-assignment").value === "known" ? undefined : $("spy-assignment").value,
+    seat,
   };
 }
 
-function setOptions({ include_chameleon: chameleon, spy_assignment: spies } = {}) {
+function setOptions({ include_chameleon: chameleon, spy_assignment: spies, seat } = {}) {
   $("include-chameleon").checked = chameleon === true || chameleon === "true" || chameleon === "1";
   $("spy-assignment").value = spies === "marginalise" ? "marginalise" : "known";
+  $("seat-select").value = seatValue(seat);
+  showSeatChoice();
+}
+
+// The seat picker offers the seats of the game on show (every seat with none: a job may hold
+// either kind); the controls a seat picked decides are off; the picker's default choice and
+// the line under the row say which seat the figures will be from.
+function showSeatChoice() {
+  const game = !$("view").hidden && app.report ? app.report.game : null;
+  fitSeats(game);
+  const seat = $("seat-select").value;
+  const decided = "the seat picked decides this";
+  $("spy-assignment").disabled = seatGame(seat) === "spygame";
+  $("spy-assignment").title = $("spy-assignment").disabled ? decided : "";
+  $("include-chameleon").disabled = seat === "chameleon";
+  $("include-chameleon").title = $("include-chameleon").disabled ? decided : "";
+  describeChoice(pageParams(), game);
+}
+
+// The options as a report's settings or a job's params hold them (seats.js reads either).
+function pageParams() {
+  return {
+    include_chameleon: $("include-chameleon").checked,
+    spy_assignment: $("spy-assignment").value,
+    seat: $("seat-select").value || undefined,
+  };
 }
 
 function scoreParams(backend) {
@@ -129,6 +162,8 @@ function scoreParams(backend) {
 async function scoreCurrent() {
   const t = app.games[app.index];
   if (!t) return "Nothing to score: this view is a stored report.";
+  // a seat of the other game kind is put back to the default (the picker offers this game's)
+  if (fitSeats(t.game)) setState({ seat: undefined });
   const backend = $("backend-select").value;
   const compare = $("compare-select").value;
   const report = await api.score(t, scoreParams(backend));
@@ -269,9 +304,11 @@ async function openJob(id, by, push = false) {
 async function loadLeaderboard(id) {
   try {
     renderLeaderboard(await api.leaderboard(id), app.styleOf);
+    $("leaderboard-seat").textContent = app.jobSeat; // beside the reader's sentence
   } catch (err) {
     if (err.status !== 409) throw err;
     renderLeaderboard(null, app.styleOf, `No leaderboard yet: ${err.message}`);
+    $("leaderboard-seat").textContent = "";
   }
 }
 
@@ -281,6 +318,8 @@ async function loadModels(id) {
   const [plane, listed] = await Promise.all([api.plane(id), api.compareModels(id)]);
   app.plane = plane;
   renderPlane(plane, app.state.model, app.state.role, app.styleOf, app.state.models);
+  $("plane-seat").textContent = app.jobSeat;
+  $("models-seat").textContent = app.jobSeat;
   const [a, b] = fillModelPickers(listed.models, app.state.a, app.state.b);
   if (!a || !b) return;
   if (app.state.job === id) setState({ a, b }); // the pair shown, in the address
@@ -345,6 +384,10 @@ async function readJob(id, by) {
 
 function showCurves(job, data) {
   app.curves = data;
+  // whose posterior the job's figures are: its seat, or the default seat of each game kind it
+  // holds, named (every view of the job says it)
+  app.jobSeat = seatSentence(job.params, [...new Set(data.game_list.map((g) => g.game))]);
+  $("curves-seat").textContent = app.jobSeat;
   $("job-summary").textContent = `Job ${job.id}: ${job.state}, ${data.games} games scored (${data.failed} failed), backend ${job.params.backend}` +
     (job.state === "done" ? "." : FINAL_STATES.has(job.state) ? `: the curves use the results stored.` : ` — ${job.state}: the curves use the results stored so far, read again every ${REFRESH_MS / 1000} s.`);
   drawCurves();
@@ -507,7 +550,7 @@ async function loadFormats() {
 
 async function start() {
   await loadBackends(); // first alone: without a key, one refused request, not two
-  await Promise.all([loadExamples(), loadFormats()]);
+  await Promise.all([loadExamples(), loadFormats(), loadSeats()]);
   return route(history.state);
 }
 
@@ -567,12 +610,14 @@ function wire() {
     setState({ game: app.games[app.index].id }, { push: true, data: history.state });
     act(`Scoring ${app.games[app.index].id}`, scoreCurrent, { clears: true });
   });
-  for (const id of ["backend-select", "compare-select", "include-chameleon", "spy-assignment"]) {
+  for (const id of ["backend-select", "compare-select", "include-chameleon", "spy-assignment", "seat-select"]) {
     $(id).addEventListener("change", () => {
+      showSeatChoice();
       const o = options();
       setState({
         backend: $("backend-select").value, compare: $("compare-select").value || undefined,
         include_chameleon: o.include_chameleon ? "1" : undefined, spy_assignment: o.spy_assignment,
+        seat: o.seat,
       });
       if (app.games.length) act("Scoring", scoreCurrent, { clears: true });
     });
@@ -596,7 +641,7 @@ function wire() {
     act("Trying the clue", async () => {
       try {
         const res = await api.preview(t, clue, $("clue-player").value, scoreParams($("backend-select").value));
-        renderPreview({ ...res, clue });
+        renderPreview({ ...res, clue, seat: options().seat });
         return `“${clue}” would leave P(secret) at ${res.after.secret_probability === null ? "–" : res.after.secret_probability.toFixed(3)}.`;
       } catch (err) {
         $("clue-result").dataset.state = "error";
@@ -651,19 +696,40 @@ function wire() {
   });
 }
 
-// One tooltip for every element with data-tip, on hover and on keyboard focus.
+// One tooltip for every element with data-tip, on hover and on keyboard focus. After a
+// keyboard focus the pointer's hovering is left alone until the pointer itself moves: the
+// page scrolling a focused cell into view puts another element under a pointer that stayed
+// still, and its hover would otherwise replace (or hide) the focused cell's tooltip.
 function wireTooltip() {
   const tip = $("tooltip");
+  let keyboard = false;
+  let at = null; // where the pointer last was (viewport coordinates: a scroll leaves them)
   const show = (e) => {
-    const t = e.target.closest && e.target.closest("[data-tip]");
+    if (e.type === "focusin") keyboard = true;
+    else if (keyboard) return;
+    place(e.target);
+  };
+  // (the pointer's boundary events come before its move: the element it moved onto is shown
+  // here once the move says it was the pointer's own)
+  document.addEventListener("mousemove", (e) => {
+    const moved = !at || at[0] !== e.clientX || at[1] !== e.clientY;
+    at = [e.clientX, e.clientY];
+    if (moved && keyboard) {
+      keyboard = false;
+      place(e.target);
+    }
+  });
+  function place(target) {
+    const t = target.closest && target.closest("[data-tip]");
     if (!t) return;
     tip.textContent = t.dataset.tip;
     tip.hidden = false;
     const r = t.getBoundingClientRect();
     tip.style.left = `${Math.max(4, Math.min(window.scrollX + r.right + 8, window.scrollX + document.documentElement.clientWidth - tip.offsetWidth - 4))}px`;
     tip.style.top = `${window.scrollY + r.bottom + 6}px`;
-  };
+  }
   const hide = (e) => {
+    if (e.type === "mouseout" && keyboard) return;
     if (e.target.closest && e.target.closest("[data-tip]")) tip.hidden = true;
   };
   document.addEventListener("mouseover", show);

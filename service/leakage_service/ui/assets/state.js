@@ -4,10 +4,11 @@
 // ?job=<id>&by=matchup                               (a job's curves)
 // ?job=<id>&by=speaker&model=<m>&role=<r>&a=<m>&b=<m> (by speaker, one model or role; two compared)
 // &include_chameleon=1&spy_assignment=marginalise    (the scoring options, when not the defaults)
+// &seat=outside-pair                                 (the seat picked; none: each game's default)
 // &hide=<group>&hide=<group>                         (a job's curve groups unticked)
 // &models=<m>&models=<m>&models=<m>                  (the models picked in a job: curves, plane, pairs)
 
-const KEYS = ["example", "job", "game", "record", "backend", "compare", "by", "model", "role", "a", "b", "include_chameleon", "spy_assignment", "pasted", "hide", "models"];
+const KEYS = ["example", "job", "game", "record", "backend", "compare", "by", "model", "role", "a", "b", "include_chameleon", "spy_assignment", "seat", "pasted", "hide", "models"];
 const LISTS = new Set(["hide", "models"]); // keys that may repeat: a list (empty: left out)
 // model, role: the model and role picked in a job's curves by speaker; a, b: the two models compared
 // pasted: the view is a pasted or uploaded transcript (its name), which only this tab holds

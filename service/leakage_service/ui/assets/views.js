@@ -5,6 +5,7 @@
 import { PALETTE, fmt, heatmap, lineChart } from "./charts.js";
 import { h } from "./dom.js";
 import { speakerStyle } from "./models.js";
+import { seatSentence } from "./seats.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -26,21 +27,42 @@ function turnLabel(s, i) {
 
 const MAX_COLUMNS = 40;
 
-// The candidates drawn: all of them, or past MAX_COLUMNS the secret and those most probable
+// What a report's posterior is over: its candidates, or, from a player's seat whose figures
+// are over something else, the keys its steps' posteriors hold, in the order first met
+// (settings.seat non-chameleon and civilian: the players, P(each is the odd one out); spy:
+// the words of the open vocabulary). `secrets`: the columns starred: the secret, or from a
+// players' seat the players who hold the odd role (the chameleon, the spies).
+export function posteriorColumns(report) {
+  const cands = new Set(report.candidates);
+  const seen = new Set();
+  for (const s of report.steps) for (const k of Object.keys(s.posterior || {})) seen.add(k);
+  const seat = (report.settings && report.settings.seat) || null;
+  if ([...seen].every((k) => cands.has(k))) {
+    return { all: report.candidates, players: false, secrets: new Set(report.secret ? [report.secret] : []) };
+  }
+  const players = seat === "non-chameleon" || seat === "civilian";
+  const odd = new Set(report.steps.filter((s) => s.role === "chameleon" || s.role === "spy").map((s) => s.player));
+  return { all: [...seen], players, secrets: players ? odd : new Set(report.secret ? [report.secret] : []) };
+}
+
+// The columns drawn: all of them, or past MAX_COLUMNS the secret and those most probable
 // at some turn (in the card's order), so that a large card stays readable and light.
 export function shownCandidates(report) {
-  const all = report.candidates;
+  const { all, secrets } = posteriorColumns(report);
   if (all.length <= MAX_COLUMNS) return all;
   const peak = (c) => Math.max(...report.steps.map((s) => s.posterior[c] ?? 0));
   const top = all.slice().sort((a, b) => peak(b) - peak(a)).slice(0, MAX_COLUMNS);
-  if (report.secret && !top.includes(report.secret)) top[MAX_COLUMNS - 1] = report.secret;
+  let last = MAX_COLUMNS - 1;
+  for (const x of secrets) if (!top.includes(x) && last >= 0) top[last--] = x;
   const keep = new Set(top);
   return all.filter((c) => keep.has(c));
 }
 
 function drawPosterior(svg, report, disagree = new Set()) {
   const cands = shownCandidates(report);
-  const secret = cands.indexOf(report.secret);
+  const { secrets, players } = posteriorColumns(report);
+  const marks = cands.map((c, i) => (secrets.has(c) ? i : -1)).filter((i) => i >= 0);
+  const what = players ? (report.game === "spygame" ? "a spy" : "the chameleon") : "the secret";
   heatmap(svg, {
     rows: report.steps.map((s, i) => ({
       label: turnLabel(s, i),
@@ -48,7 +70,7 @@ function drawPosterior(svg, report, disagree = new Set()) {
       cls: disagree.has(i) ? "disagree" : "",
     })),
     cols: cands,
-    marked: new Set(secret >= 0 ? [secret] : []),
+    marked: new Set(marks),
     value: (r, c) => report.steps[r].posterior[cands[c]] ?? null,
     attrs: (r) => ({ "data-turn": r + 1 }),
     label: (r, c) => `turn ${r + 1}, ${cands[c]}`,
@@ -56,7 +78,7 @@ function drawPosterior(svg, report, disagree = new Set()) {
       const s = report.steps[r], p = s.posterior[cands[c]];
       const rank = Object.values(s.posterior).filter((q) => q > p).length + 1;
       return `Turn ${r + 1} — ${s.player} (${s.role}) said “${s.text}”${s.counted ? "" : " (not counted)"}\n` +
-        `${cands[c]}${c === secret ? " (the secret)" : ""}: P = ${fmt(p, 4)}, rank ${rank} of ${cands.length}\n` +
+        `${cands[c]}${marks.includes(c) ? ` (${what})` : ""}: P = ${fmt(p, 4)}, rank ${rank} of ${cands.length}\n` +
         `entropy ${fmt(s.entropy_bits)} bits, gain ${fmt(s.information_gain_bits)} bits`;
     },
   });
@@ -109,11 +131,28 @@ export function renderGame(transcript, report, compare) {
   $("view").hidden = false;
   $("game-title").textContent = report.game_id;
   $("game-meta").textContent = metaLine(transcript, report);
+  // whose posterior the figures are: the report's seat, or its game's default named
+  $("game-seat").textContent = seatSentence(report.settings, [report.game]);
   const disagree = compare ? disagreements(report, compare) : [];
   const rows = new Set(disagree.map((d) => d.turn - 1));
-  const shown = shownCandidates(report).length, all = report.candidates.length;
-  const part = shown < all ? `, the ${shown} of ${all} candidates most probable at some turn` : "";
-  $("heatmap-caption").textContent = `Posterior over the candidates after each turn (${report.backend}${part})`;
+  const cols = posteriorColumns(report);
+  const shown = shownCandidates(report).length, all = cols.all.length;
+  const over = cols.players ? "players" : cols.all === report.candidates ? "candidates" : "words";
+  const part = shown < all ? `, the ${shown} of ${all} ${over} most probable at some turn` : "";
+  // a players' seat: the posterior is over who holds the odd role, not over the words
+  const title = cols.players
+    ? `P(each player is ${report.game === "spygame" ? "the odd one out" : "the chameleon"}) after each turn`
+    : over === "words" ? "Posterior over the open vocabulary's words after each turn" : "Posterior over the candidates after each turn";
+  // a player's seat is sat in by every holder: the rows are the first's (settings.seat_holders)
+  const holders = (report.settings && report.settings.seat_holders) || [];
+  const whose = holders.length ? `, as ${holders[0]} sees it${holders.length > 1 ? ` (the seat's holders: ${holders.join(", ")})` : ""}` : "";
+  $("heatmap-caption").textContent = `${title}${whose} (${report.backend}${part})`;
+  const legend = $("legend");
+  legend.dataset.text ??= legend.textContent; // the page's own words, for a candidates' map
+  const spyGame = report.game === "spygame";
+  legend.textContent = cols.players
+    ? `Each cell: the probability (per cent) that the player is ${spyGame ? "the odd one out" : "the chameleon"} after that turn, from the seat ${report.settings.seat}; darker is more probable. ${spyGame ? "Each spy's" : "The chameleon's"} column is outlined and starred. Hover or focus a cell (arrow keys move) for the numbers.`
+    : legend.dataset.text;
   drawPosterior($("heatmap"), report, rows);
   sizeMap("heatmap");
   $("compare-figure").hidden = !compare;
@@ -164,11 +203,15 @@ function renderDisagreement(a, b, list) {
   box.replaceChildren(head, list.length ? h("ul", {}, items) : "", gapLine || "");
 }
 
+// What a step's secret_probability is from a player's seat (the secret a seat reads:
+// settings.seat_secret).
+const SEAT_P = { "non-chameleon": "P(the chameleon)", civilian: "P(the spy)", spy: "P(the civilians' word)" };
+
 function renderTurns(transcript, report, compare) {
   const best = mostInformative(report.steps);
   const spy = report.game === "spygame";
   const hasOutliers = report.steps.some((s) => s.outlier_scores);
-  const pLabel = spy ? "P(speaker's word)" : "P(secret)";
+  const pLabel = SEAT_P[report.settings && report.settings.seat] || (spy ? "P(speaker's word)" : "P(secret)");
   const model = agents(transcript, report);
   const hasModels = report.steps.some((s) => model[s.player]);
   const head = h("tr", {}, h("th", { scope: "col" }, "turn"), h("th", { scope: "col" }, "player"),
@@ -208,7 +251,12 @@ function renderCurves(report, compare) {
   const runs = [report, compare].filter(Boolean);
   const prior = report.summary ? report.summary.prior_entropy_bits : Math.log2(report.candidates.length);
   // turn 0: before any clue, the uniform prior (log2 K bits, P(secret) 1/K)
-  const start = { entropy_bits: prior, secret_probability: report.secret ? 1 / report.candidates.length : null };
+  // (from a player's seat the posterior is over the players or an open vocabulary: its prior
+  // entropy says how many)
+  const seat = (report.settings && report.settings.seat) || null;
+  const mine = seat === "non-chameleon" || seat === "civilian" || seat === "spy";
+  const uniform = mine && report.summary ? 2 ** -prior : 1 / report.candidates.length;
+  const start = { entropy_bits: prior, secret_probability: report.secret || mine ? uniform : null };
   const series = (key, name) => runs.map((r, k) => ({
     name: r.backend, colour: PALETTE[k],
     points: [{ x: 0, y: start[key], tip: `${r.backend}, before any clue (the prior): ${name} ${fmt(start[key])}`, data: { "data-turn": 0 } }].concat(r.steps.map((s, i) => ({
@@ -220,9 +268,10 @@ function renderCurves(report, compare) {
   }));
   lineChart($("entropy-chart"), { series: series("entropy_bits", "entropy"), xLabel: "turn", yLabel: "entropy (bits)", yMax: prior * 1.05, ref: prior });
   const spy = report.game === "spygame";
-  $("psecret-caption").textContent = spy ? "P(the speaker's word) after each statement" : "P(secret) after each turn";
+  const pName = SEAT_P[seat] || (spy ? "P(word)" : "P(secret)");
+  $("psecret-caption").textContent = SEAT_P[seat] ? `${SEAT_P[seat]} after each turn, from the seat ${seat}` : spy ? "P(the speaker's word) after each statement" : "P(secret) after each turn";
   if (report.steps.some((s) => s.secret_probability !== null && s.secret_probability !== undefined)) {
-    lineChart($("psecret-chart"), { series: series("secret_probability", spy ? "P(word)" : "P(secret)"), xLabel: "turn", yLabel: "probability", yMax: 1, ref: 1 / report.candidates.length });
+    lineChart($("psecret-chart"), { series: series("secret_probability", pName), xLabel: "turn", yLabel: "probability", yMax: 1, ref: uniform });
   } else {
     $("psecret-chart").replaceChildren();
     $("psecret-caption").textContent = "P(secret): this log kept no secret";
@@ -304,6 +353,10 @@ export function renderPreview(res) {
   const a = res.after, b = res.before;
   const word = res.game === "spygame" ? res.speaker_word || "the speaker's word" : res.secret || "the secret";
   const post = a.posterior || {};
+  // from a player's seat (res.seat: the seat the page asked for) the posterior is over the
+  // players or an open vocabulary, and P is the seat's secret's
+  const pName = SEAT_P[res.seat] || `P(${word})`;
+  const over = SEAT_P[res.seat] && Object.keys(post).length ? Object.keys(post).length : res.candidates.length;
   const p = a.secret_probability;
   // candidates as probable share a rank: 1 + those strictly more probable (the server's
   // rank orders a tie by the card's order, and said "rank 2" of the most probable word)
@@ -317,10 +370,10 @@ export function renderPreview(res) {
     h("p", {}, h("strong", {}, `If ${res.player} said “${res.clue}” as turn ${res.turn}: `),
       a.counted ? "" : "(this player's turn is not counted, so it changes nothing) "),
     h("ul", {},
-      h("li", { "data-value": a.secret_probability, "data-before": b.secret_probability ?? "" }, `P(${word}) ${fmt(b.secret_probability)} → ${fmt(a.secret_probability)} (rank ${rank ?? "–"}${tied(sharing)} of ${res.candidates.length})`),
+      h("li", { "data-value": a.secret_probability, "data-before": b.secret_probability ?? "" }, `${pName} ${fmt(b.secret_probability)} → ${fmt(a.secret_probability)} (rank ${rank ?? "–"}${tied(sharing)} of ${over})`),
       h("li", { "data-value": a.entropy_bits }, `entropy ${fmt(b.entropy_bits)} → ${fmt(a.entropy_bits)} bits`),
       h("li", { "data-value": a.information_gain_bits }, `information gain of the clue: ${fmt(a.information_gain_bits)} bits`),
-      h("li", {}, `most probable candidate then: ${top}`)),
+      h("li", {}, `most probable ${res.seat === "non-chameleon" || res.seat === "civilian" ? "player" : "candidate"} then: ${top}`)),
   );
   box.dataset.state = "done";
 }
