@@ -71,6 +71,7 @@ from leakage.curves._plane import (
     PLANE_COLUMNS,
     clue_points,
     per_statement,
+    plane_axes,
     plane_groups,
     plane_references,
 )
@@ -359,7 +360,8 @@ def build_site(
             _write_csv(out / "plane.csv", plane_rows, PLANE_COLUMNS),
             _write_csv(out / "plane_clues.csv", points["rows"], PLANE_CLUE_COLUMNS),
         ]
-        svg_plane = plane_figure(plane_rows, points, out, colours=colours)
+        axes = plane_axes(points)
+        svg_plane = plane_figure(plane_rows, points, out, colours=colours, axes=axes)
         rep.files += [out / "plane.png", out / "plane.svg"]
         undefined = (
             f" {points['undefined']:,} counted clues have no reveal value (a probability the "
@@ -380,6 +382,7 @@ def build_site(
                     "speaker. Coloured marks: means per model and role with 95% bootstrap "
                     "intervals over games. "
                     + refs["note"]
+                    + (f" {axes['note']}" if axes["note"] else "")
                     + " "
                     + f"Chameleon clues are on it only when counted.{undefined} "
                     "Data: plane.csv, plane_clues.csv.",

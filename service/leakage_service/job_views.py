@@ -215,6 +215,8 @@ def job_plane(
             f"{view['undefined']} counted clues have no reveal value (a probability "
             "underflowed, or no secret)"
         )
+    if view["axes"]["note"]:  # SpyGame: the spy's seat's two axes, or what would give them
+        notes.append(view["axes"]["note"].rstrip("."))
     points = [
         {
             "record": held.index(p["source"], p["record"]), "game_id": p["game_id"],
