@@ -128,7 +128,8 @@ def test_the_step_table_holds_the_column_and_the_plane_has_two_dimensions(spy_ta
     view = plane_view(spy_table, replicates=50)
     assert view["axes"]["two_dimensional"] and view["spies_left_out"] == 1
     assert (
-        "spy's own seat" in view["axes"]["note"] and "1 statements by spies" in view["axes"]["note"]
+        "spy's own seat" in view["axes"]["note"]
+        and "1 statement by a spy is left out" in view["axes"]["note"]
     )
     assert view["points_total"] == 8 and {g["role"] for g in view["groups"]} == {"civilian"}
 

@@ -390,7 +390,8 @@ def plane_axes(points: dict[str, Any]) -> dict[str, Any]:
     if seat:
         left = int(points.get("spies_left_out", 0))
         note = (
-            f"SpyGame from the spy's own seat ({seat:,} games): x, the spy's gain in bits "
+            f"SpyGame from the spy's own seat ({seat:,} game{'s' * (seat != 1)}): x, the "
+            "spy's gain in bits "
             "about the civilians' word over an open vocabulary, its own word known (the "
             "first spy in seat order), from each civilian's statement; y, log2 "
             "P(statement | civilians' word) / P(statement | spies' word) by the same reader, "
@@ -398,9 +399,10 @@ def plane_axes(points: dict[str, Any]) -> dict[str, Any]:
             "the civilians much and the spy little."
         )
         if left:
+            by = "statement by a spy is" if left == 1 else "statements by spies are"
             note += (
-                f" {left:,} statements by spies are left out: a spy holds no civilians' word "
-                "to leak, and the seat hears only the other spy's."
+                f" {left:,} {by} left out: a spy holds no civilians' word to leak, and the "
+                "seat hears only the other spy's."
             )
         return {"two_dimensional": True, "x_label": SPY_X_LABEL, "y_label": SPY_Y_LABEL,
                 "note": note}  # fmt: skip
@@ -409,7 +411,8 @@ def plane_axes(points: dict[str, Any]) -> dict[str, Any]:
         note = (
             "SpyGame from an outside seat: with two candidates and each statement scored "
             "alone, x and y are both functions of the statement's P(civilians' word), so its "
-            "points lie on one curve. Scored from the spy's seat (leakage batch --seat spy), "
+            "points lie on one curve. Scored from the spy's seat (--seat spy; the service's "
+            "seat=spy), "
             "x is the spy's gain about the civilians' word over an open vocabulary and the "
             "plane has two dimensions."
         )
