@@ -16,8 +16,10 @@ Files written in ``out`` (overwritten):
   information gain;
 - ``plane.png`` / ``.svg``, ``plane.csv`` and ``plane_clues.csv``: the reveal-vs-conceal plane
   (:mod:`leakage.curves._plane`): per clue its leakage (information gain) and reveal value (log
-  likelihood ratio that its speaker knows the secret), per model and role the means with
-  intervals, and Karabag & Topcu's reference strategies simulated on the same axes;
+  likelihood ratio that its speaker knows the secret; SpyGame scored from the spy's seat: the
+  spy's gain about the civilians' word and the statement's value to the civilians, two
+  dimensions), per model and role the means with intervals, and Karabag & Topcu's reference
+  strategies simulated on the same axes;
 - with ``compare=(A, B)``: ``compare.png`` / ``.svg`` and ``compare.csv``, the paired
   difference of A's and B's mean gain per clue in the games where both spoke
   (:mod:`leakage.curves._compare`);

@@ -203,7 +203,9 @@ def job_plane(
     far: per clue its leakage and reveal value, per model and role the means with bootstrap
     intervals over games, and the reference strategies that belong to the job's games
     (``leakage.curves.plane_references``: Karabag & Topcu's for the Chameleon games' K, none
-    for SpyGame, with ``references_note`` saying which)."""
+    for SpyGame, with ``references_note`` saying which). A SpyGame job's ``notes`` say what
+    its axes are (``leakage.curves.plane_axes``): from the spy's seat the spy's gain and the
+    statement's value to the civilians, two dimensions; from an outside seat one curve."""
     held = _steps(state, job)
     view = held.view(
         ("plane", replicates, max_points, seed),
