@@ -313,6 +313,8 @@ def test_spygame_job_reads_per_statement_and_has_no_references(api: Api):
     assert auto["by"] == "speaker" and all(" · " in g for g in auto["groups"])
     plane = api.get(f"/v1/jobs/{job['id']}/plane", params={"replicates": 200}).json()
     assert plane["references"] == [] and plane["references_note"] == NO_REFERENCES
+    # from the outside seat: one curve, and the note says the spy's seat gives two dimensions
+    assert any("one curve" in n and "seat=spy" in n for n in plane["notes"]), plane["notes"]
 
 
 def test_job_plane_bad_input(api: Api, job_id: str):

@@ -54,6 +54,14 @@ COLUMNS: Final[tuple[tuple[str, str, bool, str], ...]] = (
     ("prior_entropy_bits", "double", False, "entropy of the prior (log2 K)"),
     ("information_gain_bits", "double", False, "entropy drop caused by this turn"),
     ("kl_bits", "double", False, "KL divergence from the previous posterior"),
+    (
+        "reveal_bits",
+        "double",
+        True,
+        "SpyGame from the spy's seat: the statement's value to the civilians, log2 "
+        "P(statement | civilians' word) / P(statement | spies' word) by the seat's reader "
+        "(the plane's y); null from other seats and in tables written before it",
+    ),
     ("secret", "string", True, "Chameleon: the secret; SpyGame: the civilians' word"),
     ("secret_probability", "double", True, "probability of the secret (SpyGame: speaker's word)"),
     ("secret_rank", "int32", True, "rank of the secret, 1 = most probable"),
@@ -172,6 +180,7 @@ class StepNumbers:
         }
         self._prior_entropy: list[float] = []
         self._has_secret: list[Any] = []
+        self._reveal: list[Any] = []
 
     def __len__(self) -> int:
         """How many games were added."""
@@ -195,6 +204,8 @@ class StepNumbers:
             self._has_secret.append(np.ones(n, np.bool_))
         parts["secret_probability"].append(probability)
         parts["secret_rank"].append(rank)
+        reveal = getattr(trace, "reveal_bits", None)  # the spy's seat's alone
+        self._reveal.append(np.full(n, np.nan) if reveal is None else reveal)
 
     def arrays(self) -> dict[str, Any]:
         """Every number, one flat array per column (``posterior``: step after step, one
@@ -203,6 +214,7 @@ class StepNumbers:
 
         out = {name: np.concatenate(parts) for name, parts in self._parts.items()}
         out["has_secret"] = np.concatenate(self._has_secret)
+        out["reveal_bits"] = np.concatenate(self._reveal).astype(np.float64)
         out["prior_entropy_bits"] = np.asarray(self._prior_entropy, np.float64)
         return out
 
@@ -273,6 +285,10 @@ class StepColumns:
         )
         columns["secret_rank"] = pa.array(numbers["secret_rank"], pa.int32(), mask=missing)
         columns["speaker_word"] = pa.array(self._speaker_word, pa.string())
+        reveal = numbers.get("reveal_bits")  # numbers gathered before the column: all null
+        if reveal is None:
+            reveal = np.full(len(self._steps["step"]), np.nan)
+        columns["reveal_bits"] = pa.array(reveal, pa.float64(), mask=np.isnan(reveal))
         per_game = np.asarray(self._per_game)
         repeat = pa.array(np.repeat(np.arange(len(self._games)), per_game))
         for name, column in zip(_GAME_COLUMNS, zip(*self._games, strict=True), strict=True):

@@ -192,9 +192,12 @@ def plane_figure(
     *,
     max_points: int = 4000,
     colours: Colours = None,
+    axes: dict[str, Any] | None = None,
 ) -> str:
     """The reveal-vs-conceal plane: every clue as a faint point in its group's colour, each
-    group's mean with 95% intervals on both axes, and the reference strategies (black)."""
+    group's mean with 95% intervals on both axes, and the reference strategies (black);
+    ``axes`` (:func:`leakage.curves.plane_axes`) names the axes (the spy's seat's on
+    SpyGame scored from it)."""
     import numpy as np
 
     fig = _figure(9, 6)
@@ -231,8 +234,10 @@ def plane_figure(
         ax.scatter([], [], marker="X", color="black", label="reference: chameleon")
     ax.axhline(0, color="#999999", lw=1)
     ax.axvline(0, color="#999999", lw=1)
-    ax.set_xlabel("leakage to the player without the secret: information gain (bits)")
-    ax.set_ylabel("reveal value to the players with it: log2 likelihood ratio (bits)")
+    from leakage.curves._plane import X_LABEL, Y_LABEL
+
+    ax.set_xlabel((axes or {}).get("x_label", X_LABEL))
+    ax.set_ylabel((axes or {}).get("y_label", Y_LABEL))
     ax.set_title("Reveal vs conceal, per clue (means with 95% intervals)", fontsize=10)
     ax.grid(alpha=0.3)
     _legend(ax)

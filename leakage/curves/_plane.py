@@ -34,6 +34,22 @@ secret and a chameleon who does not. Here both observers are the posterior engin
   evidence ``d`` that :func:`leakage.posterior.spy_posterior` sums per player (in bits): how
   much the statement says its speaker holds the civilians' word.
 
+**SpyGame has two dimensions only from the spy's own seat.** From an outside seat each
+statement is scored alone over the pair, so x = 1 - H(p) and y = log2 (p / (1 - p)) are both
+functions of p = P(civilian word | statement): every statement lies on one curve. From the
+spy's seat (``ScoreOptions.seat = "spy"``, :mod:`leakage.seats`) the step table's
+``information_gain_bits`` is the spy's gain in bits about the civilians' word over an open
+vocabulary, its own word known (the first spy in seat order, the statements before heard),
+and its ``reveal_bits`` column holds y for every statement, read by the seat's reader
+(:func:`leakage.seats.reveal_bits`: the same ratio over the pair, since the spy's posterior
+holds none). x and y then answer two listeners with different knowledge: the spy, who must
+find the civilians' word among tens of thousands, and the civilians, who need only tell it
+from the spies'. A specific statement can give the civilians much and the spy little ("it
+rests under your chin" against "a string instrument"), which is what the civilians' side
+of the game asks of them. Only the civilians' statements are placed: a spy holds no
+civilians' word to leak, and the seat hears only the other spy's statements, a biased half
+(:func:`plane_axes` says how many were left out).
+
 For one stationary strategy π, the expected y of a non-chameleon's clue and the expected x of
 the first clue are both I(W; R): the two observers learn equally from the first clue, and
 only later clues (whose x shrinks as the posterior sharpens, while y does not) separate them.
@@ -354,21 +370,87 @@ _TABLE_COLUMNS = [
     "source", "record", "game_id", "game", "step", "candidates", "probabilities", "counted",
     "secret", "pair", "information_gain_bits", "model", "role", "text",
 ]  # fmt: skip
+_SEAT_COLUMNS = ["reveal_bits", "speaker_word"]  # read when the table has them
+
+
+X_LABEL = "leakage to the player without the secret: information gain (bits)"
+Y_LABEL = "reveal value to the players with it: log2 likelihood ratio (bits)"
+SPY_X_LABEL = "leakage to the spy: its gain about the civilians' word (bits)"
+SPY_Y_LABEL = "value to the civilians: log2 P(s | civilians' word) / P(s | spies' word) (bits)"
+
+
+def plane_axes(points: dict[str, Any]) -> dict[str, Any]:
+    """What the plane's axes are for the clues of :func:`clue_points`: ``two_dimensional``
+    (a SpyGame game scored from the spy's seat is on it), the axis labels and ``note``, a
+    sentence for a caption ("" for The Chameleon alone). SpyGame from an outside seat: with
+    two candidates and each statement scored alone, x and y are both functions of its
+    P(civilians' word), one curve; the note says that the spy's seat gives two dimensions.
+    One function for ``leakage report``'s plane and the service's."""
+    seat = int(points.get("spy_seat_games", 0))
+    if seat:
+        left = int(points.get("spies_left_out", 0))
+        note = (
+            f"SpyGame from the spy's own seat ({seat:,} game{'s' * (seat != 1)}): x, the "
+            "spy's gain in bits "
+            "about the civilians' word over an open vocabulary, its own word known (the "
+            "first spy in seat order), from each civilian's statement; y, log2 "
+            "P(statement | civilians' word) / P(statement | spies' word) by the same reader, "
+            "the statement's value to the civilians. Two dimensions: a statement can tell "
+            "the civilians much and the spy little."
+        )
+        if left:
+            by = "statement by a spy is" if left == 1 else "statements by spies are"
+            note += (
+                f" {left:,} {by} left out: a spy holds no civilians' word to leak, and the "
+                "seat hears only the other spy's."
+            )
+        return {"two_dimensional": True, "x_label": SPY_X_LABEL, "y_label": SPY_Y_LABEL,
+                "note": note}  # fmt: skip
+    note = ""
+    if points.get("spygame"):
+        note = (
+            "SpyGame from an outside seat: with two candidates and each statement scored "
+            "alone, x and y are both functions of the statement's P(civilians' word), so its "
+            "points lie on one curve. Scored from the spy's seat (--seat spy; the service's "
+            "seat=spy), "
+            "x is the spy's gain about the civilians' word over an open vocabulary and the "
+            "plane has two dimensions."
+        )
+    return {"two_dimensional": False, "x_label": X_LABEL, "y_label": Y_LABEL, "note": note}
+
+
+def seat_reveal(table: Any) -> NDArray[np.float64] | None:
+    """The step table's ``reveal_bits`` column (NaN where null), None when the table has no
+    such column (written before it) or it is null throughout (no game scored from the
+    spy's seat)."""
+    if "reveal_bits" not in table.column_names or table["reveal_bits"].null_count == len(table):
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = pc.cast(table["reveal_bits"], pa.float64()).fill_null(np.nan)
+    return np.asarray(column.to_numpy(), dtype=np.float64)
 
 
 def reveal_per_step(table: Any, game: NDArray[np.int64]) -> NDArray[np.float64]:
     """y of every row of a step table (a ``pyarrow.Table`` with the columns ``game``,
     ``candidates``, ``probabilities``, ``counted``, ``secret`` and ``pair``), ``game`` a
     number per game (rows of a game in step order); NaN where :func:`reveal_values` leaves it
-    undefined."""
+    undefined. A game scored from the spy's seat (its ``reveal_bits`` set, when the table
+    has that column) takes that column: its posteriors are the spy's, over an open
+    vocabulary, and hold no ratio over the pair."""
     counted = table["counted"].to_numpy(zero_copy_only=False).astype(bool)
     cols = {c: table[c].to_pylist() for c in ("game", "candidates", "secret", "pair")}
     probs = table["probabilities"].to_pylist()
+    stored = seat_reveal(table)
     y = np.full(len(game), np.nan)
     order = np.argsort(game, kind="stable")
     bounds = np.flatnonzero(np.diff(game[order])) + 1
     for rows in np.split(order, bounds):
         if rows.size == 0:
+            continue
+        if stored is not None and np.isfinite(stored[rows]).any():
+            y[rows] = stored[rows]
             continue
         first = int(rows[0])
         pair = cols["pair"][first] or ""
@@ -397,10 +479,12 @@ def clue_points(dataset: Any) -> dict[str, Any]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    names = dataset.schema.names
+    wanted = [*_TABLE_COLUMNS, *(c for c in _SEAT_COLUMNS if c in names)]
     if hasattr(dataset, "to_table"):
-        table = dataset.to_table(columns=_TABLE_COLUMNS)
+        table = dataset.to_table(columns=wanted)
     else:
-        table = dataset.select(_TABLE_COLUMNS)
+        table = dataset.select(wanted)
     key = pc.binary_join_element_wise(
         table["source"], pc.cast(table["record"], pa.string()), "\x1f"
     )
@@ -408,6 +492,19 @@ def clue_points(dataset: Any) -> dict[str, Any]:
     counted = table["counted"].to_numpy(zero_copy_only=False).astype(bool)
     gain = table["information_gain_bits"].to_numpy()
     y = reveal_per_step(table, game)
+    # Games scored from the spy's seat: only the civilians' statements are placed (a spy
+    # holds no civilians' word to leak, and the seat hears the other spy alone).
+    stored = seat_reveal(table)
+    seat_game = np.zeros(len(game), dtype=bool)
+    spies_left_out = 0
+    if stored is not None:
+        has = np.bincount(game, weights=np.isfinite(stored), minlength=int(game.max()) + 1)
+        seat_game = has[game] > 0
+        held = table["speaker_word"].to_pylist()
+        secret = table["secret"].to_pylist()
+        spy = seat_game & np.array([w != s for w, s in zip(held, secret, strict=True)], bool)
+        spies_left_out = int((spy & counted).sum())
+        counted = counted & ~spy
     keep = np.flatnonzero(counted & np.isfinite(gain) & np.isfinite(y))
     model = table["model"].to_pylist()
     role = table["role"].to_pylist()
@@ -433,4 +530,7 @@ def clue_points(dataset: Any) -> dict[str, Any]:
         "index": keep,
         "rows": rows_out,
         "undefined": int((counted & ~np.isfinite(y)).sum()),
+        "spy_seat_games": len(np.unique(game[seat_game])),
+        "spies_left_out": spies_left_out,
+        "spygame": bool(pc.any(pc.equal(table["game"], "spygame")).as_py()),
     }

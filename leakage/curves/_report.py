@@ -16,8 +16,10 @@ Files written in ``out`` (overwritten):
   information gain;
 - ``plane.png`` / ``.svg``, ``plane.csv`` and ``plane_clues.csv``: the reveal-vs-conceal plane
   (:mod:`leakage.curves._plane`): per clue its leakage (information gain) and reveal value (log
-  likelihood ratio that its speaker knows the secret), per model and role the means with
-  intervals, and Karabag & Topcu's reference strategies simulated on the same axes;
+  likelihood ratio that its speaker knows the secret; SpyGame scored from the spy's seat: the
+  spy's gain about the civilians' word and the statement's value to the civilians, two
+  dimensions), per model and role the means with intervals, and Karabag & Topcu's reference
+  strategies simulated on the same axes;
 - with ``compare=(A, B)``: ``compare.png`` / ``.svg`` and ``compare.csv``, the paired
   difference of A's and B's mean gain per clue in the games where both spoke
   (:mod:`leakage.curves._compare`);
@@ -71,6 +73,7 @@ from leakage.curves._plane import (
     PLANE_COLUMNS,
     clue_points,
     per_statement,
+    plane_axes,
     plane_groups,
     plane_references,
 )
@@ -359,7 +362,8 @@ def build_site(
             _write_csv(out / "plane.csv", plane_rows, PLANE_COLUMNS),
             _write_csv(out / "plane_clues.csv", points["rows"], PLANE_CLUE_COLUMNS),
         ]
-        svg_plane = plane_figure(plane_rows, points, out, colours=colours)
+        axes = plane_axes(points)
+        svg_plane = plane_figure(plane_rows, points, out, colours=colours, axes=axes)
         rep.files += [out / "plane.png", out / "plane.svg"]
         undefined = (
             f" {points['undefined']:,} counted clues have no reveal value (a probability the "
@@ -380,6 +384,7 @@ def build_site(
                     "speaker. Coloured marks: means per model and role with 95% bootstrap "
                     "intervals over games. "
                     + refs["note"]
+                    + (f" {axes['note']}" if axes["note"] else "")
                     + " "
                     + f"Chameleon clues are on it only when counted.{undefined} "
                     "Data: plane.csv, plane_clues.csv.",

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from leakage.curves._data import NONE_GROUP, StepTable, speaker_groups
-from leakage.curves._plane import clue_points, plane_groups, plane_references
+from leakage.curves._plane import clue_points, plane_axes, plane_groups, plane_references
 
 
 def _columns(rows: Any, names: list[str]) -> Any:
@@ -74,7 +74,10 @@ def plane_view(
     none for SpyGame, said in ``references_note``), and the first ``max_points`` counted clues
     (``source``, ``record``, ``game_id``, ``step``, ``group``, ``leakage_bits``,
     ``reveal_bits``) of ``points_total``. ``undefined``: counted clues without a reveal value
-    (no secret, or a probability that underflowed)."""
+    (no secret, or a probability that underflowed). ``axes`` (:func:`plane_axes`): whether
+    the plane has two dimensions (SpyGame scored from the spy's seat), the axis labels and a
+    note saying what x and y are there, or, from an outside seat, what would give SpyGame
+    two dimensions; ``spies_left_out`` the spies' statements of spy-seat games not placed."""
     points = clue_points(rows)
     groups = plane_groups(
         points["game"], points["group"], points["x"], points["y"],
@@ -101,4 +104,6 @@ def plane_view(
         "k": refs["k"],
         "mixed_k": refs["mixed_k"],
         "undefined": points["undefined"],
+        "axes": plane_axes(points),
+        "spies_left_out": points["spies_left_out"],
     }

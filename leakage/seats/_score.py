@@ -12,7 +12,9 @@ from leakage.seats._reader import SEAT_SHORTLIST, seat_reader
 from leakage.seats._spygame import (
     _normalise,
     mix_own,
+    pair_reveal_bits,
     refine,
+    reveal_bits,
     seat_shortlist,
     spy_cheap_posteriors,
     spy_rho,
@@ -97,27 +99,39 @@ def _spy_seat(
 ) -> SeatTrace:
     """Every spy's seat: the cheap tier per spy, then the whole pool asked once about every
     statement and the best words of every spy's every step (one candidate set, so a
-    backend's per-row constants are the same for every word a step compares)."""
+    backend's per-row constants are the same for every word a step compares). The same
+    call reads the civilians' word for every statement's :func:`reveal_bits` (the trace's
+    ``reveal_bits``; with one tier, its backend is asked about the pair)."""
     rho = spy_rho(len(players), len(spies))
     cheap = [spy_cheap_posteriors(reader, texts, speakers, h, word_of[h], rho) for h in spies]
+    spy_word = word_of[spies[0]]
     if reader.fine is not None and texts:
         tops = [[top_rows(p, reader.fine_words) for p in posts] for _, _, posts in cheap]
         union = list(dict.fromkeys(int(r) for held in tops for top in held for r in top))
         owns = list(dict.fromkeys(word_of[h] for h in spies))
         words = [reader.vocab.index.words[r] for r in union]
-        table = np.asarray(reader.fine.loglik(list(texts), [*words, *owns]), dtype=np.float64)
+        # the civilians' word too, in the same call: the plane's y (reveal_bits)
+        asked = [*words, *owns, *([] if civilian_word in words else [civilian_word])]
+        table = np.asarray(reader.fine.loglik(list(texts), asked), dtype=np.float64)
+        y = reveal_bits(
+            table[:, asked.index(civilian_word)], table[:, len(words) + owns.index(spy_word)]
+        )
         col = {r: j for j, r in enumerate(union)}
         for h, (heard, log_prior, posts), held in zip(spies, cheap, tops, strict=True):
             own_col = table[heard, len(words) + owns.index(word_of[h])]
             rows = mix_own(table[heard][:, : len(words)], own_col, rho)
             refine(posts, held, log_prior, rows, col)
+    elif reader.search.backend is not None:
+        y = pair_reveal_bits(reader.search.backend, texts, civilian_word, spy_word)
+    else:  # stage 1 alone reads no likelihood
+        y = np.full(len(texts), np.nan)
     steps = [
         spy_seat_steps(
             reader, texts, heard, posts, log_prior, word_of[h], civilian_word, candidates
         )
         for h, (heard, log_prior, posts) in zip(spies, cheap, strict=True)
     ]
-    return assemble("spy", spies, candidates, steps, info=reader.info())
+    return assemble("spy", spies, candidates, steps, info=reader.info(), reveal_bits=y)
 
 
 def _name(backend: Any) -> str:

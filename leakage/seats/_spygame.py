@@ -465,6 +465,37 @@ def spy_seat_steps(
     return out
 
 
+def reveal_bits(civilian: NDArray[np.float64], spy: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each statement's value to the civilians, in bits, from a reader's log-likelihoods of
+    the statements under the civilians' word (``civilian``) and the spies' (``spy``), read in
+    one call so that a backend's per-row constants cancel::
+
+        y = log2 [ P(statement | civilians' word) / P(statement | spies' word) ]
+
+    the evidence a listener who holds the civilians' word gets that the speaker shares it,
+    against the alternative a civilian must rule out: that the speaker is a spy describing
+    the spies' word. It is the per-statement evidence ``d`` that the outside observer's spy
+    posterior sums per player (:func:`leakage.posterior.spy_posterior`) and the SpyGame
+    form of the reveal value of Karabag & Topcu's section 4 (a clue must tell the allies
+    that its speaker knows the secret), the plane's y from every seat
+    (:mod:`leakage.curves._plane`). Why not the civilian voter's own seat (its word only,
+    the other word marginalised over the vocabulary): that seat's reader picks the spy
+    barely above chance on the CK-Arena dev logs (0.52; the players 0.70, docs/games.md),
+    so a change in its figure would mostly measure the reader's noise; the pair's ratio is
+    what a civilian would learn were it told the other word, an upper reference for it."""
+    return np.asarray((civilian - spy) / LOG2, dtype=np.float64)
+
+
+def pair_reveal_bits(
+    backend: Any, texts: Sequence[str], civilian_word: str, spy_word: str
+) -> NDArray[np.float64]:
+    """:func:`reveal_bits` of ``texts`` by ``backend``, asked once about the pair."""
+    if not texts:
+        return np.zeros(0)
+    rows = np.asarray(backend.loglik(list(texts), [civilian_word, spy_word]), dtype=np.float64)
+    return reveal_bits(rows[:, 0], rows[:, 1])
+
+
 def spy_rho(players: int, spies: int) -> float:
     """ρ = (k − 1)/(n − 1): the chance that another speaker is the other spy."""
     return (spies - 1) / (players - 1) if players > 1 else 0.0

@@ -55,6 +55,10 @@ class SeatTrace:
     """Per turn, holder -> its figures after the turn."""
     info: dict[str, Any] = field(default_factory=dict)
     """How the seat was read (vocabulary, shortlist, prior), recorded in the settings."""
+    reveal_bits: NDArray[np.float64] | None = None
+    """``spy``: every turn's value to the civilians, log2 P(statement | civilians' word) /
+    P(statement | spies' word) by the seat's reader (:func:`leakage.seats.pair_reveal_bits`):
+    the reveal-vs-conceal plane's y beside the spy's gain as x. None for the other seats."""
 
 
 def entropy_bits(p: NDArray[np.float64]) -> float:
@@ -96,6 +100,7 @@ def assemble(
     *,
     has_secret: bool = True,
     info: dict[str, Any] | None = None,
+    reveal_bits: NDArray[np.float64] | None = None,
 ) -> SeatTrace:
     """The :class:`SeatTrace` of holders' steps (the first holder's are the step fields)."""
     first = per_holder[0]
@@ -132,6 +137,7 @@ def assemble(
         prior_entropy_bits=first.prior_entropy,
         views=views,
         info=dict(info or {}),
+        reveal_bits=reveal_bits,
     )
 
 

@@ -204,7 +204,9 @@ def job_plane(
     far: per clue its leakage and reveal value, per model and role the means with bootstrap
     intervals over games, and the reference strategies that belong to the job's games
     (``leakage.curves.plane_references``: Karabag & Topcu's for the Chameleon games' K, none
-    for SpyGame, with ``references_note`` saying which)."""
+    for SpyGame, with ``references_note`` saying which). A SpyGame job's ``notes`` say what
+    its axes are (``leakage.curves.plane_axes``): from the spy's seat the spy's gain and the
+    statement's value to the civilians, two dimensions; from an outside seat one curve."""
     held = _steps(state, job)
     view = held.view(
         ("plane", replicates, max_points, seed),
@@ -216,6 +218,8 @@ def job_plane(
             f"{view['undefined']} counted clues have no reveal value (a probability "
             "underflowed, or no secret)"
         )
+    if view["axes"]["note"]:  # SpyGame: the spy's seat's two axes, or what would give them
+        notes.append(view["axes"]["note"].rstrip("."))
     points = [
         {
             "record": held.index(p["source"], p["record"]), "game_id": p["game_id"],
