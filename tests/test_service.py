@@ -61,6 +61,12 @@ class Api:
         self._life.__exit__(None, None, None)
         self._portal_cm.__exit__(None, None, None)
 
+    def __enter__(self) -> Api:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def settings_for(home: Path, index: Path, **kw: Any) -> Settings:
     """A backend not preloaded is waited for as long as it takes to load (an embedding model
