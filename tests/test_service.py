@@ -77,6 +77,14 @@ def settings_for(home: Path, index: Path, **kw: Any) -> Settings:
 
 
 @pytest.fixture(scope="module")
+def plain_api(tmp_path_factory: pytest.TempPathFactory, default_index: Path) -> Iterator[Api]:
+    """A service of the tests' settings and no others, one per module that takes it
+    (``api = plain_api`` in the module)."""
+    with Api(settings_for(tmp_path_factory.mktemp("api"), default_index)) as a:
+        yield a
+
+
+@pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory, default_index: Path) -> Iterator[Api]:
     home = tmp_path_factory.mktemp("svc")
     allowed = home / "allowed"
