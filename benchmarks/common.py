@@ -307,3 +307,31 @@ def probe_game(i: int, words: list[str]) -> bytes:
     clues = [words[(7 * i + k) % len(words)] for k in range(4)]
     game = chameleon_game(f"probe-{i}", cands, clues, one_speaker=True)
     return json.dumps(game).encode()
+
+
+def timed_post(
+    url: str,
+    path: str,
+    body: bytes,
+    timeout: float,
+    *,
+    headers: Mapping[str, str] | None = None,
+    message_chars: int = 200,
+) -> dict[str, Any]:
+    """``POST path`` of the service at ``url``: its ``status`` (``client timeout`` when the
+    client gave up), the ``error`` of an answer other than 200 (``type: message``, the message
+    cut to ``message_chars``) and the ``seconds`` it took."""
+    import httpx
+
+    out: dict[str, Any] = {}
+    start = time.perf_counter()
+    try:
+        r = httpx.post(url + path, content=body, headers=headers, timeout=timeout)
+        out["status"] = r.status_code
+        if r.status_code != 200:
+            err = r.json().get("error", {})
+            out["error"] = f"{err.get('type')}: {err.get('message', '')[:message_chars]}"
+    except httpx.TimeoutException:
+        out["status"] = "client timeout"
+    out["seconds"] = round(time.perf_counter() - start, 3)
+    return out

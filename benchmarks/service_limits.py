@@ -29,6 +29,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from benchmarks import common
 from benchmarks._games import chameleon_game
 from benchmarks.common import Server, default_index, index_vocabulary, probe_game, write_result
 
@@ -77,16 +78,7 @@ def run_scenario(url: str, body: bytes, words: list[str]) -> dict[str, Any]:
     big: dict[str, Any] = {}
 
     def send() -> None:
-        start = time.perf_counter()
-        try:
-            r = httpx.post(url + "/v1/score", content=body, timeout=TIMEOUT)
-            big["status"] = r.status_code
-            if r.status_code != 200:
-                err = r.json().get("error", {})
-                big["error"] = f"{err.get('type')}: {err.get('message', '')[:160]}"
-        except httpx.TimeoutException:
-            big["status"] = "client timeout"
-        big["seconds"] = round(time.perf_counter() - start, 3)
+        big.update(common.timed_post(url, "/v1/score", body, TIMEOUT, message_chars=160))
 
     thread = threading.Thread(target=send)
     thread.start()

@@ -54,6 +54,7 @@ from benchmarks.common import (
     default_index,
     index_vocabulary,
     probe_game,
+    timed_post,
     write_result,
 )
 
@@ -139,21 +140,8 @@ def run_scenario(url: str, body: bytes, words: list[str], *, probes: bool = True
     done = threading.Event()
 
     def send() -> None:
-        start = time.perf_counter()
-        try:
-            r = httpx.post(
-                url + "/v1/splits",
-                content=body,
-                headers={"content-type": "application/json"},
-                timeout=TIMEOUT,
-            )
-            big["status"] = r.status_code
-            if r.status_code != 200:
-                err = r.json().get("error", {})
-                big["error"] = f"{err.get('type')}: {err.get('message', '')[:200]}"
-        except httpx.TimeoutException:
-            big["status"] = "client timeout"
-        big["seconds"] = round(time.perf_counter() - start, 3)
+        json_body = {"content-type": "application/json"}
+        big.update(timed_post(url, "/v1/splits", body, TIMEOUT, headers=json_body))
         done.set()
 
     answers: dict[str, list[tuple[int, float]]] = {"embedding": [], "cooccurrence": []}

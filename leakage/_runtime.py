@@ -400,3 +400,21 @@ def load_local_weights(
     except OSError as err:
         first = (str(err).splitlines() or [""])[0][:160]
         raise BackendUnavailable(not_here(f"{err.__class__.__name__}: {first}")) from err
+
+
+def padded_batches(items: Sequence[T], lengths: Sequence[int], budget: int) -> list[list[T]]:
+    """``items`` in their order, cut into batches whose padded size (rows x the batch's
+    longest of ``lengths``) stays within ``budget`` tokens; an item longer than the budget
+    goes alone. Items sorted by length (ascending) make the fullest batches."""
+    batches: list[list[T]] = []
+    current: list[T] = []
+    longest = 0
+    for item, n in zip(items, lengths, strict=True):
+        if current and max(longest, n) * (len(current) + 1) > budget:
+            batches.append(current)
+            current, longest = [], 0
+        current.append(item)
+        longest = max(longest, n)
+    if current:
+        batches.append(current)
+    return batches

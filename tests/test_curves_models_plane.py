@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from leakage.curves._plane import reference_points, reveal_values
 from leakage.errors import InvalidInput
 
 from .conftest import EXAMPLES
-from .test_service import Api, assert_error, settings_for
+from .test_service import Api, assert_error, plain_api
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -253,11 +252,7 @@ def test_ck_arena_models_compared_and_plane(shared_data: Path, tmp_path: Path, l
 # -- the API ----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory, default_index: Path) -> Iterator[Api]:
-    a = Api(settings_for(tmp_path_factory.mktemp("plane"), default_index))
-    yield a
-    a.close()
+api = plain_api
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,9 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from .conftest import EXAMPLES, REPO
+from . import browser_support as support
+from .browser_support import TIMEOUT, WINDOW, png, serving, sized, wait_until
+from .conftest import EXAMPLES
 from .test_service_server import Server, server_env
 
 # -- finding a browser (no browser needed for these) ----------------------------------------
@@ -128,9 +130,6 @@ def test_a_missing_browser_skips_the_tests_or_fails_them_where_required(
 
 # -- the browser, the servers, the screenshots -----------------------------------------------
 
-SHOTS = Path(os.environ.get("EXPLORER_SCREENSHOTS") or REPO / "build" / "explorer-screenshots")
-WINDOW = (1280, 900)
-TIMEOUT = 45.0  # a request on the 2-core machine under load, the embedding model's first use
 API_KEY = "explorer-test-key"
 
 
@@ -164,16 +163,10 @@ def server_start(
     home = tmp_path_factory.mktemp("explorer")
     both = "cooccurrence,embedding"
     env = server_env(home, default_index, LEAKAGE_BACKENDS=both, LEAKAGE_PRELOAD=both)
-    with ThreadPoolExecutor(1) as pool:
-        future = pool.submit(Server, env, home / "server.log")
-        yield future
-        if future.exception() is None:
-            future.result().stop()
+    yield from serving(env, home / "server.log")
 
 
-@pytest.fixture(scope="module")
-def server(server_start: Future[Server]) -> Server:
-    return server_start.result()
+server = support.server
 
 
 @pytest.fixture(scope="module")
@@ -266,18 +259,12 @@ def snap(driver: Any, name: str) -> Path:
     """A PNG of the whole page as it is: ``$EXPLORER_SCREENSHOTS/<name>.png``. The window is
     made as tall as the page for it, then set back (DevTools' captureBeyondViewport leaves
     the mouse's coordinates off from the layout's afterwards)."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
     inner, full = driver.execute_script(
         "return [window.innerHeight, document.documentElement.scrollHeight]"
     )
     frame = WINDOW[1] - int(inner)  # the window's own height beyond the page's
-    driver.set_window_size(WINDOW[0], min(max(int(full) + frame, WINDOW[1]), 6000))
-    try:
-        path = SHOTS / f"{name}.png"
-        path.write_bytes(driver.get_screenshot_as_png())
-    finally:
-        driver.set_window_size(*WINDOW)
-    return path
+    with sized(driver, WINDOW[0], min(max(int(full) + frame, WINDOW[1]), 6000)):
+        return png(driver, name)
 
 
 # -- talking to the page -----------------------------------------------------------------------
@@ -285,17 +272,6 @@ def snap(driver: Any, name: str) -> Path:
 
 def state(driver: Any) -> str:
     return str(driver.execute_script("return document.body ? document.body.dataset.state : ''"))
-
-
-def wait_until(what: str, check: Callable[[], Any], timeout: float = TIMEOUT) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
 
 
 def wait_ready(driver: Any, timeout: float = TIMEOUT) -> None:

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -22,10 +20,11 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
+from . import browser_support as support
 from . import test_explorer_browser as page
-from .conftest import EXAMPLES, SHARED_DATA
+from .browser_support import CK_ARENA, TIMEOUT, ck_arena_job, get, js, wait_done, wait_until
+from .conftest import EXAMPLES
 from .test_explorer_browser import (
-    TIMEOUT,
     _downloaded,
     _downloads,
     act,
@@ -34,57 +33,17 @@ from .test_explorer_browser import (
     load_example,
     open_page,
     status_text,
-    wait_until,
 )
 from .test_explorer_models_browser import shot
-from .test_service_server import Server, server_env
+from .test_service_server import Server
 
-browser_paths = page.browser_paths
-driver = page.driver
-console_clean = page.console_clean
+# test_explorer_browser's browser and its console check (no error, no CSP violation)
+browser_paths, driver, console_clean = page.browser_paths, page.driver, page.console_clean
+server_start, server = support.shared_data_server_start, support.server
 
-CK_ARENA = SHARED_DATA / "ck-arena-dev" / "logs"
 TABLE_DESK = "logs__en__different_llm_standard__en__artifacts__20250509-002508_table_desk.json"
 """A log with an empty statement (id 9), an abstaining vote and a judges' elimination."""
 SVG = "{http://www.w3.org/2000/svg}"
-
-
-@pytest.fixture(scope="module")
-def server_start(
-    tmp_path_factory: pytest.TempPathFactory, default_index: Path
-) -> Iterator[Future[Server]]:
-    """A co-occurrence server that may read the shared data in place (jobs by path)."""
-    home = tmp_path_factory.mktemp("explorer-defects")
-    env = server_env(home, default_index, LEAKAGE_ALLOWED_PATHS=str(SHARED_DATA))
-    with ThreadPoolExecutor(1) as pool:
-        future = pool.submit(Server, env, home / "server.log")
-        yield future
-        if future.exception() is None:
-            future.result().stop()
-
-
-@pytest.fixture(scope="module")
-def server(server_start: Future[Server]) -> Server:
-    return server_start.result()
-
-
-def get(server: Server, path: str, **params: Any) -> Any:
-    r = httpx.get(server.url + path, params=params, timeout=TIMEOUT)
-    assert r.status_code == 200, r.text
-    return r.json()
-
-
-def js(driver: Any, script: str, *args: Any) -> Any:
-    return driver.execute_script(script, *args)
-
-
-def wait_done(server: Server, job_id: str) -> str:
-    wait_until(
-        f"job {job_id} done",
-        lambda: get(server, f"/v1/jobs/{job_id}")["state"] == "done",
-        timeout=300,
-    )
-    return job_id
 
 
 @pytest.fixture(scope="module")
@@ -94,14 +53,7 @@ def ck_job(server: Server, shared_data: Path) -> str:
     if len(logs) < 12 or not (CK_ARENA / TABLE_DESK).is_file():
         pytest.skip(f"needs the CK-Arena dev logs in {CK_ARENA}")
     paths = [str(p) for p in logs[:10]] + [str(CK_ARENA / TABLE_DESK), str(logs[10])]
-    r = httpx.post(
-        server.url + "/v1/jobs",
-        params={"input_format": "ck-arena"},
-        json={"paths": paths},
-        timeout=TIMEOUT,
-    )
-    assert r.status_code == 202, r.text
-    return wait_done(server, r.json()["id"])
+    return ck_arena_job(server, paths=paths)
 
 
 def pick(driver: Any, id_: str, value: str) -> None:

@@ -14,17 +14,15 @@ from typing import Any
 import httpx
 import pytest
 
-from . import test_explorer_models_browser as models_page
-from .test_explorer_browser import SHOTS, TIMEOUT, WINDOW, act, by_id, open_page, wait_until
+from . import browser_support as support
+from . import test_explorer_browser as page
+from .browser_support import CK_ARENA, SHOTS, TIMEOUT, ck_arena_job, get, js, sized, wait_done
+from .test_explorer_browser import act, by_id, open_page
 from .test_service_server import Server
 
-browser_paths = models_page.browser_paths
-driver = models_page.driver
-console_clean = models_page.console_clean  # no console error or CSP violation
-server_start = models_page.server_start
-server = models_page.server
-get, js = models_page.get, models_page.js
-CK_ARENA = models_page.CK_ARENA
+# test_explorer_browser's browser and its console check (no error, no CSP violation)
+browser_paths, driver, console_clean = page.browser_paths, page.driver, page.console_clean
+server_start, server = support.shared_data_server_start, support.server
 
 ROWS = """return Array.from(document.querySelectorAll(arguments[0] + ' tbody tr'), tr => {
     const cell = k => tr.querySelector(`td[data-key="${k}"]`);
@@ -81,19 +79,7 @@ def test_the_leaderboard_is_a_ck_arena_jobs_first_view(
 
     if not CK_ARENA.is_dir():
         pytest.skip(f"needs the CK-Arena dev logs in {CK_ARENA}")
-    r = httpx.post(
-        server.url + "/v1/jobs",
-        params={"input_format": "ck-arena"},
-        json={"path": str(CK_ARENA)},
-        timeout=TIMEOUT,
-    )
-    assert r.status_code == 202, r.text
-    job_id = r.json()["id"]
-    wait_until(
-        f"job {job_id} done",
-        lambda: get(server, f"/v1/jobs/{job_id}")["state"] == "done",
-        timeout=600,
-    )
+    job_id = ck_arena_job(server, timeout=600, path=str(CK_ARENA))
     open_page(driver, f"{server.url}/ui?job={job_id}")
     board = get(server, f"/v1/jobs/{job_id}/leaderboard")
     # first: visible, before the curves, the plane and the records
@@ -151,8 +137,7 @@ def test_the_leaderboard_is_a_ck_arena_jobs_first_view(
     # nothing sticks out of the page at 390 px (the tables scroll sideways in their box)
     SHOTS.mkdir(parents=True, exist_ok=True)
     for width in (1400, 390):
-        driver.set_window_size(width, 900)
-        try:
+        with sized(driver, width, 900):
             tall = js(driver, "return document.getElementById('leaderboard').scrollHeight")
             driver.set_window_size(width, min(int(tall) + 400, 8000))
             js(driver, "document.getElementById('leaderboard').scrollIntoView()")
@@ -168,8 +153,6 @@ def test_the_leaderboard_is_a_ck_arena_jobs_first_view(
                         .map(e => e.tagName + ': ' + e.textContent.slice(0, 40));""",
                 )
                 assert not wide, wide
-        finally:
-            driver.set_window_size(*WINDOW)
 
     # sorting: a click on the leakage header sorts by it, again the other way
     def by_leakage(desc: bool) -> list[str]:
@@ -214,7 +197,7 @@ def test_a_job_with_nothing_to_rank_says_so_in_place_of_the_tables(
     r = httpx.post(server.url + "/v1/jobs", content=b'{"not": "a transcript"}\n', timeout=TIMEOUT)
     assert r.status_code == 202, r.text
     job_id = r.json()["id"]
-    wait_until(f"job {job_id} done", lambda: get(server, f"/v1/jobs/{job_id}")["state"] == "done")
+    wait_done(server, job_id, timeout=TIMEOUT)
     assert httpx.get(f"{server.url}/v1/jobs/{job_id}/leaderboard").status_code == 409
     open_page(driver, f"{server.url}/ui?job={job_id}")
     assert by_id(driver, "leaderboard").is_displayed()

@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from . import browser_support as support
 from . import test_explorer_browser as page
+from .browser_support import serving, wait_until
 from .test_explorer_browser import (
     SPORTS,
     assert_grid_is,
@@ -33,15 +35,11 @@ from .test_explorer_browser import (
     state,
     status_text,
     wait_ready,
-    wait_until,
 )
 from .test_service_server import Server, server_env
 
-# the browser of test_explorer_browser, as fixtures of this module too (with this module's
-# server)
-browser_paths = page.browser_paths
-driver = page.driver
-console_clean = page.console_clean  # no console error or CSP violation in any test
+# test_explorer_browser's browser and its console check (no error, no CSP violation)
+browser_paths, driver, console_clean = page.browser_paths, page.driver, page.console_clean
 
 # ``leakage serve`` with ``fslow`` registered: it loads once the file EXPLORER_LOAD_GATE names
 # exists. Deterministic: log P(clue | w) is minus the letters the clue and the word do not share.
@@ -92,16 +90,10 @@ def server_start(home: Path, default_index: Path) -> Iterator[Future[Server]]:
         EXPLORER_LOAD_GATE=str(home / "gate"),
     )
     command = [sys.executable, "-c", SERVE_WITH_A_SLOW_BACKEND]
-    with ThreadPoolExecutor(1) as pool:
-        future = pool.submit(Server, env, home / "server.log", command)
-        yield future
-        if future.exception() is None:
-            future.result().stop()
+    yield from serving(env, home / "server.log", command)
 
 
-@pytest.fixture(scope="module")
-def server(server_start: Future[Server]) -> Server:
-    return server_start.result()
+server = support.server
 
 
 def test_a_slow_first_load_is_shown_and_waited_for(driver: Any, server: Server, home: Path) -> None:

@@ -20,11 +20,9 @@ import httpx
 import pytest
 
 from . import test_explorer_browser as page
+from .browser_support import TIMEOUT, WINDOW, js, png, sized
 from .test_explorer_browser import (
-    SHOTS,
     SPORTS,
-    TIMEOUT,
-    WINDOW,
     act,
     assert_grid_is,
     by_id,
@@ -40,12 +38,9 @@ from .test_explorer_browser import (
 )
 from .test_service_server import Server
 
-# the browser and the server of test_explorer_browser, as fixtures of this module too
-browser_paths = page.browser_paths
-server_start = page.server_start
-server = page.server
-driver = page.driver
-console_clean = page.console_clean  # no console error or CSP violation in any test
+# test_explorer_browser's browser and its console check (no error, no CSP violation)
+browser_paths, driver, console_clean = page.browser_paths, page.driver, page.console_clean
+server_start, server = page.server_start, page.server  # its server too
 
 CK_ARENA = Path("ck-arena-dev") / "logs"
 LIANG = Path("spygame-liang") / "benchmark" / "gpt-3.5-turbo-0613" / "gpt-4-0613" / "Durian.json"
@@ -92,10 +87,6 @@ def upload(driver: Any, path: Path, *, expect: str = "ready") -> None:
     act(driver, lambda: by_id(driver, "file-input").send_keys(str(path)), expect=expect)
 
 
-def js(driver: Any, script: str, *args: Any) -> Any:
-    return driver.execute_script(script, *args)
-
-
 def spy_cells(driver: Any) -> dict[tuple[int, str], float]:
     rows = js(
         driver,
@@ -122,14 +113,8 @@ def view_shown(driver: Any) -> bool:
 def shot(driver: Any, name: str, size: tuple[int, int]) -> Path:
     """A PNG of the window at ``size`` (the viewport as a person sees it, not the whole
     page), then the window set back."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    driver.set_window_size(*size)
-    try:
-        path = SHOTS / f"{name}.png"
-        path.write_bytes(driver.get_screenshot_as_png())
-    finally:
-        driver.set_window_size(*WINDOW)
-    return path
+    with sized(driver, *size):
+        return png(driver, name)
 
 
 def assert_spygame_drawn(driver: Any, game: Mapping[str, Any], report: Mapping[str, Any]) -> None:

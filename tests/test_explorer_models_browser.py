@@ -8,76 +8,36 @@ for SpyGame), its keyboard and its exports. One job reads the real CK-Arena dev 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+import contextlib
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
+from . import browser_support as support
 from . import test_explorer_browser as page
-from .conftest import EXAMPLES, SHARED_DATA
+from .browser_support import CK_ARENA, SHOTS, ck_arena_job, get, js, png, sized, wait_until
+from .conftest import EXAMPLES
 from .test_explorer_browser import (
-    SHOTS,
-    TIMEOUT,
-    WINDOW,
     by_id,
     choose,
     open_page,
     options,
     submit_job,
-    wait_until,
 )
-from .test_service_server import Server, server_env
+from .test_service_server import Server
 
-browser_paths = page.browser_paths
-driver = page.driver
-console_clean = page.console_clean  # no console error or CSP violation in any test
-CK_ARENA = SHARED_DATA / "ck-arena-dev" / "logs"
-
-
-@pytest.fixture(scope="module")
-def server_start(
-    tmp_path_factory: pytest.TempPathFactory, default_index: Path
-) -> Iterator[Future[Server]]:
-    """A co-occurrence server that may read the shared data in place (its jobs by path)."""
-    home = tmp_path_factory.mktemp("explorer-models")
-    env = server_env(home, default_index, LEAKAGE_ALLOWED_PATHS=str(SHARED_DATA))
-    with ThreadPoolExecutor(1) as pool:
-        future = pool.submit(Server, env, home / "server.log")
-        yield future
-        if future.exception() is None:
-            future.result().stop()
-
-
-@pytest.fixture(scope="module")
-def server(server_start: Future[Server]) -> Server:
-    return server_start.result()
-
-
-def get(server: Server, path: str, **params: Any) -> Any:
-    r = httpx.get(server.url + path, params=params, timeout=TIMEOUT)
-    assert r.status_code == 200, r.text
-    return r.json()
+# test_explorer_browser's browser and its console check (no error, no CSP violation)
+browser_paths, driver, console_clean = page.browser_paths, page.driver, page.console_clean
+server_start, server = support.shared_data_server_start, support.server
 
 
 def shot(driver: Any, name: str, width: int, height: int) -> Path:
     """The page at ``width`` x ``height`` (its whole length), in $EXPLORER_SCREENSHOTS."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    driver.set_window_size(width, height)
-    try:
+    with sized(driver, width, height):
         full = driver.execute_script("return document.documentElement.scrollHeight")
         driver.set_window_size(width, min(int(full) + 150, 8000))
-        path = SHOTS / f"{name}.png"
-        path.write_bytes(driver.get_screenshot_as_png())
-    finally:
-        driver.set_window_size(*WINDOW)
-    return path
-
-
-def js(driver: Any, script: str, *args: Any) -> Any:
-    return driver.execute_script(script, *args)
+        return png(driver, name)
 
 
 def check_plane(driver: Any, plane: dict[str, Any], groups: list[str] | None = None) -> None:
@@ -200,19 +160,7 @@ def check_compare(driver: Any, api: dict[str, Any]) -> None:
 def test_ck_arena_models_compared_and_the_plane(driver: Any, server: Server, shared_data: Path):
     if not CK_ARENA.is_dir():
         pytest.skip(f"needs the CK-Arena dev logs in {CK_ARENA}")
-    r = httpx.post(
-        server.url + "/v1/jobs",
-        params={"input_format": "ck-arena"},
-        json={"path": str(CK_ARENA)},
-        timeout=TIMEOUT,
-    )
-    assert r.status_code == 202, r.text
-    job_id = r.json()["id"]
-    wait_until(
-        f"job {job_id} done",
-        lambda: get(server, f"/v1/jobs/{job_id}")["state"] == "done",
-        timeout=600,
-    )
+    job_id = ck_arena_job(server, timeout=600, path=str(CK_ARENA))
     open_page(driver, f"{server.url}/ui?job={job_id}&by=speaker")
     curves = get(server, f"/v1/jobs/{job_id}/curves", by="speaker")
     assert all(" · " in g for g in curves["groups"])
@@ -294,19 +242,15 @@ def test_ck_arena_models_compared_and_the_plane(driver: Any, server: Server, sha
     # each view alone, at 1400 and 390 px (docs/img/explorer-models-compared.png and
     # explorer-plane.png are the 1400 px ones, reduced to 128 colours)
     for width, height in ((1400, 900), (390, 844)):
-        driver.set_window_size(width, height)
-        try:
+        with sized(driver, width, height):
             for id_ in ("models-compared", "plane-section"):
                 js(driver, "document.getElementById(arguments[0]).scrollIntoView()", id_)
                 js(driver, "document.activeElement.blur()")
-                png = by_id(driver, id_).screenshot_as_png
-                (SHOTS / f"{id_}-{width}.png").write_bytes(png)
-        finally:
-            driver.set_window_size(*WINDOW)
+                image = by_id(driver, id_).screenshot_as_png
+                (SHOTS / f"{id_}-{width}.png").write_bytes(image)
     # the page does not scroll sideways at phone width, once the charts have redrawn at
     # their containers' new width (a ResizeObserver's callback, after the resize's layout:
     # late on a loaded machine)
-    driver.set_window_size(390, 844)
     wide: list[str] = []
 
     def fits() -> bool:
@@ -320,12 +264,9 @@ def test_ck_arena_models_compared_and_the_plane(driver: Any, server: Server, sha
         )
         return not wide
 
-    try:
+    # (a timeout is let through: the assertion below names what sticks out)
+    with sized(driver, 390, 844), contextlib.suppress(AssertionError):
         wait_until("nothing wider than the page at 390 px", fits, timeout=10)
-    except AssertionError:
-        pass  # the assertion below names what sticks out
-    finally:
-        driver.set_window_size(*WINDOW)
     assert not wide, wide
     # the view's address, shared, shows the same two models
     url = driver.current_url

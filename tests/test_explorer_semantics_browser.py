@@ -9,57 +9,26 @@ The CK-Arena job reads 12 real dev logs in place (``shared_data``: skipped witho
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from leakage.curves import NO_REFERENCES
 
+from . import browser_support as support
 from . import test_explorer_browser as page
-from .conftest import EXAMPLES, SHARED_DATA
-from .test_explorer_browser import TIMEOUT, by_id, open_page, submit_job, wait_until
+from .browser_support import CK_ARENA, ck_arena_job, get, js
+from .conftest import EXAMPLES
+from .test_explorer_browser import by_id, open_page, submit_job
 from .test_explorer_models_browser import shot
-from .test_service_server import Server, server_env
+from .test_service_server import Server
 
-browser_paths = page.browser_paths
-driver = page.driver
-console_clean = page.console_clean  # no console error or CSP violation in any test
-CK_ARENA = SHARED_DATA / "ck-arena-dev" / "logs"
-SEM_SHOTS = Path(os.environ.get("SEMANTICS_SCREENSHOTS") or page.SHOTS)
+# test_explorer_browser's browser and its console check (no error, no CSP violation)
+browser_paths, driver, console_clean = page.browser_paths, page.driver, page.console_clean
+server_start, server = support.shared_data_server_start, support.server
+SEM_SHOTS = Path(os.environ.get("SEMANTICS_SCREENSHOTS") or support.SHOTS)
 """Where the curves and plane of the CK-Arena job are saved at 1400 px, to be looked at."""
-
-
-@pytest.fixture(scope="module")
-def server_start(
-    tmp_path_factory: pytest.TempPathFactory, default_index: Path
-) -> Iterator[Future[Server]]:
-    """A co-occurrence server that may read the shared data in place (jobs by path)."""
-    home = tmp_path_factory.mktemp("explorer-semantics")
-    env = server_env(home, default_index, LEAKAGE_ALLOWED_PATHS=str(SHARED_DATA))
-    with ThreadPoolExecutor(1) as pool:
-        future = pool.submit(Server, env, home / "server.log")
-        yield future
-        if future.exception() is None:
-            future.result().stop()
-
-
-@pytest.fixture(scope="module")
-def server(server_start: Future[Server]) -> Server:
-    return server_start.result()
-
-
-def get(server: Server, path: str, **params: Any) -> Any:
-    r = httpx.get(server.url + path, params=params, timeout=TIMEOUT)
-    assert r.status_code == 200, r.text
-    return r.json()
-
-
-def js(driver: Any, script: str, *args: Any) -> Any:
-    return driver.execute_script(script, *args)
 
 
 @pytest.fixture(scope="module")
@@ -68,20 +37,7 @@ def ck_job(server: Server, shared_data: Path) -> str:
     logs = sorted(CK_ARENA.glob("*.json"))[:12]
     if len(logs) < 12:
         pytest.skip(f"needs the CK-Arena dev logs in {CK_ARENA}")
-    r = httpx.post(
-        server.url + "/v1/jobs",
-        params={"input_format": "ck-arena"},
-        json={"paths": [str(p) for p in logs]},
-        timeout=TIMEOUT,
-    )
-    assert r.status_code == 202, r.text
-    job_id = str(r.json()["id"])
-    wait_until(
-        f"job {job_id} done",
-        lambda: get(server, f"/v1/jobs/{job_id}")["state"] == "done",
-        timeout=300,
-    )
-    return job_id
+    return ck_arena_job(server, paths=[str(p) for p in logs])
 
 
 def curve_words(driver: Any) -> dict[str, Any]:

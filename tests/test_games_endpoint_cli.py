@@ -14,13 +14,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from typer.testing import CliRunner
 
-from leakage.cli import app
 from leakage.cli.play import game_seeds
 from leakage.errors import LLMError
 from leakage.games.agents.cheatsheet import HEADER
 from leakage.llm import Message, OpenAICompatibleClient
+from tests.cli_support import invoke_leakage
 from tests.fakes.openai_api import (
     MODEL,
     FakeOpenAI,
@@ -34,9 +33,7 @@ Messages = list[dict[str, str]]
 
 
 def leakage(*args: str, home: Path) -> tuple[int, str]:
-    r = CliRunner().invoke(app, list(args), env={"LEAKAGE_HOME": str(home)})
-    if r.exception is not None and not isinstance(r.exception, SystemExit):
-        raise r.exception
+    r = invoke_leakage(*args, home=home)
     return r.exit_code, r.output
 
 

@@ -150,15 +150,22 @@ def test_the_factory_builds_the_pgm_agents(cooccurrence):
     assert isinstance(factory.build("chameleon", "pgm"), PGMChameleonPlayer)
 
 
+def _one_round_against_the_fake(tables, prompts: PGMPrompts, retries: int):
+    """One round of SpyGame, every seat the LLM PGM agent asking the fake OpenAI server: the
+    agent, the transcript and the requests the server got."""
+    with FakeOpenAI() as fake:
+        client = OpenAICompatibleClient(fake.url, MODEL, backoff=0.01)
+        agent = PGMSpyLLMAgent(tables, client, prompts, retries=retries)
+        t = play_spygame({"civilian": agent, "spy": agent}, seed=2, cards=SPORTS,
+                         config=SpyGameConfig(max_rounds=1))  # fmt: skip
+        return agent, t, list(fake.requests)
+
+
 def test_the_llm_pgm_agent_writes_descriptions_from_its_beliefs(tables):
     # the fake answers "You said: <last user message>": the template scripts the reply
     prompts = PGMPrompts(describe="Answer: it is played outdoors\n{pgm}")
-    with FakeOpenAI() as fake:
-        client = OpenAICompatibleClient(fake.url, MODEL, backoff=0.01)
-        agent = PGMSpyLLMAgent(tables, client, prompts, retries=0)
-        t = play_spygame({"civilian": agent, "spy": agent}, seed=2, cards=SPORTS,
-                         config=SpyGameConfig(max_rounds=1))  # fmt: skip
-        asked = [r.body["messages"][-1]["content"] for r in fake.requests]
+    agent, t, requests = _one_round_against_the_fake(tables, prompts, retries=0)
+    asked = [r.body["messages"][-1]["content"] for r in requests]
     assert [x.text for x in t.turns] == ["it is played outdoors"] * 5
     assert agent.last_move == {"mode": "generated", "tries": 1}
     assert all("As p" in a and "the spy with probability" in a for a in asked)
@@ -167,12 +174,8 @@ def test_the_llm_pgm_agent_writes_descriptions_from_its_beliefs(tables):
     assert t.players[0].agent == f"pgm:llm:{MODEL}"
     # a description that says the word is refused, asked again, then the scripted one is said
     bad = PGMPrompts(describe="Answer: my word is {word}")
-    with FakeOpenAI() as fake:
-        client = OpenAICompatibleClient(fake.url, MODEL, backoff=0.01)
-        agent = PGMSpyLLMAgent(tables, client, bad, retries=1)
-        t = play_spygame({"civilian": agent, "spy": agent}, seed=2, cards=SPORTS,
-                         config=SpyGameConfig(max_rounds=1))  # fmt: skip
-        assert len(fake.requests) == 5 * 2
+    agent, t, requests = _one_round_against_the_fake(tables, bad, retries=1)
+    assert len(requests) == 5 * 2
     assert t.meta["outcome"] != "invalid"
     assert agent.last_move is not None and agent.last_move["mode"] == "fallback"
     assert "says your word" in agent.last_move["rejected"]

@@ -11,9 +11,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from typer.testing import CliRunner
 
-from leakage.cli import app
 from leakage.errors import UnknownBackend
 from leakage.splits import (
     DESCRIBERS,
@@ -22,6 +20,7 @@ from leakage.splits import (
     create_describer,
     describer_options,
 )
+from tests.cli_support import invoke_leakage
 from tests.plugin_support import fake_entry_points
 
 
@@ -53,10 +52,7 @@ def length_describer(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def build(*args: str, home: Path) -> tuple[int, str]:
-    env = {"LEAKAGE_HOME": str(home), "COLUMNS": "200"}
-    r = CliRunner().invoke(app, ["splits", "build", *args], env=env)
-    if r.exception is not None and not isinstance(r.exception, SystemExit):
-        raise r.exception
+    r = invoke_leakage("splits", "build", *args, home=home, env={"COLUMNS": "200"})
     return r.exit_code, r.output
 
 

@@ -61,6 +61,12 @@ class Api:
         self._life.__exit__(None, None, None)
         self._portal_cm.__exit__(None, None, None)
 
+    def __enter__(self) -> Api:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def settings_for(home: Path, index: Path, **kw: Any) -> Settings:
     """A backend not preloaded is waited for as long as it takes to load (an embedding model
@@ -68,6 +74,14 @@ def settings_for(home: Path, index: Path, **kw: Any) -> Settings:
     tests/test_service_backend_load.py sets the wait it tests."""
     kw.setdefault("backend_load_wait", 300.0)
     return Settings(home=home, index=index, preload=["cooccurrence"], **kw)
+
+
+@pytest.fixture(scope="module")
+def plain_api(tmp_path_factory: pytest.TempPathFactory, default_index: Path) -> Iterator[Api]:
+    """A service of the tests' settings and no others, one per module that takes it
+    (``api = plain_api`` in the module)."""
+    with Api(settings_for(tmp_path_factory.mktemp("api"), default_index)) as a:
+        yield a
 
 
 @pytest.fixture(scope="module")

@@ -109,8 +109,7 @@ def _listed(a: Api, name: str) -> dict[str, Any]:
 def test_a_slow_first_load_is_a_503_that_says_so_then_the_backend_serves(
     tmp_path: Path, default_index: Path, gate: Gate
 ):
-    a = _api(tmp_path, default_index)
-    try:
+    with _api(tmp_path, default_index) as a:
         r = _score(a, "fslow")
         err = assert_error(r, 503, "backend_loading", "backend")
         assert r.headers["retry-after"] == "5"  # no earlier load to go by
@@ -138,8 +137,6 @@ def test_a_slow_first_load_is_a_503_that_says_so_then_the_backend_serves(
         remembered = json.loads((tmp_path / "service" / "backend-loads.json").read_text())
         assert remembered["fslow"] == pytest.approx(listed["load_seconds"], abs=0.01)
         assert listed["last_load_seconds"] == remembered["fslow"]
-    finally:
-        a.close()
 
 
 def test_the_last_load_time_survives_a_restart_and_sets_retry_after(
@@ -147,8 +144,7 @@ def test_the_last_load_time_survives_a_restart_and_sets_retry_after(
 ):
     (tmp_path / "service").mkdir()
     (tmp_path / "service" / "backend-loads.json").write_text('{"fslow": 88.4, "judge": 3}')
-    a = _api(tmp_path, default_index)
-    try:
+    with _api(tmp_path, default_index) as a:
         assert _listed(a, "fslow")["last_load_seconds"] == 88.4
         r = _score(a, "fslow")
         err = assert_error(r, 503, "backend_loading", "backend")
@@ -159,8 +155,6 @@ def test_the_last_load_time_survives_a_restart_and_sets_retry_after(
         assert _score(a, "fslow").status_code == 200
         remembered = json.loads((tmp_path / "service" / "backend-loads.json").read_text())
         assert remembered["fslow"] < 30 and remembered["judge"] == 3  # the others are kept
-    finally:
-        a.close()
 
 
 def test_the_load_does_not_count_against_the_scoring_deadline(
@@ -169,20 +163,16 @@ def test_the_load_does_not_count_against_the_scoring_deadline(
     """A load of 1 s inside a request's wait of 5 s is served, though the deadline is 0.5 s:
     the load used to run inside the scoring task and time it out."""
     gate.delay = 1.0
-    a = _api(tmp_path, default_index, backend_load_wait=5.0, score_timeout=0.5)
-    try:
+    with _api(tmp_path, default_index, backend_load_wait=5.0, score_timeout=0.5) as a:
         r = _score(a, "fslow")
         assert r.status_code == 200, r.text
         assert r.json()["backend"] == "fslow"
-    finally:
-        a.close()
 
 
 def test_a_failed_load_is_reported_as_its_error_not_as_loading(
     tmp_path: Path, default_index: Path, gate: Gate
 ):
-    a = _api(tmp_path, default_index)
-    try:
+    with _api(tmp_path, default_index) as a:
         assert_error(_score(a, "fbroken"), 503, "backend_loading", "backend")
         gate.open.set()
         _until("the load to fail", lambda: "fbroken" in a.state.backends.failed)
@@ -194,15 +184,12 @@ def test_a_failed_load_is_reported_as_its_error_not_as_loading(
         assert listed["available"] is False and listed["loading"] is False
         remembered = json.loads((tmp_path / "service" / "backend-loads.json").read_text())
         assert "fbroken" not in remembered and "cooccurrence" in remembered  # preloaded
-    finally:
-        a.close()
 
 
 def test_a_load_that_fails_unexpectedly_is_reported_once_then_tried_again(
     tmp_path: Path, default_index: Path, gate: Gate
 ):
-    a = _api(tmp_path, default_index)
-    try:
+    with _api(tmp_path, default_index) as a:
         assert_error(_score(a, "fbug"), 503, "backend_loading", "backend")
         gate.open.set()
         _until("the load to fail", lambda: not a.state.backends.is_loading("fbug"))
@@ -213,5 +200,3 @@ def test_a_load_that_fails_unexpectedly_is_reported_once_then_tried_again(
         # the next request loads it again (it fails again, at once now that the gate is open)
         assert_error(_score(a, "fbug"), 500, "internal_error")
         assert gate.calls == ["fbug", "fbug"]
-    finally:
-        a.close()

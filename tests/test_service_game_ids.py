@@ -6,13 +6,12 @@ exactly, never searched for in the stored JSON (where ``"``, ``\\`` and a tab ar
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
-from .test_service import SPORTS, Api, assert_error, settings_for
+from .test_service import SPORTS, Api, assert_error, plain_api
 from .test_ui_explorer import _finished_job
 
 IDS = [
@@ -32,11 +31,7 @@ IDS = [
 DOT_SEGMENTS = {".", ".."}
 
 
-@pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory, default_index: Path) -> Iterator[Api]:
-    a = Api(settings_for(tmp_path_factory.mktemp("game-ids"), default_index))
-    yield a
-    a.close()
+api = plain_api
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -21,18 +19,14 @@ from leakage.curves import (
 )
 
 from .conftest import SHARED_DATA
-from .test_service import Api, assert_error, settings_for, wait_job
+from .test_service import Api, assert_error, plain_api, wait_job
 
 CK_ARENA = SHARED_DATA / "ck-arena-dev" / "logs"
 N_LOGS = 24
 REPLICATES = 200
 
 
-@pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory, default_index: Path) -> Iterator[Api]:
-    a = Api(settings_for(tmp_path_factory.mktemp("board"), default_index))
-    yield a
-    a.close()
+api = plain_api
 
 
 @pytest.fixture(scope="module")

@@ -35,6 +35,7 @@ from leakage.splits import (
     thresholds,
     write_splits,
 )
+from tests.cli_support import invoke_leakage
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 OUTPUT_FILES = (
@@ -534,13 +535,7 @@ def test_cli_usage_and_input_errors_exit_2(tmp_path: Path):
 
 def run_in_process(*args: str, home: Path) -> tuple[int, str, str]:
     """The command in this process (torch is already imported here, which saves seconds)."""
-    from typer.testing import CliRunner
-
-    from leakage.cli import app
-
-    result = CliRunner().invoke(app, ["splits", "build", *args], env={"LEAKAGE_HOME": str(home)})
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
+    result = invoke_leakage("splits", "build", *args, home=home)
     return result.exit_code, result.stdout, result.stderr
 
 

@@ -8,18 +8,15 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from leakage.cli import app
 from leakage.splits import DESCRIPTION_PROMPT, LLMDescriber
 from leakage.splits._describers import whole_sentences
+from tests.cli_support import invoke_leakage
 from tests.fakes.openai_api import CHAT_PREFIX, MODEL, FakeOpenAI
 
 
 def build(*args: str, home: Path) -> tuple[int, str]:
-    r = CliRunner().invoke(app, ["splits", "build", *args], env={"LEAKAGE_HOME": str(home)})
-    if r.exception is not None and not isinstance(r.exception, SystemExit):
-        raise r.exception
+    r = invoke_leakage("splits", "build", *args, home=home)
     return r.exit_code, r.output
 
 

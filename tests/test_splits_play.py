@@ -24,6 +24,7 @@ from leakage.splits import (
     read_split,
     write_splits,
 )
+from tests.cli_support import invoke_leakage
 
 # Card words (the associative players have tables for them), six pairs: two per tercile.
 PAIRS = [("sun", "moon"), ("cat", "dog"), ("apple", "pear"),
@@ -146,9 +147,7 @@ def test_draw_pairs_plays_every_pair_once_per_pass_in_a_seeded_order():
 
 
 def invoke(*args: str) -> str:
-    r = CliRunner().invoke(app, list(args))
-    if r.exception is not None and not isinstance(r.exception, SystemExit):
-        raise r.exception
+    r = invoke_leakage(*args)
     assert r.exit_code == 0, r.output
     return r.output
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import EXAMPLES
-from .test_service import SPORTS, Api, assert_error, settings_for
+from .test_service import SPORTS, Api, assert_error, plain_api, settings_for
 
 HOOKS = [
     "status", "api-key", "api-key-save", "example-select", "transcript-input", "score-button",
@@ -28,11 +28,7 @@ HOOKS = [
 """The ids the page promises (docs/explorer.md, "For tests"), which the browser tests use."""
 
 
-@pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory, default_index: Path) -> Iterator[Api]:
-    a = Api(settings_for(tmp_path_factory.mktemp("ui"), default_index))
-    yield a
-    a.close()
+api = plain_api
 
 
 @pytest.fixture(scope="module")

@@ -7,15 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from leakage.curves import Leaderboard
-from leakage.curves._report import not_separable_text
-
-
-def _figure(value: float | None, low: float | None, high: float | None, fmt: str) -> str:
-    if value is None:
-        return "–"
-    if low is None or high is None:
-        return format(value, fmt)
-    return f"{value:{fmt}} [{low:{fmt}}, {high:{fmt}}]"
+from leakage.curves._report import interval_text, not_separable_text
 
 
 def print_leaderboard(board: Leaderboard, console: Console | None = None) -> None:
@@ -41,9 +33,9 @@ def print_leaderboard(board: Leaderboard, console: Console | None = None) -> Non
             r.model,
             f"{r.clues:,}",
             f"{r.games:,}",
-            _figure(r.leakage_bits, r.leakage_low, r.leakage_high, ".3f"),
-            _figure(r.own_word_probability, None, None, ".2f"),
-            _figure(r.win_rate, None, None, ".2f")
+            interval_text(r.leakage_bits, r.leakage_low, r.leakage_high, ".3f"),
+            interval_text(r.own_word_probability, None, None, ".2f"),
+            interval_text(r.win_rate, None, None, ".2f")
             + (f" ({r.games_with_outcome})" if r.win_rate is not None else ""),
             close,
         )

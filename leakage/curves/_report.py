@@ -471,7 +471,9 @@ _BOARD_HEADINGS = [
 ]
 
 
-def _interval(value: float | None, low: float | None, high: float | None, fmt: str) -> str:
+def interval_text(value: float | None, low: float | None, high: float | None, fmt: str) -> str:
+    """``value`` in ``fmt`` with its interval ``[low, high]`` when it has one; ``–`` for none
+    (the leaderboard's CSV and the terminal's table)."""
     if value is None:
         return "–"
     if low is None or high is None:
@@ -510,15 +512,15 @@ def _leaderboard_section(board: Leaderboard) -> str:
                 "model": r.model,
                 "clues": r.clues,
                 "games": r.games,
-                "leakage": _interval(r.leakage_bits, r.leakage_low, r.leakage_high, ".3f"),
-                "reveal": _interval(r.reveal_bits, r.reveal_low, r.reveal_high, ".2f"),
-                "own_word": _interval(
+                "leakage": interval_text(r.leakage_bits, r.leakage_low, r.leakage_high, ".3f"),
+                "reveal": interval_text(r.reveal_bits, r.reveal_low, r.reveal_high, ".2f"),
+                "own_word": interval_text(
                     r.own_word_probability,
                     r.own_word_probability_low,
                     r.own_word_probability_high,
                     ".2f",
                 ),
-                "win": _interval(r.win_rate, r.win_rate_low, r.win_rate_high, ".2f")
+                "win": interval_text(r.win_rate, r.win_rate_low, r.win_rate_high, ".2f")
                 + (f" ({r.games_with_outcome})" if r.win_rate is not None else ""),
                 "not_separable_from": r.not_separable_from,
             }

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from leakage._runtime import load_local_weights, open_model_runtime
+from leakage._runtime import load_local_weights, open_model_runtime, padded_batches
 from leakage.errors import BackendUnavailable
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -154,16 +154,7 @@ def token_batches(lengths: Sequence[int], budget: int) -> list[list[int]]:
     """Indices sorted by length and cut into batches whose padded size (rows x the longest)
     stays within ``budget`` tokens (a text longer than the budget goes alone)."""
     order = sorted(range(len(lengths)), key=lengths.__getitem__)
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for i in order:  # ascending: lengths[i] is the batch's longest so far
-        if current and lengths[i] * (len(current) + 1) > budget:
-            batches.append(current)
-            current = []
-        current.append(i)
-    if current:
-        batches.append(current)
-    return batches
+    return padded_batches(order, [lengths[i] for i in order], budget)
 
 
 def default_cache_path() -> Path:

@@ -16,6 +16,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
+from leakage._runtime import padded_batches
 from leakage.llm._local._head import _VocabularyHead
 from leakage.llm._local._state import _PromptStates
 
@@ -170,10 +171,9 @@ class _DecoderPasses(_VocabularyHead):
         width = int(states.mask.shape[1])
         found: list[tuple[Any, Any, Any]] = []
         prompt_mask = states.mask.bool().cpu()
-        for group in _row_chunks(
-            [sum(len(c) - 1 for c in row if len(c) > 1) for row in conts],
-            self._budget.step_tokens,
-        ):
+        spans = [sum(len(c) - 1 for c in row if len(c) > 1) for row in conts]
+        # consecutive rows whose padded size (rows x longest span) stays within the budget
+        for group in padded_batches(range(len(spans)), spans, self._budget.step_tokens):
             span = max(sum(len(c) - 1 for c in conts[g] if len(c) > 1) for g in group)
             n = len(group)
             inp = torch.full((n, span), self._pad, dtype=torch.long, device="cpu")
@@ -221,9 +221,8 @@ class _DecoderPasses(_VocabularyHead):
         later = [(g, c) for g, row in enumerate(conts) for c, seq in enumerate(row) if len(seq) > 1]
         later.sort(key=lambda gc: len(conts[gc[0]][gc[1]]))
         found: list[tuple[Any, Any, Any]] = []
-        for chunk in _chunks(
-            later, [len(conts[g][c]) - 1 for g, c in later], self._budget.step_tokens
-        ):
+        steps = [len(conts[g][c]) - 1 for g, c in later]  # ascending: the rows sorted by length
+        for chunk in padded_batches(later, steps, self._budget.step_tokens):
             seqs = [conts[g][c] for g, c in chunk]
             span = max(len(s) for s in seqs) - 1
             inp = torch.full((len(chunk), span), self._pad, dtype=torch.long, device="cpu")
@@ -261,35 +260,3 @@ def _shared_prefix(prompts: Sequence[Sequence[int]]) -> int:
             k += 1
         n = k
     return max(n, 0)
-
-
-def _row_chunks(spans: list[int], max_tokens: int) -> list[list[int]]:
-    """Consecutive row indices whose padded size (rows x longest span) stays <= max_tokens."""
-    chunks: list[list[int]] = []
-    current: list[int] = []
-    longest = 0
-    for i, n in enumerate(spans):
-        if current and max(longest, n) * (len(current) + 1) > max_tokens:
-            chunks.append(current)
-            current, longest = [], 0
-        current.append(i)
-        longest = max(longest, n)
-    if current:
-        chunks.append(current)
-    return chunks
-
-
-def _chunks(
-    items: list[tuple[int, int]], steps: list[int], max_tokens: int
-) -> list[list[tuple[int, int]]]:
-    """Split rows (sorted by length) so each chunk holds at most ``max_tokens`` positions."""
-    chunks: list[list[tuple[int, int]]] = []
-    current: list[tuple[int, int]] = []
-    for item, n in zip(items, steps, strict=True):
-        if current and n * (len(current) + 1) > max_tokens:
-            chunks.append(current)
-            current = []
-        current.append(item)
-    if current:
-        chunks.append(current)
-    return chunks

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,7 @@ from leakage.transcripts.adapters._fields import get_field, kind_of
 GUESSWHAT_ROLES = ("Guesser", "Answerer")
 TABOO_ROLES = ("WordDescriber", "WordGuesser")
 """clembench's role names of the two games' players (first: Player 1)."""
+_GAMES = {"guesswhat": GUESSWHAT_ROLES, "taboo": TABOO_ROLES}
 ENDINGS = frozenset(
     {
         "correct guess",
@@ -87,6 +89,8 @@ _TABOO_TARGET = re.compile(
 )
 _PREFIX = re.compile(r"^\s*(QUESTION|ANSWER|GUESS|CLUE)\s*:\s*", re.I)
 _EPISODE = re.compile(r"episode_(\d+)$")
+_Messages = list[tuple[str, str, str, str, str]]
+"""``(where, from, to, action type, content)`` of every message, in order."""
 
 
 def _roles(record: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
@@ -119,14 +123,10 @@ def _game_of(record: Any) -> str | None:
         roles = {role for role, _ in _roles(record).values()}
     except InvalidTranscript:
         return None
-    if roles == set(GUESSWHAT_ROLES):
-        return "guesswhat"
-    if roles == set(TABOO_ROLES):
-        return "taboo"
-    return None
+    return next((game for game, want in _GAMES.items() if roles == set(want)), None)
 
 
-def _messages(record: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
+def _messages(record: dict[str, Any]) -> _Messages:
     """``(where, from, to, action type, content)`` of every message, in order."""
     out = []
     for i, turn in enumerate(get_field(record, "turns", "", list)):
@@ -201,7 +201,7 @@ def _models(roles: dict[str, tuple[str, str | None]]) -> dict[str, str | None]:
     return {role: model for role, model in roles.values()}
 
 
-def _outcome(messages: list[tuple[str, str, str, str, str]]) -> str | None:
+def _outcome(messages: _Messages) -> str | None:
     """The game master's last ending action (``ENDINGS``): how the episode ended."""
     for _, sender, to, kind, _ in reversed(messages):
         if sender == "GM" and to == "GM" and kind in ENDINGS:
@@ -209,8 +209,28 @@ def _outcome(messages: list[tuple[str, str, str, str, str]]) -> str | None:
     return None
 
 
+@dataclass
+class _Episode:
+    """What one game's reading of the messages found, besides what both games share."""
+
+    fields: dict[str, Any]
+    """The transcript's own fields (``category``, ``candidates``, ``secret``, ...)."""
+    meta: dict[str, Any]
+    """The game's ``meta`` entries, between the models and the outcome."""
+    turns: list[dict[str, Any]]
+    turn_message: list[str]
+    """Where each turn's message is (``turns[i][j]``), to name it in an error."""
+    rejected: list[dict[str, str]]
+
+
 class _ClembenchAdapter:
+    """What both games share: the players' check, the messages, the id, the models, the
+    outcome and the seats (the one who knows the target is the non-chameleon, the one who
+    guesses it the chameleon); ``_read`` reads a game's own messages."""
+
     game = ""
+    knows = ""
+    """The role of the player who knows the target; the other player guesses it."""
 
     def sniff(self, record: Any) -> bool:
         return _game_of(record) == self.game
@@ -219,12 +239,51 @@ class _ClembenchAdapter:
         if not isinstance(record, dict):
             raise InvalidTranscript([("", f"expected a JSON object, got {kind_of(record)}")])
         roles = _roles(record)
-        want = GUESSWHAT_ROLES if self.game == "guesswhat" else TABOO_ROLES
         found = sorted(role for role, _ in roles.values())
+        want = _GAMES[self.game]
         if found != sorted(want):
             msg = f"a clembench {self.game} log has players {' and '.join(want)}; got {found}"
             raise InvalidTranscript([("players", msg)])
         return roles
+
+    def _read(
+        self, knower: str, guesser: str, messages: _Messages, outcome: str | None
+    ) -> _Episode:
+        """The game's own reading of the messages of players ``knower`` and ``guesser``."""
+        raise NotImplementedError
+
+    def convert(self, record: Any, *, path: Path | None, index: int) -> ChameleonTranscript:
+        roles = self._check(record)
+        by_role = {role: key for key, (role, _) in roles.items()}
+        messages = _messages(record)
+        outcome = _outcome(messages)
+        knower = self.knows
+        (guesser,) = set(_GAMES[self.game]) - {knower}
+        episode = self._read(by_role[knower], by_role[guesser], messages, outcome)
+        gid, place = _place(path, index, self.game)
+        models = _models(roles)
+        meta: dict[str, Any] = {
+            "source": "clembench",
+            "clembench_game": self.game,
+            "source_file": path.name if path is not None else None,
+            **place,
+            "models": models,
+            **episode.meta,
+            "outcome": outcome,
+            "rejected": episode.rejected,
+        }
+        data = {
+            "game": "chameleon",
+            "id": gid,
+            **episode.fields,
+            "players": [
+                {"id": by_role[knower], "role": "non-chameleon", "agent": models[knower]},
+                {"id": by_role[guesser], "role": "chameleon", "agent": models[guesser]},
+            ],
+            "turns": episode.turns,
+            "meta": meta,
+        }
+        return _validated(data, episode.turn_message)
 
 
 class GuessWhatAdapter(_ClembenchAdapter):
@@ -232,12 +291,11 @@ class GuessWhatAdapter(_ClembenchAdapter):
 
     name = "clembench-guesswhat"
     game = "guesswhat"
+    knows = "Answerer"
 
-    def convert(self, record: Any, *, path: Path | None, index: int) -> ChameleonTranscript:
-        roles = self._check(record)
-        by_role = {role: key for key, (role, _) in roles.items()}
-        guesser, answerer = by_role["Guesser"], by_role["Answerer"]
-        messages = _messages(record)
+    def _read(
+        self, answerer: str, guesser: str, messages: _Messages, outcome: str | None
+    ) -> _Episode:
         candidates: list[str] | None = None
         target: str | None = None
         turns: list[dict[str, Any]] = []
@@ -288,36 +346,22 @@ class GuessWhatAdapter(_ClembenchAdapter):
         if target is not None and secret is None:
             msg = f"the target {target!r} (the answerer's prompt) is not on the card"
             raise InvalidTranscript([("turns", msg)])
-        outcome = _outcome(messages)
-        gid, place = _place(path, index, self.game)
-        models = _models(roles)
-        meta: dict[str, Any] = {
-            "source": "clembench",
-            "clembench_game": self.game,
-            "source_file": path.name if path is not None else None,
-            **place,
-            "models": models,
-            "qa": qa,
-            "final_guess": guess,
-            "correct": None if guess is None or secret is None else _same(guess, secret),
-            "outcome": outcome,
-            "rejected": rejected,
-        }
-        data = {
-            "game": "chameleon",
-            "id": gid,
-            "category": "guesswhat",
-            "candidates": candidates,
-            "secret": secret,
-            "chameleon_guess": guess,
-            "players": [
-                {"id": answerer, "role": "non-chameleon", "agent": models["Answerer"]},
-                {"id": guesser, "role": "chameleon", "agent": models["Guesser"]},
-            ],
-            "turns": turns,
-            "meta": meta,
-        }
-        return _validated(data, turn_message)
+        return _Episode(
+            fields={
+                "category": "guesswhat",
+                "candidates": candidates,
+                "secret": secret,
+                "chameleon_guess": guess,
+            },
+            meta={
+                "qa": qa,
+                "final_guess": guess,
+                "correct": None if guess is None or secret is None else _same(guess, secret),
+            },
+            turns=turns,
+            turn_message=turn_message,
+            rejected=rejected,
+        )
 
 
 def _card(text: str, where: str) -> list[str]:
@@ -343,7 +387,7 @@ def _on_card(word: str | None, card: list[str]) -> str | None:
     return next((w for w in card if _same(w, word)), None)
 
 
-def _refused(messages: list[tuple[str, str, str, str, str]], k: int) -> str | None:
+def _refused(messages: _Messages, k: int) -> str | None:
     """The game master's reason when it rejected message ``k`` (its next GM-to-GM action
     before any other message is an ``invalid ...``), else None."""
     for _, sender, to, kind, content in messages[k + 1 :]:
@@ -359,12 +403,11 @@ class TabooAdapter(_ClembenchAdapter):
 
     name = "clembench-taboo"
     game = "taboo"
+    knows = "WordDescriber"
 
-    def convert(self, record: Any, *, path: Path | None, index: int) -> ChameleonTranscript:
-        roles = self._check(record)
-        by_role = {role: key for key, (role, _) in roles.items()}
-        describer, guesser = by_role["WordDescriber"], by_role["WordGuesser"]
-        messages = _messages(record)
+    def _read(
+        self, describer: str, guesser: str, messages: _Messages, outcome: str | None
+    ) -> _Episode:
         target: str | None = None
         related: list[str] = []
         turns: list[dict[str, Any]] = []
@@ -397,40 +440,25 @@ class TabooAdapter(_ClembenchAdapter):
         if target is None:
             msg = "no game master prompt to the describer names the target word"
             raise InvalidTranscript([("turns", msg)])
-        candidates = list(dict.fromkeys([target, *related]))
-        gid, place = _place(path, index, self.game)
-        models = _models(roles)
-        outcome = _outcome(messages)
-        meta: dict[str, Any] = {
-            "source": "clembench",
-            "clembench_game": self.game,
-            "source_file": path.name if path is not None else None,
-            **place,
-            "models": models,
-            "open_vocabulary": True,
-            "related": related,
-            "guesses": guesses,
-            "correct": outcome == "correct guess",
-            "outcome": outcome,
-            "rejected": rejected,
-        }
-        data = {
-            "game": "chameleon",
-            "id": gid,
-            "category": TABOO_CATEGORY,
-            "candidates": candidates,
-            "secret": target,
-            "players": [
-                {"id": describer, "role": "non-chameleon", "agent": models["WordDescriber"]},
-                {"id": guesser, "role": "chameleon", "agent": models["WordGuesser"]},
-            ],
-            "turns": turns,
-            "meta": meta,
-        }
-        return _validated(data, turn_message)
+        return _Episode(
+            fields={
+                "category": TABOO_CATEGORY,
+                "candidates": list(dict.fromkeys([target, *related])),
+                "secret": target,
+            },
+            meta={
+                "open_vocabulary": True,
+                "related": related,
+                "guesses": guesses,
+                "correct": outcome == "correct guess",
+            },
+            turns=turns,
+            turn_message=turn_message,
+            rejected=rejected,
+        )
 
 
-def _passed_on(messages: list[tuple[str, str, str, str, str]], k: int) -> str | None:
+def _passed_on(messages: _Messages, k: int) -> str | None:
     """``valid clue`` / ``valid guess`` when the game master accepted message ``k``, else
     None (it was rejected, or the log ends first)."""
     for _, sender, to, kind, _ in messages[k + 1 :]:
