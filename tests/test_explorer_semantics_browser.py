@@ -12,13 +12,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from leakage.curves import NO_REFERENCES
 
 from . import browser_support as support
 from . import test_explorer_browser as page
-from .browser_support import CK_ARENA, ck_arena_job, get, js
+from .browser_support import CK_ARENA, TIMEOUT, ck_arena_job, get, js, wait_until
 from .conftest import EXAMPLES
 from .test_explorer_browser import by_id, open_page, submit_job
 from .test_explorer_models_browser import shot
