@@ -93,3 +93,15 @@ def from_env_refused(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
         monkeypatch.setattr(source, "from_env", classmethod(refuse))
     monkeypatch.setattr(OpenAICompatibleClient, "from_env", classmethod(refuse))
     return monkeypatch
+
+
+@pytest.fixture(scope="session")
+def words(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A small word file for the open seats, the spy's seat's vocabulary in tests (embedded in
+    memory with the bundled MiniLM)."""
+    from leakage.vocab import merge_words, wordfreq_words
+
+    path = tmp_path_factory.mktemp("vocab") / "words.txt"
+    extra = ["violin", "cello", "viola", "harp", "fiddle", "orchestra", "bow", "piano"]
+    path.write_text("\n".join(merge_words(wordfreq_words(400), extra)) + "\n", "utf-8")
+    return str(path)

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from leakage.curves import NO_REFERENCES
+from leakage.seats import SEATS
 
 from . import browser_support as support
 from . import test_explorer_browser as page
@@ -245,15 +246,7 @@ def test_a_seat_picked_goes_with_the_job_and_every_view_names_it(
         "return Array.from(document.querySelectorAll('#seat-select option'),"
         " o => [o.value, o.textContent, o.disabled, o.parentElement.label || ''])",
     )
-    assert [v for v, *_ in offered] == [
-        "",
-        "outside-known",
-        "outside-pair",
-        "civilian",
-        "spy",
-        "chameleon",
-        "non-chameleon",
-    ]
+    assert [v for v, *_ in offered] == ["", *SEATS]  # the default, then every seat in order
     assert not any(d for _, _, d, _ in offered)
     assert offered[0][1] == (
         "each game's default seat (SpyGame / Undercover: outside-known; The Chameleon: chameleon)"

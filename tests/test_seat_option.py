@@ -127,17 +127,6 @@ def test_civilian_seat_worked_by_hand():
     assert steps.prior_entropy == pytest.approx(np.log2(3))
 
 
-@pytest.fixture(scope="module")
-def words(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A small word file for the open seats (embedded in memory with the bundled MiniLM)."""
-    from leakage.vocab import merge_words, wordfreq_words
-
-    path = tmp_path_factory.mktemp("vocab") / "words.txt"
-    extra = ["violin", "cello", "viola", "harp", "fiddle", "orchestra", "bow", "piano"]
-    path.write_text("\n".join(merge_words(wordfreq_words(400), extra)) + "\n", "utf-8")
-    return str(path)
-
-
 def test_spy_seat_figures_per_statement(words: str, cooccurrence):
     game = _game(TWO_SPIES)
     options = ScoreOptions(seat="spy", seat_vocabulary=words)

@@ -67,17 +67,6 @@ def _expected(texts: Sequence[str]) -> list[float]:
     return [math.log2(a / b) for a, b in (HAND.get(t, DEFAULT) for t in texts)]
 
 
-@pytest.fixture(scope="module")
-def words(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A small open vocabulary (embedded in memory with the bundled MiniLM)."""
-    from leakage.vocab import merge_words, wordfreq_words
-
-    path = tmp_path_factory.mktemp("vocab") / "words.txt"
-    extra = ["violin", "cello", "viola", "harp", "fiddle", "orchestra", "bow", "piano"]
-    path.write_text("\n".join(merge_words(wordfreq_words(300), extra)) + "\n", "utf-8")
-    return str(path)
-
-
 def _table(seat: str | None, words: str, backend: Any) -> Any:
     """The step rows of the two-spies example scored from ``seat`` by ``backend``."""
     (game,), errors = load_transcripts([TWO_SPIES])
