@@ -252,11 +252,79 @@ def test_outcomes_from_reports_and_shared_ids(tmp_path: Path):
     shared = [
         {**r, "game_id": "g1"} if r["game_id"] == "g4" else r for r in HAND
     ]  # g1 and g4 now share an id
-    pq.write_table(pa.Table.from_pylist(shared, schema=steps_schema()), steps / "part-0.parquet")
+    old = steps_schema().remove(steps_schema().get_field_index("winner_role"))
+    pq.write_table(pa.Table.from_pylist(shared, schema=old), steps / "part-0.parquet")
     board = leaderboard(tmp_path, reveal=False, replicates=50)
+    # a table written before its outcome column: from reports.jsonl
+    assert board.outcomes.startswith(f"meta.winner_role in {tmp_path / 'reports.jsonl'}")
     assert "1 of 4 games" in board.outcomes  # only g3 is known and unambiguous
     b = next(r for r in board.rows if (r.role, r.model) == (NC, "B"))
     assert (b.win_rate, b.games_with_outcome) == (1.0, 1)
+
+
+def _results(where: Path, parts: list[tuple[list[dict[str, Any]], bool]]) -> Path:
+    """A results folder: each part's rows, with or without the outcome column, and a
+    reports.jsonl whose outcomes are all the chameleon's (not the table's)."""
+    (where / "steps").mkdir(parents=True)
+    for i, (rows, with_outcomes) in enumerate(parts):
+        schema = steps_schema()
+        if not with_outcomes:
+            schema = schema.remove(schema.get_field_index("winner_role"))
+            rows = [{k: v for k, v in r.items() if k != "winner_role"} for r in rows]
+        table = pa.Table.from_pylist(rows, schema=schema)
+        pq.write_table(table, where / "steps" / f"part-{i}.parquet")
+    (where / "reports.jsonl").write_text(
+        "".join(json.dumps({"game_id": g, "meta": {"winner_role": CH}}) + "\n" for g in OUTCOMES)
+    )
+    return where
+
+
+def test_win_rates_come_from_the_tables_outcome_column(tmp_path: Path, leakage_home: Path):
+    """One rule, whoever asks: a results folder whose step table holds ``winner_role``
+    (OUTCOMES by hand) takes the win rates from it, not from reports.jsonl (which says the
+    chameleon won every game): A as non-chameleon 0.5 of 2, B 1.0 of 2 (test_leaderboard_by_hand),
+    in leaderboard(), game_outcomes() and report.html. A folder with a part written before the
+    column takes them all from reports.jsonl (A and B then lose every game)."""
+    from leakage.curves import game_outcomes
+
+    rows = [{**r, "winner_role": OUTCOMES[r["game_id"]]} for r in HAND]
+    new = _results(tmp_path / "new", [(rows, True)])
+    outcomes, source = game_outcomes(new)
+    assert outcomes == OUTCOMES and source == "the step table's winner_role column"
+    board = leaderboard(new, reveal=False, replicates=50, min_games=1)
+    assert board.outcomes == "the step table's winner_role column, matched on game_id: 3 of 4 games"
+    win = {(r.role, r.model): r.win_rate for r in board.rows}
+    assert (win[(NC, "A")], win[(NC, "B")], win[(CH, "B")]) == pytest.approx((0.5, 1.0, 1.0))
+    assert board == leaderboard(rows, reveal=False, replicates=50, min_games=1)
+    site = build_site(new, tmp_path / "site", replicates=50, plane=False, min_games=1)
+    html = (tmp_path / "site" / "report.html").read_text(encoding="utf-8")
+    assert "Win rates: the step table&#x27;s winner_role column" in html or (
+        "Win rates: the step table's winner_role column" in html
+    )
+    assert site.leaderboard == board
+    # parts before and after the column (a run resumed): reports.jsonl for every game
+    mixed = _results(
+        tmp_path / "mixed",
+        [([r for r in rows if r["game_id"] in ("g1", "g2")], False),
+         ([r for r in rows if r["game_id"] in ("g3", "g4")], True)],
+    )  # fmt: skip
+    board = leaderboard(mixed, reveal=False, replicates=50, min_games=1)
+    assert board.outcomes.startswith(f"meta.winner_role in {mixed / 'reports.jsonl'}")
+    win = {(r.role, r.model): r.win_rate for r in board.rows}
+    assert (win[(NC, "A")], win[(NC, "B")], win[(CH, "B")]) == pytest.approx((0.0, 0.0, 1.0))
+    # the caller's reports decide over reports.jsonl for such a table; none at all is said
+    given = [{"game_id": "g1", "meta": {"winner_role": NC}}]
+    board = leaderboard(mixed, reports=given, reports_source="my reports", reveal=False,
+                        replicates=50, min_games=1)  # fmt: skip
+    assert board.outcomes == "my reports, matched on game_id: 1 of 4 games"
+    (mixed / "reports.jsonl").unlink()
+    board = leaderboard(mixed, reveal=False, replicates=50, min_games=1)
+    assert board.outcomes.startswith("none: the step table has no outcome column")
+    # the column held, every outcome null: said so
+    unknown = [{**r, "winner_role": None} for r in HAND]
+    assert leaderboard(unknown, reveal=False, replicates=50).outcomes == (
+        "none: no game has a known outcome in the step table's winner_role column"
+    )
 
 
 # -- real CK-Arena logs, batch-scored with co-occurrence ---------------------------------------
@@ -386,7 +454,8 @@ def test_report_leaderboard_cli(tmp_path: Path, leakage_home: Path):
     assert r.exit_code == 0, r.output
     assert "chameleon · non-chameleon" in r.output and "leakage bits/clue" in r.output
     assert "lower bound set by the reader that computed it, cooccurrence" in r.output
-    assert "Win rates: none: the step table has no outcome column" in r.output
+    # the examples record no winner; the batch's table holds the (null) outcome column
+    assert "Win rates: none: no game has a known outcome in the step table's" in r.output
     # the chameleons gave no counted clue and the examples record no winner: left out, said so
     assert "chameleon · chameleon: 5 model(s) left out" in r.output
     board = json.loads((out / "leaderboard.json").read_text())

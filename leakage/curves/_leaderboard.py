@@ -24,11 +24,14 @@ the service and anyone with the Parquet parts get the same numbers:
 - ``win_rate``: the share of the games it played in that role that its side won, where the
   game's outcome is known. Outcomes are the games' ``meta.winner_role``, given as
   ``game_id -> winner role`` and matched on ``game_id`` (a game id held by several games of
-  the table is left without an outcome): from the step table's own ``winner_role`` column
-  (:func:`outcomes_from_steps`; tables written before it was added lack it), or from the
-  reports (:func:`outcomes_from_reports`; ``leakage batch`` keeps them in ``reports.jsonl``,
-  which :func:`load_outcomes` reads and :func:`leaderboard` reads by itself from a results
-  directory).
+  the table is left without an outcome). One rule says where they come from
+  (:func:`game_outcomes`, which :func:`leaderboard` applies unless given outcomes, so the report,
+  ``report.html`` and the service read the same): the step table's own ``winner_role``
+  column when every part of the table holds it (:func:`outcomes_from_steps`); else the
+  games' reports (:func:`outcomes_from_reports`: ``reports.jsonl`` of a ``leakage batch``
+  results directory, :func:`load_outcomes`, or the reports the caller gives, e.g. a service
+  job's stored ones), for tables written before the column was added. ``outcomes`` says
+  which was used.
 
 Intervals are bootstrap percentile intervals over games (:mod:`leakage._stats`; Efron &
 Tibshirani 1993, ch. 13): each replicate draws the games of the table with replacement, once
@@ -280,6 +283,50 @@ def outcomes_from_steps(steps: Any) -> dict[str, str | None]:
     return out
 
 
+def _holds_outcomes(steps: Any) -> bool:
+    """Whether every part of ``steps`` (as :func:`leaderboard` takes it) holds the outcome
+    column ``winner_role``; reads the Parquet parts' footers only."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    if isinstance(steps, (str, Path)):
+        where = Path(steps) / "steps" if (Path(steps) / "steps").is_dir() else Path(steps)
+        if not where.exists():
+            return False
+        try:
+            steps = ds.dataset(where, format="parquet")
+        except (pa.ArrowInvalid, OSError):
+            return False
+    if isinstance(steps, Sequence):
+        return bool(steps) and all(isinstance(r, Mapping) and "winner_role" in r for r in steps)
+    if hasattr(steps, "get_fragments"):  # a dataset: every part's own columns
+        fragments = list(steps.get_fragments())
+        return bool(fragments) and all("winner_role" in f.physical_schema.names for f in fragments)
+    return "winner_role" in steps.schema.names
+
+
+def game_outcomes(
+    steps: Any,
+    *,
+    reports: Iterable[Mapping[str, Any]] | None = None,
+    reports_source: str = "the games' reports (meta.winner_role)",
+) -> tuple[dict[str, str | None], str]:
+    """The leaderboard's one rule for the games' outcomes (``game_id -> winner role``) and a
+    phrase saying where they came from: the step table's ``winner_role`` column when every
+    part of ``steps`` holds it (:func:`outcomes_from_steps`); else ``reports``
+    (:func:`outcomes_from_reports`, named by ``reports_source``; read only then), else a
+    results directory's ``reports.jsonl`` (:func:`load_outcomes`); else none (``{}``, "").
+    A table written before ``leakage.steps/1`` held outcomes, or with parts written before
+    and after (a run resumed), takes them from the reports."""
+    if _holds_outcomes(steps):
+        return outcomes_from_steps(steps), "the step table's winner_role column"
+    if reports is not None:
+        return outcomes_from_reports(reports), reports_source
+    if isinstance(steps, (str, Path)) and (Path(steps) / "reports.jsonl").is_file():
+        return load_outcomes(steps), f"meta.winner_role in {Path(steps) / 'reports.jsonl'}"
+    return {}, ""
+
+
 def load_outcomes(results: str | Path) -> dict[str, str | None]:
     """:func:`outcomes_from_reports` of a ``leakage batch`` results directory's
     ``reports.jsonl`` (or that file); empty when there is none."""
@@ -344,6 +391,8 @@ def leaderboard(
     steps: Any,
     *,
     outcomes: Mapping[str, str | None] | None = None,
+    reports: Iterable[Mapping[str, Any]] | None = None,
+    reports_source: str = "the games' reports (meta.winner_role)",
     reveal: bool = True,
     replicates: int = 1000,
     level: float = 0.95,
@@ -355,11 +404,13 @@ def leaderboard(
 
     ``steps``: a ``leakage batch`` results directory, a directory of Parquet parts or one
     Parquet file (str / Path), a ``pyarrow.Table`` or dataset, or a list of step rows
-    (dicts with the ``leakage.steps/1`` columns). ``outcomes``: ``game_id -> winner role``
-    (:func:`load_outcomes`); when ``None`` and ``steps`` is a results directory with a
-    ``reports.jsonl``, read from it. ``reveal=False`` leaves out the reveal value (it reads
-    every posterior). A row of fewer than ``min_games`` games is shown unranked and untested.
-    Raises :class:`InvalidInput` when the table lacks a column or has no counted clue.
+    (dicts with the ``leakage.steps/1`` columns). ``outcomes``: ``game_id -> winner role``;
+    when ``None``, by :func:`game_outcomes`' rule: the table's ``winner_role`` column when
+    every part holds it, else ``reports`` (report dicts, named by ``reports_source``), else
+    the ``reports.jsonl`` of a results directory. ``reveal=False`` leaves out the reveal
+    value (it reads every posterior). A row of fewer than ``min_games`` games is shown
+    unranked and untested. Raises :class:`InvalidInput` when the table lacks a column or
+    has no counted clue.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -367,9 +418,8 @@ def leaderboard(
     from leakage.reader import lower_bound_note
 
     source = "the caller's outcomes"
-    if outcomes is None and isinstance(steps, (str, Path)):
-        outcomes = load_outcomes(steps) if Path(steps).is_dir() else {}
-        source = f"meta.winner_role in {Path(steps) / 'reports.jsonl'}"
+    if outcomes is None:
+        outcomes, source = game_outcomes(steps, reports=reports, reports_source=reports_source)
     table = _table(steps, _COLUMNS + (_REVEAL_COLUMNS if reveal else []))
     if table.num_rows == 0:
         raise InvalidInput("the step table has no rows: no game was scored")
@@ -397,11 +447,13 @@ def leaderboard(
     given = outcomes or {}
     winner = np.array([given.get(i) if shared[i] == 1 else None for i in ids], dtype=object)
     known_games = int(sum(w is not None for w in winner))
-    if not outcomes or known_games == 0:
+    if not source:
         outcomes_text = (
-            "none: the step table has no outcome column and no game outcomes were given "
-            "(leakage batch keeps meta.winner_role in reports.jsonl)"
+            "none: the step table has no outcome column (written before leakage.steps/1 "
+            "held one) and no reports with meta.winner_role were found"
         )
+    elif known_games == 0:
+        outcomes_text = f"none: no game has a known outcome in {source}"
     else:
         outcomes_text = f"{source}, matched on game_id: {known_games:,} of {n_games:,} games"
     reader = _reader(table)

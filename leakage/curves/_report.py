@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,6 +185,8 @@ def build_site(
     compare: tuple[str, str] | None = None,
     plane: bool = True,
     outcomes: dict[str, str | None] | None = None,
+    reports: Iterable[Mapping[str, Any]] | None = None,
+    reports_source: str = "the games' reports (meta.winner_role)",
     min_games: int = 10,
 ) -> ReportFiles:
     """Read a step table and write the figures, CSVs and ``report.html`` into ``out``
@@ -192,7 +195,9 @@ def build_site(
     ``compare`` names two models (the ``model`` column) whose paired difference to add;
     ``plane=False`` leaves out the reveal-vs-conceal plane and the leaderboard's reveal value
     (they read every posterior). ``outcomes`` (``game_id -> winner role``) gives the
-    leaderboard's win rates; by default they come from ``results``/reports.jsonl; its rows of
+    leaderboard's win rates; by default :func:`leakage.curves.game_outcomes`' rule takes
+    them from the step table's ``winner_role`` column, or, for a table written before it,
+    from ``reports`` (named by ``reports_source``) or ``results``/reports.jsonl; its rows of
     fewer than ``min_games`` games are shown unranked."""
     steps = load_steps(results, by, difficulty=difficulty)
     compare_rows = (
@@ -202,7 +207,7 @@ def build_site(
     out.mkdir(parents=True, exist_ok=True)
     rep = ReportFiles(out=out, games=steps.n_games)
     board = leaderboard(
-        results, outcomes=outcomes,
+        results, outcomes=outcomes, reports=reports, reports_source=reports_source,
         reveal=plane, replicates=replicates, seed=seed, min_games=min_games,
     )  # fmt: skip
     rep.leaderboard = board

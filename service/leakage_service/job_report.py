@@ -49,9 +49,13 @@ def job_report_html(
         state.steps.holding(job.id),  # no compaction while the folder is read
         tempfile.TemporaryDirectory(prefix=f"leakage-report-{job.id}-") as tmp,
     ):
+        # Win rates by the library's one rule: the table's winner_role, else (a table
+        # written before it) the job's stored reports.
+        reports = (json.loads(body) for _, ok, body in state.store.results(job.id) if ok)
         rep = build_site(
-            steps, Path(tmp) / "site", by=by, replicates=replicates, max_clues=max_clues
-        )
+            steps, Path(tmp) / "site", by=by, replicates=replicates, max_clues=max_clues,
+            reports=reports, reports_source="the job's stored reports' meta.winner_role",
+        )  # fmt: skip
         html = (Path(tmp) / "site" / "report.html").read_text(encoding="utf-8")
         html = _with_csvs(html, Path(tmp) / "site")
     return html.replace(str(steps), f"job {job.id}"), rep.games

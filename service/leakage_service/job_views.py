@@ -27,8 +27,6 @@ from leakage.curves import (
     group_colour,
     leaderboard,
     models_present,
-    outcomes_from_reports,
-    outcomes_from_steps,
     paired_difference,
     per_statement,
     plane_view,
@@ -308,11 +306,12 @@ def job_leaderboard(
     state: ServiceState, job: Job, *, replicates: int, seed: int = 0
 ) -> Leaderboard:
     """The leaderboard (``leakage.leaderboard/1``, :func:`leakage.curves.leaderboard`) of the
-    rows committed so far: one call on the job's step table, the win rates from the games'
-    outcomes it holds (``winner_role``, :func:`leakage.curves.outcomes_from_steps`); for a
-    table with parts written before it held them, from the job's stored reports'
-    ``meta.winner_role`` (:func:`leakage.curves.outcomes_from_reports`), as before. A job with
-    no scored game, or none with a counted clue, is a 409 ``job_not_ready``."""
+    rows committed so far: one call on the job's step table, its win rates by the library's
+    one rule (:func:`leakage.curves.game_outcomes`): the table's ``winner_role`` column when
+    every part read holds it, else the job's stored reports' ``meta.winner_role``. The
+    cached table reads a part without the column as null, so the column is dropped from
+    what the library is given when a part lacks it. A job with no scored game, or none with
+    a counted clue, is a 409 ``job_not_ready``."""
     assert state.store is not None
     store = state.store
     held = _steps(state, job)
@@ -325,14 +324,14 @@ def job_leaderboard(
 
     def compute() -> Leaderboard:
         folder = store.results_dir(job.id) / "steps"
-        if _hold_outcomes(folder, held.parts):
-            outcomes = outcomes_from_steps(held.table)
-        else:  # parts written before the table held outcomes: its reports have them
-            reports = (json.loads(body) for _, ok, body in store.results(job.id) if ok)
-            outcomes = outcomes_from_reports(reports)
+        table = held.table
+        if "winner_role" in table.column_names and not _hold_outcomes(folder, held.parts):
+            table = table.drop_columns(["winner_role"])  # as the parts are: some lack it
+        reports = (json.loads(body) for _, ok, body in store.results(job.id) if ok)
         try:
             return leaderboard(
-                held.table, outcomes=outcomes, replicates=replicates, seed=seed
+                table, reports=reports, reports_source="the job's stored reports' meta.winner_role",
+                replicates=replicates, seed=seed,
             )  # fmt: skip
         except InvalidInput as err:  # e.g. no counted clue yet: nothing to rank by
             raise ServiceError(
