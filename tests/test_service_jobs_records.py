@@ -205,10 +205,25 @@ def test_a_table_without_outcomes_reads_and_ranks_from_the_reports(api: Api):
     params = {"replicates": 200}
     before = api.get(f"/v1/jobs/{job_id}/leaderboard", params=params).json()
     assert any(r["win_rate"] is not None for r in before["rows"])
+    assert before["outcomes"].startswith("the step table's winner_role column")
+    page = api.get(f"/v1/jobs/{job_id}/report.html", params={"replicates": 100}).text
+    assert _win_rates(page).startswith("the step table's winner_role column, matched on game_id")
     steps = store.results_dir(job_id) / "steps"
     for part in steps.glob("part-*.parquet"):
         pq.write_table(pq.read_table(part).drop_columns(["winner_role"]), part)
     api.state.steps.forget(job_id)
     held = api.state.steps.get(job_id, steps.parent)
     assert held.table.num_rows and held.table["winner_role"].null_count == held.table.num_rows
-    assert api.get(f"/v1/jobs/{job_id}/leaderboard", params=params).json() == before
+    after = api.get(f"/v1/jobs/{job_id}/leaderboard", params=params).json()
+    assert after["outcomes"].startswith("the job's stored reports' meta.winner_role")
+    assert {**after, "outcomes": ""} == {**before, "outcomes": ""}
+    page = api.get(f"/v1/jobs/{job_id}/report.html", params={"replicates": 100}).text
+    assert _win_rates(page).startswith("the job's stored reports' meta.winner_role, matched")
+
+
+def _win_rates(page: str) -> str:
+    """The leaderboard's source sentence in a report.html ("Win rates: ...")."""
+    import html
+
+    text = html.unescape(page)
+    return text[text.index("Win rates: ") + len("Win rates: ") :]

@@ -16,6 +16,7 @@ from leakage.curves import (
     leaderboard,
     leaderboard_records,
     outcomes_from_reports,
+    outcomes_from_steps,
 )
 
 from .conftest import SHARED_DATA
@@ -52,7 +53,9 @@ def library_board(api: Api, job_id: str) -> dict:
         for line in api.get(f"/v1/jobs/{job_id}/results").text.splitlines()
         if line.strip()
     ]
-    board = leaderboard(steps, outcomes=outcomes_from_reports(reports), replicates=REPLICATES)
+    board = leaderboard(steps, reports=reports, replicates=REPLICATES)  # the one rule
+    # the table holds the outcomes the reports give
+    assert outcomes_from_steps(steps) == outcomes_from_reports(reports)
     return board.model_dump()
 
 
@@ -67,7 +70,8 @@ def test_a_ck_arena_jobs_leaderboard_is_the_librarys(api: Api, ck_job: str) -> N
     assert {k: got[k] for k in want} == want
     assert got["rows"], "a CK-Arena job has rows"
     assert {row["unit"] for row in got["rows"]} == {"statement"}
-    # the outcomes came from the stored reports: CK-Arena logs name the winner
+    # the outcomes came from the step table: CK-Arena logs name the winner
+    assert got["outcomes"].startswith("the step table's winner_role column")
     assert any(row["win_rate"] is not None for row in got["rows"])
     assert got["reader"] == "cooccurrence" and "lower bound" in got["reader_note"]
     # the CSV: the same rows, the library's columns

@@ -159,3 +159,64 @@ def test_report_draws_the_spy_seat_plane(spy_table: Any, tmp_path: Path):
     assert "spy&#x27;s own seat" in html or "spy's own seat" in html
     assert "leakage to the spy" in (tmp_path / "site" / "plane.svg").read_text()
     assert [r for r in rep.plane if r["kind"] == "data"]
+
+
+def test_the_leaderboard_reads_the_spy_seats_reveal_value_by_hand(
+    words: str, spy_table: Any, tmp_path: Path
+):
+    """The leaderboard's reveal value of a table scored from the spy's seat is its
+    ``reveal_bits`` (the plane's y, one computation), averaged per counted statement by hand:
+    gpt-4o (p1) 3 and 1 -> 2.0; claude (p3) 0 and 1 -> 0.5; deepseek-v3 and llama-3 1.0;
+    the other spy gemini-2.0 (p5) -2.0 (p2, the seat, is not counted). From an outside seat
+    (the ratio from the posteriors over the pair) the values are the same. ``observers``
+    says the figures are the spy's seat's; a table of both seats says they are mixed."""
+    from leakage.curves import OBSERVERS_SPY_SEAT, leaderboard
+
+    want = {
+        ("civilian", "gpt-4o"): 2.0, ("civilian", "claude"): 0.5,
+        ("civilian", "deepseek-v3"): 1.0, ("civilian", "llama-3"): 1.0, ("spy", "gemini-2.0"): -2.0,
+    }  # fmt: skip
+    board = leaderboard(spy_table, replicates=50, min_games=1)
+    got = {(r.role, r.model): r.reveal_bits for r in board.rows}
+    assert got == pytest.approx(want)
+    assert board.observers["spygame"] == OBSERVERS_SPY_SEAT
+    assert "cumulative" in board.observers["spygame"]["leakage"]
+    outside = leaderboard(_table(None, words, Pair()), replicates=50, min_games=1)
+    assert {(r.role, r.model): r.reveal_bits for r in outside.rows if r.clues} == pytest.approx(
+        {**want, ("spy", "qwen-2.5"): pytest.approx(0.0)}
+    )
+    assert "per statement, not cumulative" in outside.observers["spygame"]["leakage"]
+    # a folder of Parquet parts reads the column too
+    folder = tmp_path / "steps"
+    folder.mkdir()
+    pq.write_table(spy_table.cast(steps_schema()), folder / "part-0.parquet")
+    assert leaderboard(folder, replicates=50, min_games=1) == board
+    both = pa.concat_tables(
+        [spy_table, _table(None, words, Pair()).set_column(0, "source", pa.array(["o"] * 11))]
+    )
+    mixed = leaderboard(both, replicates=50, min_games=1)
+    assert "spygame: 1 of 2 games scored from the spy's own seat" in " ".join(mixed.notes)
+
+
+def test_spy_seat_tables_are_not_read_statement_by_statement(
+    words: str, spy_table: Any, tmp_path: Path
+):
+    """The spy's posterior accumulates over the statements it has heard: its curves say
+    "after m clues", not "each read on its own" (an outside seat's do), while the grouping a
+    viewer opens with stays by speaker (six models a game)."""
+    from leakage.curves import default_grouping, per_statement, spy_seat_games
+
+    outside = _table(None, words, Pair())
+    assert (spy_seat_games(spy_table), spy_seat_games(outside)) == (1, 0)
+    assert spy_seat_games(outside.drop_columns(["reveal_bits"])) == 0
+    assert per_statement(["spygame"]) and not per_statement(["spygame"], spy_seat=True)
+    assert default_grouping(["spygame"]) == "speaker"
+    for table, each in [(spy_table, False), (outside, True)]:
+        results = tmp_path / f"r{each}" / "steps"
+        results.mkdir(parents=True)
+        pq.write_table(table.cast(steps_schema()), results / "part-0.parquet")
+        assert spy_seat_games(results.parent) == (0 if each else 1)
+        build_site(results.parent, tmp_path / f"s{each}", by="speaker", replicates=20)
+        svg = (tmp_path / f"s{each}" / "entropy.svg").read_text()
+        assert ("each read on its own" in svg) == each
+        assert ("after m clues" in svg) == (not each)

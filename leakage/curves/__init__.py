@@ -24,6 +24,7 @@ from leakage.curves._leaderboard import (
     ALL_ROLES_STANDARDISED,
     LEADERBOARD_COLUMNS,
     LEADERBOARD_FORMAT,
+    OBSERVERS_SPY_SEAT,
     PAIR_COLUMNS,
     Leaderboard,
     LeaderboardPair,
@@ -46,6 +47,7 @@ from leakage.curves._plane import (
     plane_references,
     reference_points,
     reveal_values,
+    spy_seat_games,
 )
 from leakage.curves._report import ReportFiles, build_report, build_site
 from leakage.curves._stats import Estimate, bootstrap_mean, bootstrap_ratio
@@ -57,6 +59,7 @@ __all__ = [
     "LEADERBOARD_FORMAT",
     "NONE_GROUP",
     "NO_REFERENCES",
+    "OBSERVERS_SPY_SEAT",
     "PAIR_COLUMNS",
     "UNKNOWN_DIFFICULTY",
     "Estimate",
@@ -94,5 +97,6 @@ __all__ = [
     "plane_view",
     "reference_points",
     "reveal_values",
+    "spy_seat_games",
     "steps_from_table",
 ]

@@ -10,12 +10,17 @@ the service and anyone with the Parquet parts get the same numbers:
   secret, the posterior engine's reader (``information_gain_bits``: Chameleon, the entropy
   drop over the card's candidates that the clue causes, the clues before it heard;
   SpyGame, the drop from uniform of the statement's own word posterior over the pair, each
-  statement read on its own, not cumulatively). Σ gain / Σ clues over the games, as the
-  report's "leakage by group" and the plane compute it.
+  statement read on its own, not cumulatively; a SpyGame scored from the spy's own seat,
+  ``seat = "spy"``, the spy's gain about the civilians' word over an open vocabulary, the
+  statements before heard: ``observers`` then says so, :data:`OBSERVERS_SPY_SEAT`).
+  Σ gain / Σ clues over the games, as the report's "leakage by group" and the plane compute it.
 - ``reveal_bits``: mean value per counted clue to the players who share the secret, the
   plane's y (:mod:`leakage.curves._plane`): Chameleon, log2 of the likelihood ratio that
   the speaker knows the secret; SpyGame, log2 P(statement | civilian word) / P(statement |
-  spy word).
+  spy word): from the statement's posterior over the pair, or, for a game scored from the
+  spy's seat (whose posteriors are over an open vocabulary), the table's ``reveal_bits``,
+  the same ratio by the seat's reader; one computation,
+  :func:`leakage.curves._plane.reveal_per_step`.
 - ``own_word_probability``: mean posterior the model's clues leave on its own word
   (``secret_probability``: Chameleon, P(secret) after the clue, the clues before it
   included; SpyGame, P(the speaker's word) from that statement alone). For the roles without
@@ -101,6 +106,16 @@ OBSERVERS: Final = {
         "own_word_probability": "P(the speaker's own word) from the statement alone",
     },
 }
+OBSERVERS_SPY_SEAT: Final = {
+    "leakage": "the spy's own seat (the first spy in seat order, its own word known): "
+    "information gain about the civilians' word over an open vocabulary, the statements "
+    "before heard (cumulative); a spy's row: what another spy's statement tells it",
+    "reveal": "the civilians: log2 P(statement | civilian word) / P(statement | spy word), "
+    "by the seat's reader",
+    "own_word_probability": "P(the civilians' word) to the spy after the statement, the "
+    "statements before heard (a spy's row: the civilians' word, not its own)",
+}
+"""What the SpyGame figures mean when every SpyGame game was scored from the spy's seat."""
 _ROLE_ORDER = {"non-chameleon": 0, "chameleon": 1, "civilian": 0, "spy": 1}
 _COLUMNS = [
     "source", "record", "game_id", "game", "backend", "step", "model", "role", "counted",
@@ -209,8 +224,9 @@ class Leaderboard(BaseModel):
 # -- reading ----------------------------------------------------------------------------------
 
 
-def _table(steps: Any, columns: list[str]) -> Any:
-    """A pyarrow Table of ``columns`` from a path, a dataset, a Table or a list of rows."""
+def _table(steps: Any, columns: list[str], optional: Sequence[str] = ()) -> Any:
+    """A pyarrow Table of ``columns`` (and of those of ``optional`` the table has) from a
+    path, a dataset, a Table or a list of rows."""
     import pyarrow as pa
     import pyarrow.dataset as ds
 
@@ -229,6 +245,7 @@ def _table(steps: Any, columns: list[str]) -> Any:
     missing = [c for c in columns if c not in names]
     if missing:
         raise InvalidInput(f"not a leakage.steps/1 table (missing columns {', '.join(missing)})")
+    columns = columns + [c for c in optional if c in names]
     if isinstance(steps, pa.Table):
         return steps.select(columns)
     return steps.to_table(columns=columns)
@@ -420,7 +437,10 @@ def leaderboard(
     source = "the caller's outcomes"
     if outcomes is None:
         outcomes, source = game_outcomes(steps, reports=reports, reports_source=reports_source)
-    table = _table(steps, _COLUMNS + (_REVEAL_COLUMNS if reveal else []))
+    table = _table(
+        steps, _COLUMNS + (_REVEAL_COLUMNS if reveal else []),
+        optional=["reveal_bits"],
+    )  # fmt: skip
     if table.num_rows == 0:
         raise InvalidInput("the step table has no rows: no game was scored")
     # Steps in order within each game (the reveal value reads consecutive posteriors).
@@ -460,6 +480,16 @@ def leaderboard(
     rows: list[LeaderboardRow] = []
     pairs: list[LeaderboardPair] = []
     notes: list[str] = []
+    observers = {k: v for k, v in OBSERVERS.items() if k in set(kind.tolist())}
+    seat, spygames = _spy_seat(table, game, kind)
+    if seat and seat == spygames:
+        observers["spygame"] = dict(OBSERVERS_SPY_SEAT)
+    elif seat:
+        notes.append(
+            f"spygame: {seat:,} of {spygames:,} games scored from the spy's own seat, the "
+            "others from an outside seat: the rows mix two observers' figures (score them "
+            "apart)"
+        )
     for kind_name in sorted(set(kind.tolist())):
         in_kind = kind == kind_name
         block_rows, block_pairs = _rank_block(
@@ -492,7 +522,7 @@ def leaderboard(
         min_games=min_games,
         correction="Holm (1979) over the pairwise bootstrap tests of each game kind and role",
         outcomes=outcomes_text,
-        observers={k: v for k, v in OBSERVERS.items() if k in set(kind.tolist())},
+        observers=observers,
         notes=notes,
         rows=rows,
         pairs=pairs,
@@ -504,7 +534,19 @@ def _reader(table: Any) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+def _spy_seat(table: Any, game: NDArray[np.int64], kind: NDArray[np.object_]) -> tuple[int, int]:
+    """(SpyGame games scored from the spy's seat: a ``reveal_bits`` value, SpyGame games)."""
+    spy = np.unique(game[kind == "spygame"])
+    if "reveal_bits" not in table.column_names:
+        return 0, len(spy)
+    held = np.asarray(table["reveal_bits"].is_valid().to_numpy(zero_copy_only=False), bool)
+    return len(np.unique(game[held & (kind == "spygame")])), len(spy)
+
+
 def _reveal(table: Any, game: NDArray[np.int64]) -> NDArray[np.float64]:
+    """The plane's y of every row (:func:`leakage.curves._plane.reveal_per_step`, the one
+    computation): from the posteriors over the pair, or, for a game scored from the spy's
+    seat, its ``reveal_bits`` column (the same ratio, by the seat's reader)."""
     from leakage.curves._plane import reveal_per_step
 
     return reveal_per_step(table, game)

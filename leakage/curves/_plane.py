@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -307,23 +308,48 @@ NO_REFERENCES = (
 )
 
 
-def per_statement(games: Iterable[Any]) -> bool:
+def per_statement(games: Iterable[Any], *, spy_seat: bool = False) -> bool:
     """Whether figures over games of these kinds (``chameleon``, ``spygame`` per game or per
     row; None and empty left out) read each clue on its own: True when every game is SpyGame
-    (CK-Arena and SpyGame logs), whose statements are each scored from the uniform prior
-    (the m-th statement's posterior is its own: nothing accumulates, m numbers the
-    statements); False as soon as one game is The Chameleon's, whose counted clues accumulate
-    (the posterior after m clues). ``leakage report`` words its figures by it and the service
-    says it with each job's curves."""
+    (CK-Arena and SpyGame logs) scored from an outside seat, whose statements are each scored
+    from the uniform prior (the m-th statement's posterior is its own: nothing accumulates,
+    m numbers the statements); False as soon as one game is The Chameleon's, whose counted
+    clues accumulate (the posterior after m clues), or when ``spy_seat`` (some games were
+    scored from the spy's own seat, :func:`spy_seat_games`): the spy's posterior over the
+    civilians' word accumulates over the statements it has heard. ``leakage report`` words
+    its figures by it and the service says it with each job's curves."""
     kinds = {str(g) for g in games if g not in (None, "")}
-    return kinds == {"spygame"}
+    return kinds == {"spygame"} and not spy_seat
+
+
+def spy_seat_games(steps: Any) -> int:
+    """How many games of a step table (a ``pyarrow.Table`` or dataset, or a results
+    directory / folder of Parquet parts) were scored from the spy's own seat: those with a
+    ``reveal_bits`` value (:func:`seat_reveal`); 0 for a table without the column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    if isinstance(steps, (str, Path)):
+        where = Path(steps) / "steps" if (Path(steps) / "steps").is_dir() else Path(steps)
+        parts = ds.dataset(where, format="parquet")
+        if not any("reveal_bits" in f.physical_schema.names for f in parts.get_fragments()):
+            return 0
+        schema = pa.unify_schemas([f.physical_schema for f in parts.get_fragments()])
+        steps = ds.dataset(where, format="parquet", schema=schema)
+    if "reveal_bits" not in steps.schema.names:
+        return 0
+    cols = ["source", "record", "reveal_bits"]
+    table = steps.to_table(columns=cols) if hasattr(steps, "to_table") else steps.select(cols)
+    held = table.filter(pc.is_valid(table["reveal_bits"]))
+    return held.group_by(["source", "record"]).aggregate([]).num_rows
 
 
 def default_grouping(games: Iterable[Any]) -> str:
     """The grouping a viewer shows first for games of these kinds: ``speaker`` (each
-    statement by its speaker's own model and role) when they are read per statement
-    (:func:`per_statement`: a SpyGame's players are six models, and grouping the game by all
-    of them names no one), else ``model`` (the models of the counted speakers)."""
+    statement by its speaker's own model and role) when every game is SpyGame (a SpyGame's
+    players are six models, and grouping the game by all of them names no one; from every
+    seat), else ``model`` (the models of the counted speakers)."""
     return "speaker" if per_statement(games) else "model"
 
 

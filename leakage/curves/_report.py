@@ -77,6 +77,7 @@ from leakage.curves._plane import (
     plane_axes,
     plane_groups,
     plane_references,
+    spy_seat_games,
 )
 from leakage.reader import lower_bound_note
 
@@ -234,8 +235,9 @@ def build_site(
     curve_col, clue_col = GROUPINGS[by]
     k = _single_k(steps)
     prior = f" (K = {k}: the prior is log2 {k} = {np.log2(k):.2f} bits)" if k else ""
-    # SpyGame statements are read one by one: m numbers them, nothing accumulates.
-    each = per_statement(r.game for r in board.rows)
+    # SpyGame statements are read one by one from an outside seat: m numbers them, nothing
+    # accumulates; the spy's seat accumulates what it has heard.
+    each = per_statement((r.game for r in board.rows), spy_seat=spy_seat_games(results) > 0)
     colours = assign_colours(
         steps.model.tolist(),
         [model_of(str(g)) for g in {*steps.curve_group.tolist(), *steps.clue_group.tolist()}],

@@ -30,6 +30,7 @@ from leakage.curves import (
     paired_difference,
     per_statement,
     plane_view,
+    spy_seat_games,
     steps_from_table,
 )
 from leakage.errors import InvalidInput
@@ -163,7 +164,7 @@ def job_curves(
     kinds = [g["game"] for g in games]
     return JobCurves(
         by, len(games), job.failed, groups, colours, rows, games, [],
-        per_statement(kinds), default_grouping(kinds),
+        per_statement(kinds, spy_seat=spy_seat_games(held.table) > 0), default_grouping(kinds),
     )  # fmt: skip
 
 
