@@ -191,9 +191,9 @@ def test_the_leaderboard_reads_the_spy_seats_reveal_value_by_hand(
     folder.mkdir()
     pq.write_table(spy_table.cast(steps_schema()), folder / "part-0.parquet")
     assert leaderboard(folder, replicates=50, min_games=1) == board
-    both = pa.concat_tables(
-        [spy_table, _table(None, words, Pair()).set_column(0, "source", pa.array(["o"] * 11))]
-    )
+    other = _table(None, words, Pair())
+    other = other.set_column(0, other.schema.field(0), pa.array(["o"] * other.num_rows))
+    both = pa.concat_tables([spy_table, other])
     mixed = leaderboard(both, replicates=50, min_games=1)
     assert "spygame: 1 of 2 games scored from the spy's own seat" in " ".join(mixed.notes)
 
