@@ -32,8 +32,10 @@ from leakage.vocab import (
 
 SEAT_SHORTLIST = 100
 """Words re-ranked per statement by the cheap tier (``benchmarks.studies.seats``)."""
-SEAT_FINE = 10
-"""Words re-ranked per statement by the whole pool (``benchmarks.seat_speed``)."""
+SEAT_FINE = 30
+"""Words re-ranked per statement by the whole pool: the fewest that met the spy seat's targets
+(top-10 >= 0.50, median rank <= 10) on the CK-Arena dev sample at >= 1 game a second
+(``python -m benchmarks seat_speed --paths tiers-30 --fine 30``; 10, 20 did not)."""
 SEAT_TAU = 0.25
 """Stage 1's temperature for statements, fitted on the CK-Arena dev games
 (``python -m benchmarks.studies.seats``)."""

@@ -44,6 +44,7 @@ from numpy.typing import NDArray
 
 from leakage.errors import InvalidInput
 from leakage.seats._prior import PairPrior
+from leakage.seats._reader import SEAT_FINE
 from leakage.transcripts import SpyGameTranscript
 from leakage.vocab import OpenPosterior, ShortlistPosterior
 
@@ -119,7 +120,7 @@ def spy_seat(
     rounds: int | None = None,
     top: int = 5,
     fine: Any | None = None,
-    fine_words: int = 10,
+    fine_words: int = SEAT_FINE,
 ) -> SpySeat:
     """The posterior over the civilians' word from ``spy``'s seat after every statement of
     another player (of the first ``rounds`` rounds; default all). See the module docstring.
@@ -184,7 +185,7 @@ def _posteriors(
     *,
     rho: float,
     fine: Any | None = None,
-    fine_words: int = 10,
+    fine_words: int = SEAT_FINE,
 ) -> list[OpenPosterior]:
     """The posteriors after each statement: stage 1, the shortlist re-ranked by
     ``search.backend`` and, with ``fine``, the ``fine_words`` most probable words of each
