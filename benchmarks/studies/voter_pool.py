@@ -33,7 +33,12 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import bootstrap_ci, ck_arena_games, write_result
-from benchmarks.studies.voter_variants import _figures, _round1, _side, _variants
+from benchmarks.studies.voter_variants import (
+    first_round,
+    frozen_side,
+    voter_figures,
+    voter_variants_of,
+)
 
 SEED = 0
 BASE = "lam=1.0 top=100000 self=True"
@@ -99,7 +104,7 @@ def run(games_n: int = 40, seed: int = SEED, fines: tuple[int, ...] = (10, 30)) 
     rows: list[dict[str, Any]] = []
     cheap_cpu, pool_cpu = [], []
     for gi, g in enumerate(games):
-        first = _round1(g)
+        first = first_round(g)
         civilians = [p.id for p in g.players if p.role == "civilian"]
         players = [p.id for p in g.players]
         t0 = time.process_time()
@@ -127,7 +132,7 @@ def run(games_n: int = 40, seed: int = SEED, fines: tuple[int, ...] = (10, 30)) 
         for c, texts, speakers, words, tab, px, sets in seats:
             k = len(g.spies())
             out: dict[str, dict[str, float]] = {}
-            base = _variants(tab, px, speakers, players, c, k)
+            base = voter_variants_of(tab, px, speakers, players, c, k)
             out["base"], out["base x0.5"] = base[BASE], base[HALF]
             for (mode, kk), st in sets.items():
                 # pool rows over this seat's words where needed (other columns unused)
@@ -135,10 +140,12 @@ def run(games_n: int = 40, seed: int = SEED, fines: tuple[int, ...] = (10, 30)) 
                 used = sorted({int(j) for cols in st for j in cols})
                 for j in used:
                     pool[:, j] = pool_vals[[trow[t] for t in texts], col[words[j]]]
-                got = _variants(_refined(tab, pool, st), px, speakers, players, c, k)
+                got = voter_variants_of(_refined(tab, pool, st), px, speakers, players, c, k)
                 out[f"pool {mode} K={kk}"] = got[BASE]
                 out[f"pool {mode} K={kk} x0.5"] = got[HALF]
-            rows.append({"game": gi, "side": _side(g), "spies": sorted(g.spies()), "variants": out})
+            rows.append(
+                {"game": gi, "side": frozen_side(g), "spies": sorted(g.spies()), "variants": out}
+            )
         print(f"game {gi + 1}/{len(games)} cheap {t1 - t0:.2f}s pool {t2 - t1:.2f}s", flush=True)
     keys = list(rows[0]["variants"])
     results: dict[str, Any] = {
@@ -154,7 +161,7 @@ def run(games_n: int = 40, seed: int = SEED, fines: tuple[int, ...] = (10, 30)) 
         results[side] = {
             "n_games": len({r["game"] for r in sub}),
             "n_seats": len(sub),
-            **{kk: _figures(sub, kk, True) for kk in keys},
+            **{kk: voter_figures(sub, kk, True) for kk in keys},
             "pick_minus_base": {kk: _diff(sub, kk, "base") for kk in keys if kk != "base"},
         }
     for side in ("dev", "frozen", "all"):

@@ -35,7 +35,7 @@ LAMS = (0.25, 0.5, 1.0, 2.0)
 TOPS = (5, 20, 100_000)
 
 
-def _side(game: Any) -> str:
+def frozen_side(game: Any) -> str:
     """The game's side of the frozen split by pair (as ``benchmarks.studies.seats``)."""
     from leakage.calibration import split_side
 
@@ -43,7 +43,8 @@ def _side(game: Any) -> str:
     return split_side(f"ck-arena-pair:{a}|{b}")
 
 
-def _round1(game: Any) -> int | None:
+def first_round(game: Any) -> int | None:
+    """The game's first round number (its round 1, whatever the log numbers it)."""
     return min((t.round for t in game.turns if t.round is not None), default=None)
 
 
@@ -51,8 +52,9 @@ def _norm(x: np.ndarray) -> np.ndarray:
     return x - np.logaddexp.reduce(x)
 
 
-def _variants(tab: np.ndarray, px_all: np.ndarray, speakers: list[str], players: list[str],
-              seat: str, k: int) -> dict[str, dict[str, float]]:  # fmt: skip
+def voter_variants_of(
+    tab: np.ndarray, px_all: np.ndarray, speakers: list[str], players: list[str], seat: str, k: int
+) -> dict[str, dict[str, float]]:
     from leakage.seats import voter_hypotheses, voter_loglik
 
     others = [p for p in players if p != seat]
@@ -98,7 +100,7 @@ def _variants(tab: np.ndarray, px_all: np.ndarray, speakers: list[str], players:
     return out
 
 
-def _figures(rows: list[dict[str, Any]], key: str, intervals: bool) -> dict[str, Any]:
+def voter_figures(rows: list[dict[str, Any]], key: str, intervals: bool) -> dict[str, Any]:
     games = sorted({r["game"] for r in rows})
     by = {g: [r for r in rows if r["game"] == g] for g in games}
 
@@ -140,7 +142,7 @@ def run() -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
     for gi, g in enumerate(games):
-        first = _round1(g)
+        first = first_round(g)
         civilians = [p.id for p in g.players if p.role == "civilian"]
         players = [p.id for p in g.players]
         table = game_rows(search, g, prior, seats=civilians, rounds=1)
@@ -154,19 +156,19 @@ def run() -> dict[str, Any]:
             rows.append(
                 {
                     "game": gi,
-                    "side": _side(g),
+                    "side": frozen_side(g),
                     "spies": sorted(g.spies()),
-                    "variants": _variants(tab, px, speakers, players, c, len(g.spies())),
+                    "variants": voter_variants_of(tab, px, speakers, players, c, len(g.spies())),
                 }
             )
     keys = list(rows[0]["variants"])
     base = "lam=1.0 top=100000 self=True"
     dev = [r for r in rows if r["side"] == "dev"]
-    ranked = sorted(keys, key=lambda k: -_figures(dev, k, False)["pick"])
+    ranked = sorted(keys, key=lambda k: -voter_figures(dev, k, False)["pick"])
     results: dict[str, Any] = {"seats": len(rows), "seconds": round(time.perf_counter() - start)}
     for side in ("dev", "frozen", "all"):
         sub = [r for r in rows if side == "all" or r["side"] == side]
-        results[side] = {k: _figures(sub, k, k in (base, ranked[0])) for k in keys}
+        results[side] = {k: voter_figures(sub, k, k in (base, ranked[0])) for k in keys}
     results["best_on_dev"] = ranked[0]
     results["base"] = base
     for side in ("dev", "frozen", "all"):
