@@ -87,7 +87,7 @@ def check_plane(driver: Any, plane: dict[str, Any], groups: list[str] | None = N
         driver,
         """const svg = document.getElementById('plane-chart');
         const axis = Array.from(svg.querySelectorAll('text'))
-            .find(t => t.textContent.startsWith('leakage:'));
+            .find(t => t.textContent.startsWith('leakage'));  // the x axis' label
         const legend = Array.from(svg.querySelectorAll('text.legend-label'));
         return legend.length > 0 && legend.every(t => t.getBBox().y > axis.getBBox().y);""",
     )

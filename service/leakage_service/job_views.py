@@ -194,6 +194,8 @@ class JobPlane:
     colours: dict[str, str]
     notes: list[str]
     references_note: str = ""
+    x_label: str = ""
+    y_label: str = ""
 
 
 def job_plane(
@@ -232,7 +234,7 @@ def job_plane(
     games = _games(held)
     return JobPlane(
         games, job.failed, groups, view["references"], points, view["points_total"], colours,
-        notes, view["references_note"],
+        notes, view["references_note"], view["axes"]["x_label"], view["axes"]["y_label"],
     )  # fmt: skip
 
 

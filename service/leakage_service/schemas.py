@@ -564,6 +564,12 @@ class JobPlane(_Out):
     points_total: int
     colours: dict[str, str]
     notes: list[str]
+    x_label: str = ""
+    """What the x axis is (``leakage.curves.plane_axes``): leakage to the player without
+    the secret, or from the spy's seat the spy's gain about the civilians' word."""
+    y_label: str = ""
+    """What the y axis is: the reveal value to those with the secret, or from the spy's seat
+    the statement's value to the civilians."""
 
 
 class CompareRow(_Out):

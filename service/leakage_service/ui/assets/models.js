@@ -221,8 +221,9 @@ export function renderPlane(data, model, role, styleOf, models = []) {
     };
   });
   planeChart($("plane-chart"), {
-    xLabel: "leakage: information gain about the secret (bits)",
-    yLabel: "reveal value: log2 likelihood ratio (bits)",
+    // the library's axis labels (leakage.curves.plane_axes): the spy's seat names its own
+    xLabel: data.x_label || "leakage: information gain about the secret (bits)",
+    yLabel: data.y_label || "reveal value: log2 likelihood ratio (bits)",
     xShort: "leakage (bits)", yShort: "reveal value (bits)",
     points: inside.map((p) => ({ x: p.leakage_bits, y: p.reveal_bits, colour: style(p.group).colour })),
     groups: drawn.map((g) => ({
